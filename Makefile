@@ -1,0 +1,41 @@
+# Resolute. `make run` serves the UI at http://localhost:8080 with an embedded
+# database; `make test` runs every test. Both install what is missing first.
+SHELL := /bin/bash
+GO ?= go
+LDFLAGS := -X github.com/resolute-ml/resolute.Version=$(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+ARGS ?=
+
+.PHONY: run test build generate bench lint web setup setup-test clean
+
+run: build ## build and serve at http://localhost:8080 (flags in ARGS=...)
+	bin/resolute $(ARGS)
+
+test: setup-test ## every test: unit, database, handlers, CLI and browser
+	scripts/test.sh
+
+build: setup ## bin/resolute and bin/det
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/resolute ./cmd/server
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/det ./cmd/det
+
+generate: ## regenerate templ and sqlc output (committed)
+	$(GO) tool templ generate -path views
+	cd db && $(GO) tool sqlc generate
+
+bench: setup-test ## benchmarks, with their figures
+	scripts/test.sh -run '^$$' -bench .
+
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+web: ## front-end libraries from npm into web/static/vendor
+	cd web && npm ci --no-audit --no-fund --loglevel=error && ./vendor.sh
+
+setup:
+	@scripts/setup.sh run
+
+setup-test:
+	@scripts/setup.sh test
+
+clean:
+	rm -rf bin web/node_modules web/static/vendor

@@ -1,0 +1,120 @@
+package resolute
+
+import "time"
+
+// The JSON bodies of /api/v1, shared by handlers and client. Names follow
+// Determined's REST API (camelCase), so its clients and scripts keep working.
+
+// LoginRequest is the body of POST /api/v1/auth/login.
+type LoginRequest struct {
+	Username string `json:"username"`
+	Password string `json:"password"`
+	// IsHashed is sent by Determined's clients; Resolute never accepts
+	// pre-hashed passwords and rejects the request when it is true.
+	IsHashed bool `json:"isHashed"`
+}
+
+// LoginResponse answers a login with a bearer token.
+type LoginResponse struct {
+	Token string `json:"token"`
+	User  User   `json:"user"`
+}
+
+// UserResponse wraps one user.
+type UserResponse struct {
+	User User `json:"user"`
+}
+
+// UsersResponse lists users.
+type UsersResponse struct {
+	Users []User `json:"users"`
+}
+
+// CreateUserRequest is the body of POST /api/v1/users.
+type CreateUserRequest struct {
+	User     UserSpec `json:"user"`
+	Password string   `json:"password"`
+}
+
+// UserSpec is what can be set of a user.
+type UserSpec struct {
+	Username    string `json:"username"`
+	DisplayName string `json:"displayName"`
+	Admin       bool   `json:"admin"`
+	Active      *bool  `json:"active,omitempty"`
+}
+
+// PatchUserRequest is the body of PATCH /api/v1/users/{id}; absent fields
+// stay as they are.
+type PatchUserRequest struct {
+	DisplayName *string `json:"displayName,omitempty"`
+	Admin       *bool   `json:"admin,omitempty"`
+	Active      *bool   `json:"active,omitempty"`
+}
+
+// SetPasswordRequest is the body of POST /api/v1/users/{id}/password.
+// OldPassword is required when users change their own password.
+type SetPasswordRequest struct {
+	Password    string `json:"password"`
+	OldPassword string `json:"oldPassword,omitempty"`
+}
+
+// WorkspaceResponse wraps one workspace.
+type WorkspaceResponse struct {
+	Workspace Workspace `json:"workspace"`
+}
+
+// WorkspacesResponse lists workspaces.
+type WorkspacesResponse struct {
+	Workspaces []Workspace `json:"workspaces"`
+}
+
+// NameRequest creates or renames a workspace.
+type NameRequest struct {
+	Name string `json:"name"`
+}
+
+// ProjectRequest creates or edits a project; on PATCH absent fields stay.
+type ProjectRequest struct {
+	Name        *string `json:"name,omitempty"`
+	Description *string `json:"description,omitempty"`
+}
+
+// ProjectResponse wraps one project.
+type ProjectResponse struct {
+	Project Project `json:"project"`
+}
+
+// ProjectsResponse lists projects.
+type ProjectsResponse struct {
+	Projects []Project `json:"projects"`
+}
+
+// MasterInfo is GET /api/v1/master and /info.
+type MasterInfo struct {
+	Version         string `json:"version"`
+	ClusterID       string `json:"clusterId"`
+	ClusterName     string `json:"clusterName"`
+	ResourceManager string `json:"resourceManager"`
+	URL             string `json:"url"`
+}
+
+// LogEntry is one master log line; GET /api/v1/master/logs streams them as
+// newline-delimited {"result": LogEntry}.
+type LogEntry struct {
+	ID        int64     `json:"id"`
+	Timestamp time.Time `json:"timestamp"`
+	Level     string    `json:"level"`
+	Message   string    `json:"message"`
+}
+
+// ErrorResponse is the body of every API error.
+type ErrorResponse struct {
+	Error ErrorBody `json:"error"`
+}
+
+// ErrorBody is an error's code and message.
+type ErrorBody struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}

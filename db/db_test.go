@@ -1,0 +1,134 @@
+package db_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/db/dbtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
+
+func bootstrapped(t *testing.T) *db.DB {
+	t.Helper()
+	d := dbtest.New(t)
+	if err := d.Bootstrap(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestBootstrapIsIdempotentAndKeepsPasswords(t *testing.T) {
+	ctx := context.Background()
+	d := dbtest.New(t)
+	if err := d.Bootstrap(ctx, "hash-1"); err != nil {
+		t.Fatal(err)
+	}
+	id1, _ := d.ClusterID(ctx)
+	if err := d.Bootstrap(ctx, "hash-2"); err != nil {
+		t.Fatal(err)
+	}
+	id2, _ := d.ClusterID(ctx)
+	if id1 == "" || id1 != id2 {
+		t.Fatalf("cluster id changed: %q then %q", id1, id2)
+	}
+	admin, err := d.UserByUsername(ctx, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !admin.Admin || admin.PasswordHash != "hash-1" {
+		t.Fatalf("admin = %+v; want an administrator with the first hash", admin)
+	}
+	det, err := d.UserByUsername(ctx, "determined")
+	if err != nil || det.Admin {
+		t.Fatalf("determined = %+v, %v; want a non-admin user", det, err)
+	}
+	ws, err := d.Workspaces(ctx, nil)
+	if err != nil || len(ws) != 1 || ws[0].Name != "Uncategorized" || !ws[0].Immutable || ws[0].NumProjects != 1 {
+		t.Fatalf("workspaces = %+v, %v", ws, err)
+	}
+}
+
+func TestWorkspaceRules(t *testing.T) {
+	ctx := context.Background()
+	d := bootstrapped(t)
+	admin, _ := d.UserByUsername(ctx, "admin")
+	def, _ := d.WorkspaceByName(ctx, "Uncategorized")
+
+	tests := map[string]struct {
+		run  func() error
+		code string
+	}{
+		"the default workspace cannot be renamed": {func() error { _, err := d.RenameWorkspace(ctx, def.ID, "x"); return err }, resolute.EConflict},
+		"the default workspace cannot be archived": {func() error { return d.SetWorkspaceArchived(ctx, def.ID, true) }, resolute.EConflict},
+		"the default workspace cannot be deleted":  {func() error { return d.DeleteWorkspace(ctx, def.ID) }, resolute.EConflict},
+		"a duplicate name conflicts":               {func() error { _, err := d.CreateWorkspace(ctx, "Uncategorized", admin.ID); return err }, resolute.EConflict},
+		"a missing workspace is not found":         {func() error { return d.DeleteWorkspace(ctx, 999) }, resolute.ENotFound},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := resolute.ErrorCode(tc.run()); got != tc.code {
+				t.Fatalf("code = %q, want %q", got, tc.code)
+			}
+		})
+	}
+}
+
+func TestWorkspaceDeletesOnlyWhenEmpty(t *testing.T) {
+	ctx := context.Background()
+	d := bootstrapped(t)
+	admin, _ := d.UserByUsername(ctx, "admin")
+	ws, err := d.CreateWorkspace(ctx, "vision", admin.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := d.CreateProject(ctx, ws.ID, "detection", "boxes", admin.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resolute.ErrorCode(d.DeleteWorkspace(ctx, ws.ID)); got != resolute.EConflict {
+		t.Fatalf("deleting a workspace with a project: code %q, want conflict", got)
+	}
+	if _, err := d.CreateProject(ctx, ws.ID, "detection", "", admin.ID); resolute.ErrorCode(err) != resolute.EConflict {
+		t.Fatalf("duplicate project name: %v", err)
+	}
+	if err := d.DeleteProject(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DeleteWorkspace(ctx, ws.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestArchivedWorkspaceTakesNoNewProjects(t *testing.T) {
+	ctx := context.Background()
+	d := bootstrapped(t)
+	admin, _ := d.UserByUsername(ctx, "admin")
+	ws, _ := d.CreateWorkspace(ctx, "old", admin.ID)
+	if err := d.SetWorkspaceArchived(ctx, ws.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.CreateProject(ctx, ws.ID, "p", "", admin.ID); resolute.ErrorCode(err) != resolute.EConflict {
+		t.Fatalf("project in archived workspace: %v", err)
+	}
+	archived := true
+	list, _ := d.Workspaces(ctx, &archived)
+	if len(list) != 1 || list[0].Name != "old" {
+		t.Fatalf("archived workspaces = %+v", list)
+	}
+}
+
+func TestTheLastAdministratorStays(t *testing.T) {
+	ctx := context.Background()
+	d := bootstrapped(t)
+	admin, _ := d.UserByUsername(ctx, "admin")
+	if _, err := d.UpdateUser(ctx, admin.ID, "", false, true); resolute.ErrorCode(err) != resolute.EConflict {
+		t.Fatalf("removing the last admin: %v", err)
+	}
+	if _, err := d.UpdateUser(ctx, admin.ID, "", true, false); resolute.ErrorCode(err) != resolute.EConflict {
+		t.Fatalf("deactivating the last admin: %v", err)
+	}
+}

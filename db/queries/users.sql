@@ -1,0 +1,31 @@
+-- name: GetUser :one
+SELECT * FROM users WHERE id = $1;
+
+-- name: GetUserByUsername :one
+SELECT * FROM users WHERE username = $1;
+
+-- name: ListUsers :many
+SELECT * FROM users ORDER BY username;
+
+-- name: CreateUser :one
+INSERT INTO users (username, display_name, password_hash, admin, active)
+VALUES ($1, $2, $3, $4, true)
+RETURNING *;
+
+-- name: CreateUserIfMissing :one
+-- Used at start-up for the built-in accounts; returns nothing when it exists.
+INSERT INTO users (username, password_hash, admin, active)
+VALUES ($1, $2, $3, true)
+ON CONFLICT (username) DO NOTHING
+RETURNING *;
+
+-- name: UpdateUser :one
+UPDATE users SET display_name = $2, admin = $3, active = $4
+WHERE id = $1
+RETURNING *;
+
+-- name: SetUserPassword :exec
+UPDATE users SET password_hash = $2 WHERE id = $1;
+
+-- name: CountActiveAdmins :one
+SELECT count(*) FROM users WHERE admin AND active;

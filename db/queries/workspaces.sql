@@ -1,0 +1,24 @@
+-- name: ListWorkspaces :many
+SELECT * FROM workspace_views
+WHERE (sqlc.narg(archived)::boolean IS NULL OR archived = sqlc.narg(archived))
+ORDER BY id;
+
+-- name: GetWorkspace :one
+SELECT * FROM workspace_views WHERE id = $1;
+
+-- name: GetWorkspaceByName :one
+SELECT * FROM workspace_views WHERE name = $1;
+
+-- name: CreateWorkspace :one
+INSERT INTO workspaces (name, user_id, immutable)
+VALUES ($1, $2, $3)
+RETURNING id;
+
+-- name: RenameWorkspace :execrows
+UPDATE workspaces SET name = $2 WHERE id = $1;
+
+-- name: SetWorkspaceArchived :execrows
+UPDATE workspaces SET archived = $2 WHERE id = $1;
+
+-- name: DeleteWorkspace :execrows
+DELETE FROM workspaces WHERE id = $1;

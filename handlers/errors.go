@@ -1,0 +1,157 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/views"
+)
+
+// statusOf is the one place where error codes become HTTP statuses.
+func statusOf(code string) int {
+	switch code {
+	case resolute.EInvalid:
+		return http.StatusBadRequest
+	case resolute.EUnprocessable:
+		return http.StatusUnprocessableEntity
+	case resolute.EUnauthorized:
+		return http.StatusUnauthorized
+	case resolute.EForbidden:
+		return http.StatusForbidden
+	case resolute.ENotFound:
+		return http.StatusNotFound
+	case resolute.EConflict:
+		return http.StatusConflict
+	case resolute.EGone:
+		return http.StatusGone
+	case resolute.ETooLarge:
+		return http.StatusRequestEntityTooLarge
+	case resolute.ETooMany:
+		return http.StatusTooManyRequests
+	case resolute.EUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// isAPI says whether a request wants JSON rather than a page.
+func isAPI(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/api/")
+}
+
+// error answers with err: JSON for the API, an error page otherwise.
+// Internal errors are logged here, once, and shown as "internal error".
+func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
+	code, msg := resolute.ErrorCode(err), resolute.ErrorMessage(err)
+	if code == resolute.EInternal {
+		s.logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	status := statusOf(code)
+	if isAPI(r) {
+		writeJSON(w, status, resolute.ErrorResponse{Error: resolute.ErrorBody{Code: code, Message: msg}})
+		return
+	}
+	u, signedIn := userFrom(r)
+	page := views.ErrorPage{Shell: s.shell(r, http.StatusText(status), ""), SignedIn: signedIn, Status: status, Message: msg}
+	page.Shell.User = u
+	s.render(w, r, status, views.ErrorView(page))
+}
+
+// handleNotFound serves unknown routes: a JSON 404 under /api, else a page.
+func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
+	s.error(w, r, resolute.Errorf(resolute.ENotFound, "no page at %s", r.URL.Path))
+}
+
+// handleMethodNotAllowed serves known routes called with the wrong method.
+func (s *Server) handleMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	if isAPI(r) {
+		writeJSON(w, http.StatusMethodNotAllowed, resolute.ErrorResponse{Error: resolute.ErrorBody{
+			Code: "method_not_allowed", Message: r.Method + " is not allowed on " + r.URL.Path}})
+		return
+	}
+	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// decodeJSON reads a JSON body into v; bad JSON becomes a 400 that says
+// where, a too-large body a 413.
+func decodeJSON(r *http.Request, v any) error {
+	err := json.NewDecoder(r.Body).Decode(v)
+	var syntax *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	var tooBig *http.MaxBytesError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &tooBig):
+		return resolute.Errorf(resolute.ETooLarge, "request body is larger than %d bytes", tooBig.Limit)
+	case errors.Is(err, io.EOF):
+		return resolute.Errorf(resolute.EInvalid, "request body is empty; expected JSON")
+	case errors.As(err, &syntax):
+		return resolute.Errorf(resolute.EInvalid, "malformed JSON at byte %d: %v", syntax.Offset, syntax)
+	case errors.As(err, &typeErr):
+		return resolute.Errorf(resolute.EInvalid, "%s: expected %s, got %s", typeErr.Field, typeErr.Type, typeErr.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return resolute.Errorf(resolute.EInvalid, "malformed JSON: unexpected end of body")
+	}
+	return resolute.Errorf(resolute.EInvalid, "malformed JSON: %v", err)
+}
+
+// parseForm parses a form body, turning a too-large body into a 413.
+func parseForm(r *http.Request) error {
+	err := r.ParseForm()
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return resolute.Errorf(resolute.ETooLarge, "form is larger than %d bytes", tooBig.Limit)
+	} else if err != nil {
+		return resolute.Errorf(resolute.EInvalid, "malformed form: %v", err)
+	}
+	return nil
+}
+
+// idParam reads the integer URL parameter name.
+func idParam(r *http.Request, name string) (int64, error) {
+	v := chi.URLParam(r, name)
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, resolute.Errorf(resolute.EInvalid, "%s: expected a positive integer, got %q", name, v)
+	}
+	return id, nil
+}
+
+// checkName validates the name of a workspace, project or user.
+func checkName(field, name string, maxLen int) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return resolute.Errorf(resolute.EInvalid, "%s: must not be empty", field)
+	case strings.TrimSpace(name) != name:
+		return resolute.Errorf(resolute.EInvalid, "%s: must not start or end with spaces", field)
+	case len(name) > maxLen:
+		return resolute.Errorf(resolute.EInvalid, "%s: must be at most %d characters", field, maxLen)
+	case strings.ContainsAny(name, "\x00\n\r\t"):
+		return resolute.Errorf(resolute.EInvalid, "%s: must not contain control characters", field)
+	}
+	return nil
+}
+
+// fieldMessage strips the "field: " prefix from a validation message for
+// display next to the field.
+func fieldMessage(err error) string {
+	msg := resolute.ErrorMessage(err)
+	if i := strings.Index(msg, ": "); i > 0 && !strings.Contains(msg[:i], " ") {
+		return msg[i+2:]
+	}
+	return msg
+}

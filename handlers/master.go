@@ -1,0 +1,115 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/masterlog"
+	"github.com/resolute-ml/resolute/views"
+)
+
+// handleHealth serves GET /health: 200 when the database answers, else 503.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.db.Ping(ctx); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "database": "ok"})
+}
+
+// handleInfo serves GET /info (no session needed, as Determined's).
+func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.cfg.Master)
+}
+
+// handleAPIMaster serves GET /api/v1/master.
+func (s *Server) handleAPIMaster(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.cfg.Master)
+}
+
+// handleAPIMasterLogs serves GET /api/v1/master/logs[?limit=N&follow=true]
+// (administrators): newline-delimited {"result": LogEntry}, following new
+// lines until the client goes away when follow is set.
+func (s *Server) handleAPIMasterLogs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, err := optInt(q.Get("limit"), "limit")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	follow := q.Get("follow") == "true" || q.Get("follow") == "1"
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Cache-Control", "no-cache")
+	enc := json.NewEncoder(w)
+	flusher, _ := w.(http.Flusher)
+	lines, changed := s.logs.Since(0, limit)
+	var after int64
+	for {
+		for _, l := range lines {
+			enc.Encode(map[string]resolute.LogEntry{"result": {ID: l.ID, Timestamp: l.Time, Level: l.Level, Message: l.Message}})
+			after = l.ID
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		if !follow {
+			return
+		}
+		select {
+		case <-changed:
+		case <-r.Context().Done():
+			return
+		}
+		lines, changed = s.logs.Since(after, 0)
+	}
+}
+
+func optInt(v, name string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, resolute.Errorf(resolute.EInvalid, "%s: expected a non-negative integer, got %q", name, v)
+	}
+	return n, nil
+}
+
+// handleLogsPage serves GET /logs (administrators): the last lines, followed
+// with htmx.
+func (s *Server) handleLogsPage(w http.ResponseWriter, r *http.Request) {
+	lines, _ := s.logs.Since(0, 500)
+	vl, after := logView(lines)
+	s.page(w, r, views.LogsPage(views.Logs{Shell: s.shell(r, "Master logs", "cluster"), Lines: vl, After: after}))
+}
+
+// handleLogLines serves GET /logs/lines?after=N: the htmx fragment of new lines.
+func (s *Server) handleLogLines(w http.ResponseWriter, r *http.Request) {
+	after, err := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+	if err != nil {
+		s.error(w, r, resolute.Errorf(resolute.EInvalid, "after: expected an integer"))
+		return
+	}
+	lines, _ := s.logs.Since(after, 500)
+	vl, last := logView(lines)
+	if last == 0 {
+		last = after
+	}
+	s.render(w, r, http.StatusOK, views.LogLines(vl, last))
+}
+
+func logView(lines []masterlog.Line) ([]views.LogLine, int64) {
+	out := make([]views.LogLine, len(lines))
+	var last int64
+	for i, l := range lines {
+		out[i] = views.LogLine{ID: l.ID, Time: l.Time.Format("2006-01-02 15:04:05"), Level: l.Level, Message: l.Message}
+		last = l.ID
+	}
+	return out, last
+}

@@ -1,0 +1,295 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/views"
+)
+
+const maxDescriptionLen = 4096
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// writeProjects answers with the projects matching f and ?archived=.
+func (s *Server) writeProjects(w http.ResponseWriter, r *http.Request, f db.ProjectFilter) {
+	archived, err := archivedFilter(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	f.Archived = archived
+	list, err := s.db.Projects(r.Context(), f)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.ProjectsResponse{Projects: list})
+}
+
+// handleAPIProjectList serves GET /api/v1/projects[?workspace_id=&archived=].
+func (s *Server) handleAPIProjectList(w http.ResponseWriter, r *http.Request) {
+	var f db.ProjectFilter
+	if v := r.URL.Query().Get("workspace_id"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			s.error(w, r, resolute.Errorf(resolute.EInvalid, "workspace_id: expected an integer, got %q", v))
+			return
+		}
+		f.WorkspaceID = &id
+	}
+	s.writeProjects(w, r, f)
+}
+
+// createProject validates and adds a project.
+func (s *Server) createProject(r *http.Request, workspaceID int64, name, description string) (resolute.Project, error) {
+	if err := checkName("name", name, maxNameLen); err != nil {
+		return resolute.Project{}, err
+	}
+	if err := checkLength("description", description, maxDescriptionLen); err != nil {
+		return resolute.Project{}, err
+	}
+	me, _ := userFrom(r)
+	p, err := s.db.CreateProject(r.Context(), workspaceID, name, description, me.ID)
+	if err == nil {
+		s.logger.Info("project created", "project", p.Name, "workspace", p.WorkspaceName, "user", me.Username)
+	}
+	return p, err
+}
+
+// handleAPIProjectCreate serves POST /api/v1/workspaces/{id}/projects.
+func (s *Server) handleAPIProjectCreate(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	var req resolute.ProjectRequest
+	if err := decodeJSON(r, &req); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if req.Name == nil {
+		s.error(w, r, resolute.Errorf(resolute.EInvalid, "name: is required"))
+		return
+	}
+	p, err := s.createProject(r, id, *req.Name, deref(req.Description))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.ProjectResponse{Project: p})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// handleAPIProjectGet serves GET /api/v1/projects/{id}.
+func (s *Server) handleAPIProjectGet(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	p, err := s.db.Project(r.Context(), id)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.ProjectResponse{Project: p})
+}
+
+// editProject applies a name and description.
+func (s *Server) editProject(r *http.Request, id int64, name, description string) (resolute.Project, error) {
+	if err := checkName("name", name, maxNameLen); err != nil {
+		return resolute.Project{}, err
+	}
+	if err := checkLength("description", description, maxDescriptionLen); err != nil {
+		return resolute.Project{}, err
+	}
+	return s.db.UpdateProject(r.Context(), id, name, description)
+}
+
+// handleAPIProjectPatch serves PATCH /api/v1/projects/{id}.
+func (s *Server) handleAPIProjectPatch(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	var req resolute.ProjectRequest
+	if err := decodeJSON(r, &req); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	p, err := s.db.Project(r.Context(), id)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if req.Name != nil {
+		p.Name = *req.Name
+	}
+	if req.Description != nil {
+		p.Description = *req.Description
+	}
+	p, err = s.editProject(r, id, p.Name, p.Description)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.ProjectResponse{Project: p})
+}
+
+// handleAPIProjectDelete serves DELETE /api/v1/projects/{id}.
+func (s *Server) handleAPIProjectDelete(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err == nil {
+		err = s.db.DeleteProject(r.Context(), id)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// handleAPIProjectArchive serves POST /api/v1/projects/{id}/archive and /unarchive.
+func (s *Server) handleAPIProjectArchive(archived bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := idParam(r, "id")
+		if err == nil {
+			err = s.db.SetProjectArchived(r.Context(), id, archived)
+		}
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, struct{}{})
+	}
+}
+
+// handleProjectCreateForm serves POST /workspaces/{id}/projects.
+func (s *Server) handleProjectCreateForm(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err == nil {
+		err = parseForm(r)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	name, desc := strings.TrimSpace(r.PostFormValue("name")), strings.TrimSpace(r.PostFormValue("description"))
+	p, err := s.createProject(r, id, name, desc)
+	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {
+		field := "name"
+		if strings.HasPrefix(resolute.ErrorMessage(err), "description") {
+			field = "description"
+		}
+		s.renderWorkspace(w, r, http.StatusUnprocessableEntity,
+			views.ProjectForm{Name: name, Description: desc, Errors: views.FormErrors{field: fieldMessage(err)}}, views.WorkspaceForm{})
+		return
+	} else if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	redirect(w, r, "/workspaces/"+itoa(id), "ok", "Created project "+p.Name+".")
+}
+
+// handleProjectPage serves GET /projects/{id}.
+func (s *Server) handleProjectPage(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	p, err := s.db.Project(r.Context(), id)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.page(w, r, views.ProjectView(views.ProjectPage{Shell: s.shell(r, p.Name, "workspaces"), Project: p,
+		Form: views.ProjectForm{Name: p.Name, Description: p.Description}}))
+}
+
+// handleProjectEditForm serves POST /projects/{id}.
+func (s *Server) handleProjectEditForm(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err == nil {
+		err = parseForm(r)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	name, desc := strings.TrimSpace(r.PostFormValue("name")), strings.TrimSpace(r.PostFormValue("description"))
+	_, err = s.editProject(r, id, name, desc)
+	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {
+		p, perr := s.db.Project(r.Context(), id)
+		if perr != nil {
+			s.error(w, r, perr)
+			return
+		}
+		field := "name"
+		if strings.HasPrefix(resolute.ErrorMessage(err), "description") {
+			field = "description"
+		}
+		s.render(w, r, http.StatusUnprocessableEntity, views.ProjectView(views.ProjectPage{Shell: s.shell(r, p.Name, "workspaces"),
+			Project: p, Form: views.ProjectForm{Name: name, Description: desc, Errors: views.FormErrors{field: fieldMessage(err)}}}))
+		return
+	} else if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	redirect(w, r, "/projects/"+itoa(id), "ok", "Saved the project.")
+}
+
+// handleProjectArchiveForm serves POST /projects/{id}/archive and /unarchive.
+func (s *Server) handleProjectArchiveForm(archived bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := idParam(r, "id")
+		if err == nil {
+			err = s.db.SetProjectArchived(r.Context(), id, archived)
+		}
+		if resolute.ErrorCode(err) == resolute.EConflict {
+			redirect(w, r, "/projects/"+itoa(id), "error", resolute.ErrorMessage(err))
+			return
+		} else if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		msg := "Archived the project."
+		if !archived {
+			msg = "Unarchived the project."
+		}
+		redirect(w, r, "/projects/"+itoa(id), "ok", msg)
+	}
+}
+
+// handleProjectDeleteForm serves POST /projects/{id}/delete.
+func (s *Server) handleProjectDeleteForm(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	p, err := s.db.Project(r.Context(), id)
+	if err == nil {
+		err = s.db.DeleteProject(r.Context(), id)
+	}
+	if resolute.ErrorCode(err) == resolute.EConflict {
+		redirect(w, r, "/projects/"+itoa(id), "error", resolute.ErrorMessage(err))
+		return
+	} else if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	redirect(w, r, "/workspaces/"+itoa(p.WorkspaceID), "ok", "Deleted project "+p.Name+".")
+}

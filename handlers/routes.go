@@ -1,0 +1,111 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// Routes lists the whole HTTP surface. Groups are by who may call them.
+func (s *Server) Routes() chi.Router {
+	r := chi.NewRouter()
+	r.Use(s.recoverPanics, s.limitBodies, s.authenticate)
+	r.NotFound(s.handleNotFound)
+	r.MethodNotAllowed(s.handleMethodNotAllowed)
+
+	// Anyone.
+	r.Get("/health", s.handleHealth)
+	r.Get("/info", s.handleInfo)
+	r.Handle("/static/*", s.assets)
+	r.Get("/favicon.ico", s.handleFavicon)
+	r.Get("/login", s.handleLoginPage)
+	r.Post("/login", s.handleLoginForm)
+	r.Post("/api/v1/auth/login", s.handleAPILogin)
+
+	// Signed-in pages.
+	r.Group(func(r chi.Router) {
+		r.Use(s.requirePageUser)
+		r.Get("/", s.handleRoot)
+		r.Post("/logout", s.handleLogoutForm)
+		r.Get("/dashboard", s.handleDashboard)
+		r.Get("/experiments", s.handleComing("experiments"))
+		r.Get("/jobs", s.handleComing("jobs"))
+		r.Get("/models", s.handleComing("models"))
+		r.Get("/tasks", s.handleComing("tasks"))
+		r.Get("/cluster", s.handleCluster)
+
+		r.Get("/workspaces", s.handleWorkspaceListPage)
+		r.Post("/workspaces", s.handleWorkspaceCreateForm)
+		r.Get("/workspaces/{id}", s.handleWorkspacePage)
+		r.Post("/workspaces/{id}/rename", s.handleWorkspaceRenameForm)
+		r.Post("/workspaces/{id}/archive", s.handleWorkspaceArchiveForm(true))
+		r.Post("/workspaces/{id}/unarchive", s.handleWorkspaceArchiveForm(false))
+		r.Post("/workspaces/{id}/delete", s.handleWorkspaceDeleteForm)
+		r.Post("/workspaces/{id}/projects", s.handleProjectCreateForm)
+		r.Get("/projects/{id}", s.handleProjectPage)
+		r.Post("/projects/{id}", s.handleProjectEditForm)
+		r.Post("/projects/{id}/archive", s.handleProjectArchiveForm(true))
+		r.Post("/projects/{id}/unarchive", s.handleProjectArchiveForm(false))
+		r.Post("/projects/{id}/delete", s.handleProjectDeleteForm)
+
+		r.Get("/account", s.handleAccountPage)
+		r.Post("/account/password", s.handleAccountPasswordForm)
+
+		// Administrators only.
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireAdmin)
+			r.Get("/admin/users", s.handleUserListPage)
+			r.Post("/admin/users", s.handleUserCreateForm)
+			r.Get("/admin/users/{id}", s.handleUserEditPage)
+			r.Post("/admin/users/{id}", s.handleUserEditForm)
+			r.Post("/admin/users/{id}/password", s.handleUserPasswordForm)
+			r.Get("/logs", s.handleLogsPage)
+			r.Get("/logs/lines", s.handleLogLines)
+		})
+	})
+
+	// Signed-in API.
+	r.Route("/api/v1", func(r chi.Router) {
+		r.Use(s.requireAPIUser)
+		r.Post("/auth/logout", s.handleAPILogout)
+		r.Get("/auth/user", s.handleAPIMe)
+		r.Get("/me", s.handleAPIMe)
+		r.Get("/master", s.handleAPIMaster)
+
+		r.Get("/users", s.handleAPIUserList)
+		r.Get("/users/{id}", s.handleAPIUserGet)
+		r.Get("/users/{username}/by-username", s.handleAPIUserByName)
+		r.Post("/users/{id}/password", s.handleAPIUserPassword)
+
+		r.Get("/workspaces", s.handleAPIWorkspaceList)
+		r.Post("/workspaces", s.handleAPIWorkspaceCreate)
+		r.Get("/workspaces/{id}", s.handleAPIWorkspaceGet)
+		r.Patch("/workspaces/{id}", s.handleAPIWorkspacePatch)
+		r.Delete("/workspaces/{id}", s.handleAPIWorkspaceDelete)
+		r.Post("/workspaces/{id}/archive", s.handleAPIWorkspaceArchive(true))
+		r.Post("/workspaces/{id}/unarchive", s.handleAPIWorkspaceArchive(false))
+		r.Get("/workspaces/{id}/projects", s.handleAPIWorkspaceProjects)
+		r.Post("/workspaces/{id}/projects", s.handleAPIProjectCreate)
+
+		r.Get("/projects", s.handleAPIProjectList)
+		r.Get("/projects/{id}", s.handleAPIProjectGet)
+		r.Patch("/projects/{id}", s.handleAPIProjectPatch)
+		r.Delete("/projects/{id}", s.handleAPIProjectDelete)
+		r.Post("/projects/{id}/archive", s.handleAPIProjectArchive(true))
+		r.Post("/projects/{id}/unarchive", s.handleAPIProjectArchive(false))
+
+		// Administrators only.
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireAdmin)
+			r.Post("/users", s.handleAPIUserCreate)
+			r.Patch("/users/{id}", s.handleAPIUserPatch)
+			r.Get("/master/logs", s.handleAPIMasterLogs)
+		})
+	})
+	return r
+}
+
+// handleRoot serves GET /: the dashboard.
+func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, "/dashboard", http.StatusSeeOther)
+}

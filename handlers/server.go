@@ -1,0 +1,49 @@
+package handlers
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/auth"
+	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/masterlog"
+	"github.com/resolute-ml/resolute/web"
+)
+
+// Config is what the handlers need to know of the master's configuration.
+type Config struct {
+	Master          resolute.MasterInfo
+	SessionLifetime time.Duration
+	SecureCookies   bool  // set under TLS
+	MaxBodyBytes    int64 // larger request bodies get 413
+}
+
+// Server holds the dependencies of every handler.
+type Server struct {
+	cfg      Config
+	db       *db.DB
+	logger   *slog.Logger
+	logs     *masterlog.Buffer
+	assets   *web.Assets
+	throttle *auth.Throttle
+	now      func() time.Time
+}
+
+// New returns the handlers' server; Routes gives its http.Handler.
+func New(cfg Config, database *db.DB, logger *slog.Logger, logs *masterlog.Buffer) *Server {
+	return &Server{
+		cfg: cfg, db: database, logger: logger, logs: logs, assets: web.New(),
+		throttle: auth.NewThrottle(time.Now), now: time.Now,
+	}
+}
+
+// Handler returns the routes wrapped in the protections every request gets.
+func (s *Server) Handler() http.Handler {
+	csrf := http.NewCrossOriginProtection()
+	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.error(w, r, resolute.Errorf(resolute.EForbidden, "cross-origin request refused"))
+	}))
+	return csrf.Handler(s.Routes())
+}

@@ -1,0 +1,358 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/auth"
+	"github.com/resolute-ml/resolute/views"
+)
+
+var usernamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$`)
+
+// createUser validates and adds a user; callers are administrators.
+func (s *Server) createUser(ctx context.Context, spec resolute.UserSpec, password string) (resolute.User, error) {
+	if !usernamePattern.MatchString(spec.Username) {
+		return resolute.User{}, resolute.Errorf(resolute.EInvalid, "username: use 1-128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit")
+	}
+	if err := checkLength("displayName", spec.DisplayName, 128); err != nil {
+		return resolute.User{}, err
+	}
+	if err := passwordMessage(password); err != nil {
+		return resolute.User{}, err
+	}
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		return resolute.User{}, err
+	}
+	u, err := s.db.CreateUser(ctx, spec.Username, spec.DisplayName, hash, spec.Admin)
+	if err != nil {
+		return u, err
+	}
+	if spec.Active != nil && !*spec.Active {
+		return s.db.UpdateUser(ctx, u.ID, u.DisplayName, u.Admin, false)
+	}
+	return u, nil
+}
+
+func checkLength(field, v string, n int) error {
+	if len(v) > n {
+		return resolute.Errorf(resolute.EInvalid, "%s: must be at most %d characters", field, n)
+	}
+	return nil
+}
+
+// setPassword changes a user's password. Users changing their own give their
+// current password; administrators may reset anyone's. Every other session
+// of that user ends.
+func (s *Server) setPassword(r *http.Request, id int64, req resolute.SetPasswordRequest) error {
+	me, _ := userFrom(r)
+	if me.ID != id && !me.Admin {
+		return resolute.Errorf(resolute.EForbidden, "only administrators may set other users' passwords")
+	}
+	if err := passwordMessage(req.Password); err != nil {
+		return err
+	}
+	if me.ID == id {
+		current, err := s.db.UserByUsername(r.Context(), me.Username)
+		if err != nil {
+			return err
+		}
+		if !auth.CheckPassword(current.PasswordHash, req.OldPassword) {
+			return resolute.Errorf(resolute.EInvalid, "oldPassword: is not your current password")
+		}
+	}
+	hash, err := auth.HashPassword(req.Password)
+	if err != nil {
+		return err
+	}
+	var keep []byte
+	if me.ID == id {
+		keep = auth.HashToken(tokenFrom(r))
+	}
+	return s.db.SetPassword(r.Context(), id, hash, keep)
+}
+
+// handleAPIUserList serves GET /api/v1/users.
+func (s *Server) handleAPIUserList(w http.ResponseWriter, r *http.Request) {
+	users, err := s.db.Users(r.Context())
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.UsersResponse{Users: users})
+}
+
+// handleAPIUserGet serves GET /api/v1/users/{id}.
+func (s *Server) handleAPIUserGet(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	u, err := s.db.User(r.Context(), id)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.UserResponse{User: u})
+}
+
+// handleAPIUserByName serves GET /api/v1/users/{username}/by-username.
+func (s *Server) handleAPIUserByName(w http.ResponseWriter, r *http.Request) {
+	u, err := s.db.UserByUsername(r.Context(), chi.URLParam(r, "username"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.UserResponse{User: u.User})
+}
+
+// handleAPIUserCreate serves POST /api/v1/users (administrators).
+func (s *Server) handleAPIUserCreate(w http.ResponseWriter, r *http.Request) {
+	var req resolute.CreateUserRequest
+	if err := decodeJSON(r, &req); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	u, err := s.createUser(r.Context(), req.User, req.Password)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.UserResponse{User: u})
+}
+
+// handleAPIUserPatch serves PATCH /api/v1/users/{id} (administrators).
+func (s *Server) handleAPIUserPatch(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	var req resolute.PatchUserRequest
+	if err := decodeJSON(r, &req); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	u, err := s.db.User(r.Context(), id)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if req.DisplayName != nil {
+		if err := checkLength("displayName", *req.DisplayName, 128); err != nil {
+			s.error(w, r, err)
+			return
+		}
+		u.DisplayName = *req.DisplayName
+	}
+	if req.Admin != nil {
+		u.Admin = *req.Admin
+	}
+	if req.Active != nil {
+		u.Active = *req.Active
+	}
+	u, err = s.db.UpdateUser(r.Context(), id, u.DisplayName, u.Admin, u.Active)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.UserResponse{User: u})
+}
+
+// handleAPIUserPassword serves POST /api/v1/users/{id}/password. The body is
+// {"password": ..., "oldPassword": ...} or, as Determined's CLI sends it, a
+// bare JSON string (accepted for administrators resetting a password).
+func (s *Server) handleAPIUserPassword(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	var raw any
+	if err := decodeJSON(r, &raw); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	var req resolute.SetPasswordRequest
+	switch v := raw.(type) {
+	case string:
+		req.Password = v
+	case map[string]any:
+		p, ok1 := v["password"].(string)
+		old, _ := v["oldPassword"].(string)
+		if !ok1 {
+			s.error(w, r, resolute.Errorf(resolute.EInvalid, "password: expected a string"))
+			return
+		}
+		req = resolute.SetPasswordRequest{Password: p, OldPassword: old}
+	default:
+		s.error(w, r, resolute.Errorf(resolute.EInvalid, "expected {\"password\": ...}"))
+		return
+	}
+	if err := s.setPassword(r, id, req); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// handleUserListPage serves GET /admin/users.
+func (s *Server) handleUserListPage(w http.ResponseWriter, r *http.Request) {
+	s.renderUserList(w, r, http.StatusOK, views.UserForm{})
+}
+
+func (s *Server) renderUserList(w http.ResponseWriter, r *http.Request, status int, form views.UserForm) {
+	users, err := s.db.Users(r.Context())
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	clearFlash(w, r)
+	s.render(w, r, status, views.UserListPage(views.UserList{Shell: s.shell(r, "Users", "admin"), Users: users, Form: form}))
+}
+
+// handleUserCreateForm serves POST /admin/users.
+func (s *Server) handleUserCreateForm(w http.ResponseWriter, r *http.Request) {
+	if err := parseForm(r); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	spec := resolute.UserSpec{Username: strings.TrimSpace(r.PostFormValue("username")),
+		DisplayName: strings.TrimSpace(r.PostFormValue("display_name")), Admin: r.PostFormValue("admin") != ""}
+	u, err := s.createUser(r.Context(), spec, r.PostFormValue("password"))
+	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {
+		field := "username"
+		if strings.HasPrefix(resolute.ErrorMessage(err), "password") {
+			field = "password"
+		} else if strings.HasPrefix(resolute.ErrorMessage(err), "displayName") {
+			field = "display_name"
+		}
+		form := views.UserForm{Username: spec.Username, DisplayName: spec.DisplayName, Admin: spec.Admin,
+			Errors: views.FormErrors{field: fieldMessage(err)}}
+		s.renderUserList(w, r, http.StatusUnprocessableEntity, form)
+		return
+	} else if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	redirect(w, r, "/admin/users", "ok", "Created user "+u.Username+".")
+}
+
+// handleUserEditPage serves GET /admin/users/{id}.
+func (s *Server) handleUserEditPage(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	u, err := s.db.User(r.Context(), id)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.page(w, r, views.UserEditPage(views.UserPage{Shell: s.shell(r, "User "+u.Username, "admin"), Target: u}))
+}
+
+// handleUserEditForm serves POST /admin/users/{id}.
+func (s *Server) handleUserEditForm(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err == nil {
+		err = parseForm(r)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	display := strings.TrimSpace(r.PostFormValue("display_name"))
+	u, err := s.db.User(r.Context(), id)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if err = checkLength("displayName", display, 128); err == nil {
+		_, err = s.db.UpdateUser(r.Context(), id, display, r.PostFormValue("admin") != "", r.PostFormValue("active") != "")
+	}
+	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {
+		u.DisplayName = display
+		s.render(w, r, http.StatusUnprocessableEntity, views.UserEditPage(views.UserPage{
+			Shell: s.shell(r, "User "+u.Username, "admin"), Target: u, Errors: views.FormErrors{"form": resolute.ErrorMessage(err)}}))
+		return
+	} else if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	redirect(w, r, "/admin/users", "ok", "Saved user "+u.Username+".")
+}
+
+// handleUserPasswordForm serves POST /admin/users/{id}/password.
+func (s *Server) handleUserPasswordForm(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err == nil {
+		err = parseForm(r)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	u, err := s.db.User(r.Context(), id)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	me, _ := userFrom(r)
+	if me.ID == id {
+		redirect(w, r, "/account", "error", "Change your own password here, with your current one.")
+		return
+	}
+	if err := s.setPassword(r, id, resolute.SetPasswordRequest{Password: r.PostFormValue("password")}); err != nil {
+		if resolute.ErrorCode(err) == resolute.EInvalid {
+			s.render(w, r, http.StatusUnprocessableEntity, views.UserEditPage(views.UserPage{
+				Shell: s.shell(r, "User "+u.Username, "admin"), Target: u, Errors: views.FormErrors{"password": fieldMessage(err)}}))
+			return
+		}
+		s.error(w, r, err)
+		return
+	}
+	redirect(w, r, "/admin/users", "ok", "Set the password of "+u.Username+".")
+}
+
+// handleAccountPage serves GET /account.
+func (s *Server) handleAccountPage(w http.ResponseWriter, r *http.Request) {
+	s.page(w, r, views.AccountPage(views.Account{Shell: s.shell(r, "Account", "")}))
+}
+
+// handleAccountPasswordForm serves POST /account/password.
+func (s *Server) handleAccountPasswordForm(w http.ResponseWriter, r *http.Request) {
+	if err := parseForm(r); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	me, _ := userFrom(r)
+	newPass := r.PostFormValue("new_password")
+	errs := views.FormErrors{}
+	if newPass != r.PostFormValue("confirm") {
+		errs["confirm"] = "does not match the new password"
+	} else if err := s.setPassword(r, me.ID, resolute.SetPasswordRequest{Password: newPass, OldPassword: r.PostFormValue("old_password")}); err != nil {
+		if resolute.ErrorCode(err) != resolute.EInvalid {
+			s.error(w, r, err)
+			return
+		}
+		if strings.HasPrefix(resolute.ErrorMessage(err), "oldPassword") {
+			errs["old_password"] = fieldMessage(err)
+		} else {
+			errs["new_password"] = fieldMessage(err)
+		}
+	}
+	if len(errs) > 0 {
+		s.render(w, r, http.StatusUnprocessableEntity, views.AccountPage(views.Account{Shell: s.shell(r, "Account", ""), Errors: errs}))
+		return
+	}
+	redirect(w, r, "/account", "ok", "Your password was changed.")
+}

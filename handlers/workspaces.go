@@ -1,0 +1,295 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/views"
+)
+
+const maxNameLen = 128
+
+// archivedFilter reads ?archived=true|false; absent means all.
+func archivedFilter(r *http.Request) (*bool, error) {
+	switch v := r.URL.Query().Get("archived"); v {
+	case "":
+		return nil, nil
+	case "true", "1":
+		t := true
+		return &t, nil
+	case "false", "0":
+		f := false
+		return &f, nil
+	default:
+		return nil, resolute.Errorf(resolute.EInvalid, "archived: expected true or false, got %q", v)
+	}
+}
+
+// handleAPIWorkspaceList serves GET /api/v1/workspaces[?archived=].
+func (s *Server) handleAPIWorkspaceList(w http.ResponseWriter, r *http.Request) {
+	archived, err := archivedFilter(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	list, err := s.db.Workspaces(r.Context(), archived)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if name := r.URL.Query().Get("name"); name != "" {
+		list = filterWorkspaces(list, name)
+	}
+	writeJSON(w, http.StatusOK, resolute.WorkspacesResponse{Workspaces: list})
+}
+
+func filterWorkspaces(list []resolute.Workspace, name string) []resolute.Workspace {
+	out := []resolute.Workspace{}
+	for _, ws := range list {
+		if ws.Name == name {
+			out = append(out, ws)
+		}
+	}
+	return out
+}
+
+// handleAPIWorkspaceCreate serves POST /api/v1/workspaces.
+func (s *Server) handleAPIWorkspaceCreate(w http.ResponseWriter, r *http.Request) {
+	var req resolute.NameRequest
+	if err := decodeJSON(r, &req); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if err := checkName("name", req.Name, maxNameLen); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	me, _ := userFrom(r)
+	ws, err := s.db.CreateWorkspace(r.Context(), req.Name, me.ID)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.logger.Info("workspace created", "workspace", ws.Name, "user", me.Username)
+	writeJSON(w, http.StatusOK, resolute.WorkspaceResponse{Workspace: ws})
+}
+
+// handleAPIWorkspaceGet serves GET /api/v1/workspaces/{id}.
+func (s *Server) handleAPIWorkspaceGet(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	ws, err := s.db.Workspace(r.Context(), id)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.WorkspaceResponse{Workspace: ws})
+}
+
+// handleAPIWorkspacePatch serves PATCH /api/v1/workspaces/{id}: rename.
+func (s *Server) handleAPIWorkspacePatch(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	var req resolute.NameRequest
+	if err := decodeJSON(r, &req); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if err := checkName("name", req.Name, maxNameLen); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	ws, err := s.db.RenameWorkspace(r.Context(), id, req.Name)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.WorkspaceResponse{Workspace: ws})
+}
+
+// handleAPIWorkspaceDelete serves DELETE /api/v1/workspaces/{id}.
+func (s *Server) handleAPIWorkspaceDelete(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err == nil {
+		err = s.db.DeleteWorkspace(r.Context(), id)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// handleAPIWorkspaceArchive serves POST /api/v1/workspaces/{id}/archive and
+// /unarchive.
+func (s *Server) handleAPIWorkspaceArchive(archived bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := idParam(r, "id")
+		if err == nil {
+			err = s.db.SetWorkspaceArchived(r.Context(), id, archived)
+		}
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, struct{}{})
+	}
+}
+
+// handleAPIWorkspaceProjects serves GET /api/v1/workspaces/{id}/projects.
+func (s *Server) handleAPIWorkspaceProjects(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if _, err := s.db.Workspace(r.Context(), id); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.writeProjects(w, r, db.ProjectFilter{WorkspaceID: &id})
+}
+
+// handleWorkspaceListPage serves GET /workspaces[?archived=1].
+func (s *Server) handleWorkspaceListPage(w http.ResponseWriter, r *http.Request) {
+	s.renderWorkspaceList(w, r, http.StatusOK, views.WorkspaceForm{})
+}
+
+func (s *Server) renderWorkspaceList(w http.ResponseWriter, r *http.Request, status int, form views.WorkspaceForm) {
+	showArchived := r.URL.Query().Get("archived") != ""
+	var filter *bool
+	if !showArchived {
+		f := false
+		filter = &f
+	}
+	list, err := s.db.Workspaces(r.Context(), filter)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	clearFlash(w, r)
+	s.render(w, r, status, views.WorkspaceListPage(views.WorkspaceList{
+		Shell: s.shell(r, "Workspaces", "workspaces"), Workspaces: list, ShowArchived: showArchived, Form: form}))
+}
+
+// handleWorkspaceCreateForm serves POST /workspaces.
+func (s *Server) handleWorkspaceCreateForm(w http.ResponseWriter, r *http.Request) {
+	if err := parseForm(r); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	me, _ := userFrom(r)
+	err := checkName("name", name, maxNameLen)
+	var ws resolute.Workspace
+	if err == nil {
+		ws, err = s.db.CreateWorkspace(r.Context(), name, me.ID)
+	}
+	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {
+		s.renderWorkspaceList(w, r, http.StatusUnprocessableEntity, views.WorkspaceForm{Name: name, Errors: views.FormErrors{"name": fieldMessage(err)}})
+		return
+	} else if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	redirect(w, r, "/workspaces/"+itoa(ws.ID), "ok", "Created workspace "+ws.Name+".")
+}
+
+// handleWorkspacePage serves GET /workspaces/{id}.
+func (s *Server) handleWorkspacePage(w http.ResponseWriter, r *http.Request) {
+	s.renderWorkspace(w, r, http.StatusOK, views.ProjectForm{}, views.WorkspaceForm{})
+}
+
+func (s *Server) renderWorkspace(w http.ResponseWriter, r *http.Request, status int, form views.ProjectForm, rename views.WorkspaceForm) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	ws, err := s.db.Workspace(r.Context(), id)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	projects, err := s.db.Projects(r.Context(), db.ProjectFilter{WorkspaceID: &id})
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if rename.Name == "" && rename.Errors == nil {
+		rename.Name = ws.Name
+	}
+	clearFlash(w, r)
+	s.render(w, r, status, views.WorkspaceView(views.WorkspacePage{
+		Shell: s.shell(r, ws.Name, "workspaces"), Workspace: ws, Projects: projects, Form: form, Rename: rename}))
+}
+
+// handleWorkspaceRenameForm serves POST /workspaces/{id}/rename.
+func (s *Server) handleWorkspaceRenameForm(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err == nil {
+		err = parseForm(r)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	if err = checkName("name", name, maxNameLen); err == nil {
+		_, err = s.db.RenameWorkspace(r.Context(), id, name)
+	}
+	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {
+		s.renderWorkspace(w, r, http.StatusUnprocessableEntity, views.ProjectForm{}, views.WorkspaceForm{Name: name, Errors: views.FormErrors{"name": fieldMessage(err)}})
+		return
+	} else if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	redirect(w, r, "/workspaces/"+itoa(id), "ok", "Renamed the workspace to "+name+".")
+}
+
+// handleWorkspaceArchiveForm serves POST /workspaces/{id}/archive and /unarchive.
+func (s *Server) handleWorkspaceArchiveForm(archived bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := idParam(r, "id")
+		if err == nil {
+			err = s.db.SetWorkspaceArchived(r.Context(), id, archived)
+		}
+		if resolute.ErrorCode(err) == resolute.EConflict {
+			redirect(w, r, "/workspaces/"+itoa(id), "error", resolute.ErrorMessage(err))
+			return
+		} else if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		msg := "Archived the workspace."
+		if !archived {
+			msg = "Unarchived the workspace."
+		}
+		redirect(w, r, "/workspaces/"+itoa(id), "ok", msg)
+	}
+}
+
+// handleWorkspaceDeleteForm serves POST /workspaces/{id}/delete.
+func (s *Server) handleWorkspaceDeleteForm(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err == nil {
+		err = s.db.DeleteWorkspace(r.Context(), id)
+	}
+	if resolute.ErrorCode(err) == resolute.EConflict {
+		redirect(w, r, "/workspaces/"+itoa(id), "error", resolute.ErrorMessage(err))
+		return
+	} else if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	redirect(w, r, "/workspaces", "ok", "Deleted the workspace.")
+}

@@ -1,0 +1,210 @@
+package masterconf
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config is the master's configuration.
+type Config struct {
+	Port    int    `yaml:"port"`
+	DataDir string `yaml:"data_dir"`
+	// ExternalURL is the address tasks and links use to reach the master;
+	// default http(s)://localhost:<port>.
+	ExternalURL string `yaml:"external_url"`
+
+	DB       DB       `yaml:"db"`
+	Security Security `yaml:"security"`
+	TLS      TLS      `yaml:"tls"`
+	Log      Log      `yaml:"log"`
+
+	// MaxRequestBodyBytes bounds ordinary API and form requests: a larger
+	// body is answered 413. Uploads with their own limit (experiment
+	// contexts) are not bound by it.
+	MaxRequestBodyBytes int64 `yaml:"max_request_body_bytes"`
+
+	CheckpointStorage     map[string]any  `yaml:"checkpoint_storage"`
+	ResourceManager       ResourceManager `yaml:"resource_manager"`
+	ResourcePools         []ResourcePool  `yaml:"resource_pools"`
+	TaskContainerDefaults map[string]any  `yaml:"task_container_defaults"`
+
+	// NotebookTimeout is the default idle timeout of notebooks, in seconds;
+	// 0 turns it off (the default, as Determined).
+	NotebookTimeout int `yaml:"notebook_timeout"`
+	// TensorboardTimeout is the idle timeout of TensorBoards, in seconds.
+	TensorboardTimeout int `yaml:"tensorboard_timeout"`
+}
+
+// DB is where the database is. With no Host the master runs its own
+// PostgreSQL in <data_dir>/postgres.
+type DB struct {
+	Host     string `yaml:"host"`
+	Port     int    `yaml:"port"`
+	Name     string `yaml:"name"`
+	User     string `yaml:"user"`
+	Password string `yaml:"password"`
+	SSLMode  string `yaml:"ssl_mode"`
+}
+
+// Security holds account settings.
+type Security struct {
+	// InitialUserPassword is given to the built-in users admin and determined
+	// when they are created; without it they have no password.
+	InitialUserPassword string `yaml:"initial_user_password"`
+	// DefaultPassword is the older name of InitialUserPassword (the Helm
+	// chart's defaultPassword).
+	DefaultPassword string `yaml:"default_password"`
+	// SessionLifetime is how long a login lasts.
+	SessionLifetime Duration `yaml:"session_lifetime"`
+}
+
+// TLS turns on HTTPS when both files are given.
+type TLS struct {
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+}
+
+// Log configures the master's own log.
+type Log struct {
+	Level  string `yaml:"level"`  // debug, info, warn, error
+	Format string `yaml:"format"` // text or json
+}
+
+// ResourceManager says where tasks run.
+type ResourceManager struct {
+	Type string `yaml:"type"` // local (default) or kubernetes
+	// Slots is the number of CPU slots of the local resource manager when no
+	// GPU is found; default: the number of cores.
+	Slots                      int            `yaml:"slots"`
+	Scheduler                  map[string]any `yaml:"scheduler"`
+	DefaultAuxResourcePool     string         `yaml:"default_aux_resource_pool"`
+	DefaultComputeResourcePool string         `yaml:"default_compute_resource_pool"`
+}
+
+// ResourcePool is one entry of resource_pools. The scheduler issue gives its
+// scheduler block a type; it is kept as given until then.
+type ResourcePool struct {
+	PoolName              string         `yaml:"pool_name"`
+	Description           string         `yaml:"description"`
+	Scheduler             map[string]any `yaml:"scheduler"`
+	TaskContainerDefaults map[string]any `yaml:"task_container_defaults"`
+	KubernetesNamespace   string         `yaml:"kubernetes_namespace"`
+	Slots                 int            `yaml:"slots"`
+}
+
+// Duration is a time.Duration written as "30m" or "168h" in YAML.
+type Duration struct{ time.Duration }
+
+// Default returns the configuration before any file, variable or flag.
+func Default() Config {
+	return Config{
+		Port:                8080,
+		DataDir:             defaultDataDir(),
+		DB:                  DB{Port: 5432, Name: "resolute", User: "postgres", SSLMode: "prefer"},
+		Security:            Security{SessionLifetime: Duration{7 * 24 * time.Hour}},
+		Log:                 Log{Level: "info", Format: "text"},
+		MaxRequestBodyBytes: 1 << 20,
+		ResourceManager:     ResourceManager{Type: "local", DefaultAuxResourcePool: "default", DefaultComputeResourcePool: "default"},
+		TensorboardTimeout:  300,
+	}
+}
+
+// defaultDataDir is /var/lib/resolute for root (the postgres user must be
+// able to enter it, which root's home does not allow) and the XDG data
+// directory for everyone else.
+func defaultDataDir() string {
+	if os.Geteuid() == 0 {
+		return "/var/lib/resolute"
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "resolute")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".local", "share", "resolute")
+}
+
+// InitialPassword is the password for the built-in users, from either key.
+func (c *Config) InitialPassword() string {
+	if c.Security.InitialUserPassword != "" {
+		return c.Security.InitialUserPassword
+	}
+	return c.Security.DefaultPassword
+}
+
+// URL is the address tasks and the CLI use to reach this master.
+func (c *Config) URL() string {
+	if c.ExternalURL != "" {
+		return strings.TrimSuffix(c.ExternalURL, "/")
+	}
+	scheme := "http"
+	if c.TLS.Cert != "" {
+		scheme = "https"
+	}
+	return fmt.Sprintf("%s://localhost:%d", scheme, c.Port)
+}
+
+// validate checks values that decode but make no sense.
+func (c *Config) validate() Errors {
+	var errs Errors
+	bad := func(path, format string, args ...any) {
+		errs = append(errs, FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	if c.Port < 1 || c.Port > 65535 {
+		bad("port", "must be between 1 and 65535 (got %d)", c.Port)
+	}
+	if c.DataDir == "" {
+		bad("data_dir", "must not be empty")
+	}
+	if c.DB.Host != "" && (c.DB.Port < 1 || c.DB.Port > 65535) {
+		bad("db.port", "must be between 1 and 65535 (got %d)", c.DB.Port)
+	}
+	if !slices.Contains([]string{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}, c.DB.SSLMode) {
+		bad("db.ssl_mode", "must be one of disable, allow, prefer, require, verify-ca, verify-full (got %q)", c.DB.SSLMode)
+	}
+	if (c.TLS.Cert == "") != (c.TLS.Key == "") {
+		bad("tls", "set both cert and key, or neither")
+	}
+	if !slices.Contains([]string{"debug", "info", "warn", "error"}, c.Log.Level) {
+		bad("log.level", "must be one of debug, info, warn, error (got %q)", c.Log.Level)
+	}
+	if !slices.Contains([]string{"text", "json"}, c.Log.Format) {
+		bad("log.format", "must be text or json (got %q)", c.Log.Format)
+	}
+	if c.Security.SessionLifetime.Duration < time.Minute {
+		bad("security.session_lifetime", "must be at least 1m (got %v)", c.Security.SessionLifetime.Duration)
+	}
+	if c.MaxRequestBodyBytes < 1024 {
+		bad("max_request_body_bytes", "must be at least 1024 (got %d)", c.MaxRequestBodyBytes)
+	}
+	switch c.ResourceManager.Type {
+	case "local":
+	case "kubernetes":
+		bad("resource_manager.type", "kubernetes is not available in this build yet; use local")
+	default:
+		bad("resource_manager.type", "must be local or kubernetes (got %q)", c.ResourceManager.Type)
+	}
+	if c.ResourceManager.Slots < 0 {
+		bad("resource_manager.slots", "must not be negative (got %d)", c.ResourceManager.Slots)
+	}
+	names := map[string]bool{}
+	for i, p := range c.ResourcePools {
+		path := fmt.Sprintf("resource_pools[%d].pool_name", i)
+		if p.PoolName == "" {
+			bad(path, "is required")
+		} else if names[p.PoolName] {
+			bad(path, "%q is used by another pool", p.PoolName)
+		}
+		names[p.PoolName] = true
+	}
+	if c.NotebookTimeout < 0 {
+		bad("notebook_timeout", "must not be negative (got %d)", c.NotebookTimeout)
+	}
+	if c.TensorboardTimeout < 0 {
+		bad("tensorboard_timeout", "must not be negative (got %d)", c.TensorboardTimeout)
+	}
+	return errs
+}

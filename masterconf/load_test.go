@@ -1,0 +1,140 @@
+package masterconf
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func load(t *testing.T, yamlText string, env map[string]string, args ...string) (Config, error) {
+	t.Helper()
+	if yamlText != "" {
+		p := filepath.Join(t.TempDir(), "master.yaml")
+		if err := os.WriteFile(p, []byte(yamlText), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append([]string{"--config", p}, args...)
+	}
+	return Load(args, func(k string) string { return env[k] }, io.Discard)
+}
+
+func TestLoadLayersFileThenEnvThenFlags(t *testing.T) {
+	cfg, err := load(t, `
+port: 9000
+data_dir: /srv/resolute
+db: {host: db.internal, password: "1234"}
+security: {initial_user_password: s3cret, session_lifetime: 12h}
+log: {level: debug}
+resource_manager: {slots: 3}
+resource_pools:
+  - pool_name: gpu
+    description: the A100s
+notebook_timeout: 1800
+`, map[string]string{"RESOLUTE_PORT": "9100", "RESOLUTE_DB_NAME": "det", "RESOLUTE_LOG_FORMAT": "json"},
+		"--port", "9200", "--resource-manager-slots", "4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	want.Port = 9200
+	want.DataDir = "/srv/resolute"
+	want.DB.Host, want.DB.Password, want.DB.Name = "db.internal", "1234", "det"
+	want.Security.InitialUserPassword = "s3cret"
+	want.Security.SessionLifetime = Duration{12 * time.Hour}
+	want.Log = Log{Level: "debug", Format: "json"}
+	want.ResourceManager.Slots = 4
+	want.ResourcePools = []ResourcePool{{PoolName: "gpu", Description: "the A100s"}}
+	want.NotebookTimeout = 1800
+	if diff := cmp.Diff(want, cfg); diff != "" {
+		t.Fatalf("config (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadRejectsBadInputNamingTheKey(t *testing.T) {
+	tests := map[string]struct {
+		yaml string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		"an unknown key suggests the near one": {
+			yaml: "prot: 8080\n",
+			want: []string{"prot: unknown key (did you mean port?) (line 1)"},
+		},
+		"a nested unknown key has its path": {
+			yaml: "db:\n  hots: x\n",
+			want: []string{"db.hots: unknown key (did you mean host?) (line 2)"},
+		},
+		"a wrong type names what was expected": {
+			yaml: "port: eighty\n",
+			want: []string{`port: expected an integer, got "eighty" (line 1)`},
+		},
+		"every error is reported at once": {
+			yaml: "port: x\nlog: {level: loud}\nfoo: 1\n",
+			want: []string{`port: expected an integer, got "x" (line 1)`, "foo: unknown key (line 3)"},
+		},
+		"values are checked after decoding": {
+			yaml: "log: {level: loud}\ntls: {cert: a.pem}\n",
+			want: []string{`log.level: must be one of debug, info, warn, error (got "loud")`, "tls: set both cert and key, or neither"},
+		},
+		"a bad environment variable is named by its key": {
+			env:  map[string]string{"RESOLUTE_PORT": "http"},
+			want: []string{`port: expected an integer, got "http"`},
+		},
+		"a bad duration": {
+			yaml: "security: {session_lifetime: forever}\n",
+			want: []string{`security.session_lifetime: expected a duration like 30m or 168h, got "forever" (line 1)`},
+		},
+		"pools need names": {
+			yaml: "resource_pools: [{description: x}, {pool_name: a}, {pool_name: a}]\n",
+			want: []string{"resource_pools[0].pool_name: is required", `resource_pools[2].pool_name: "a" is used by another pool`},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := load(t, tc.yaml, tc.env, tc.args...)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\ndoes not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestStringKeysTakeNumbersAsText(t *testing.T) {
+	cfg, err := load(t, "db: {password: 12345}\n", nil, "--security-initial-user-password", "true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DB.Password != "12345" || cfg.InitialPassword() != "true" {
+		t.Fatalf("password %q, initial %q", cfg.DB.Password, cfg.InitialPassword())
+	}
+}
+
+func TestDefaultPasswordIsTheOldName(t *testing.T) {
+	cfg, err := load(t, "security: {default_password: old}\n", nil)
+	if err != nil || cfg.InitialPassword() != "old" {
+		t.Fatalf("initial password %q, %v", cfg.InitialPassword(), err)
+	}
+}
+
+func TestURL(t *testing.T) {
+	cfg := Default()
+	if got := cfg.URL(); got != "http://localhost:8080" {
+		t.Fatalf("URL() = %q", got)
+	}
+	cfg.TLS = TLS{Cert: "c", Key: "k"}
+	cfg.Port = 8443
+	if got := cfg.URL(); got != "https://localhost:8443" {
+		t.Fatalf("URL() with TLS = %q", got)
+	}
+}

@@ -1,0 +1,82 @@
+package postgres
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestStartInitializesThenReusesTheDirectory(t *testing.T) {
+	if _, err := BinDir(); err != nil {
+		t.Skip(err)
+	}
+	dir := tempDir(t)
+	ctx := context.Background()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	srv, err := Start(ctx, dir, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	execSQL(t, srv.URL("postgres"), "CREATE TABLE kept (v int); INSERT INTO kept VALUES (7)")
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	srv, err = Start(ctx, dir, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("restart with an existing directory took %v", time.Since(start))
+	defer srv.Stop()
+	conn, err := pgx.Connect(ctx, srv.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v int
+	if err := conn.QueryRow(ctx, "SELECT v FROM kept").Scan(&v); err != nil || v != 7 {
+		t.Fatalf("row from the first start: v=%d err=%v", v, err)
+	}
+}
+
+func TestSocketDirStaysShortForLongPaths(t *testing.T) {
+	long := "/tmp/" + filepath.Join("a23456789012345678901234567890", "b23456789012345678901234567890", "c23456789012345678901234567890")
+	if got := socketDir(long); len(got)+len("/.s.PGSQL.5432") >= 100 {
+		t.Fatalf("socket dir %q is too long", got)
+	}
+	if got := socketDir("/tmp/x"); got != "/tmp/x/run" {
+		t.Fatalf("short dir: got %q", got)
+	}
+}
+
+func execSQL(t *testing.T, url, sql string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tempDir is a directory the postgres user can enter when we run as root.
+func tempDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "resolute-pg-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "pg")
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# setup.sh [run|test]: installs what `make run` (or `make test`) needs and a
+# fresh machine lacks. As root it installs Debian and npm packages itself;
+# otherwise it prints the exact command to run and stops.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-run}
+
+need_apt=()
+pg_bin() {
+  local d
+  d=$(pg_config --bindir 2>/dev/null || true)
+  if [ -n "$d" ] && [ -x "$d/initdb" ] && [ -x "$d/postgres" ]; then echo "$d"; return; fi
+  for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    if [ -x "$d/initdb" ]; then echo "$d"; return; fi
+  done
+}
+[ -n "$(pg_bin)" ] || need_apt+=(postgresql)
+command -v node >/dev/null && command -v npm >/dev/null || need_apt+=(nodejs npm)
+if [ "$what" = test ]; then
+  [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+fi
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "setup: installing ${need_apt[*]} with apt-get" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  else
+    echo "setup: missing ${need_apt[*]}; install them with:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y ${need_apt[*]}" >&2
+    exit 1
+  fi
+fi
+
+# The front-end libraries, pinned in web/package-lock.json.
+if [ ! -f web/static/vendor/htmx.min.js ] || [ web/package-lock.json -nt web/static/vendor/htmx.min.js ]; then
+  (cd web && npm ci --no-audit --no-fund --loglevel=error && ./vendor.sh)
+fi
+
+# The Playwright driver for browser tests: the playwright-core version that
+# playwright-go pins, from npm (no browser download; Debian's chromium is used).
+if [ "$what" = test ]; then
+  dir=$(scripts/playwright-driver.sh)
+  if [ ! -f "$dir/package/cli.js" ]; then
+    version=$(basename "$dir")
+    echo "setup: installing playwright-core@$version into $dir" >&2
+    mkdir -p "$dir"
+    (cd "$dir" && npm install --no-audit --no-fund --loglevel=error --prefix . "playwright-core@$version" >/dev/null \
+      && ln -sfn node_modules/playwright-core package)
+  fi
+fi

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# test.sh [go test flags...]: runs every test of the project against a
+# PostgreSQL server of its own (unless RESOLUTE_TEST_DATABASE_URL is set) and
+# with the browser tests' driver and Chromium in place.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -z "${RESOLUTE_TEST_DATABASE_URL:-}" ]; then
+  bin=$(pg_config --bindir 2>/dev/null || true)
+  [ -x "$bin/initdb" ] || bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V -r | head -1)
+  dir=$(mktemp -d /tmp/resolute-test-pg.XXXXXX)
+  chmod 755 "$dir"
+  as_pg=()
+  if [ "$(id -u)" = 0 ]; then chown postgres: "$dir"; as_pg=(runuser -u postgres --); fi
+  "${as_pg[@]}" "$bin/initdb" -D "$dir/data" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null
+  "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -o \
+    "-c listen_addresses='' -k $dir -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" start >/dev/null
+  trap '"${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
+  export RESOLUTE_TEST_DATABASE_URL="postgres://postgres@/postgres?host=$dir&sslmode=disable"
+fi
+
+export PLAYWRIGHT_DRIVER_PATH=${PLAYWRIGHT_DRIVER_PATH:-$(scripts/playwright-driver.sh)}
+export PLAYWRIGHT_NODEJS_PATH=${PLAYWRIGHT_NODEJS_PATH:-$(command -v node)}
+go test -count=1 "$@" ./...

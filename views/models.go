@@ -1,0 +1,170 @@
+// Package views holds the templ components of every page. Components take
+// view models built by handlers; they never touch the database, pgx or
+// net/http, so each page can be rendered and tested from plain values.
+package views
+
+import "github.com/resolute-ml/resolute"
+
+// Shell is what every page of the signed-in UI needs besides its content.
+type Shell struct {
+	Title string
+	Nav   string // the navigation item to mark as current, e.g. "workspaces"
+	User  resolute.User
+	Flash *Flash
+	// NoAdminPassword shows the banner warning that admin has no password.
+	NoAdminPassword bool
+	Asset           func(name string) string
+	HTMX            bool // the htmx library is embedded (after `make web`)
+	Version         string
+}
+
+// Flash is a one-time message shown at the top of the next page.
+type Flash struct {
+	Kind    string // ok or error
+	Message string
+}
+
+// NavItem is one entry of the navigation.
+type NavItem struct {
+	Key, Label, Href string
+}
+
+// Nav lists the navigation, in order.
+var Nav = []NavItem{
+	{"dashboard", "Dashboard", "/dashboard"},
+	{"experiments", "Experiments", "/experiments"},
+	{"jobs", "Job Queue", "/jobs"},
+	{"models", "Model Registry", "/models"},
+	{"tasks", "Tasks", "/tasks"},
+	{"cluster", "Cluster", "/cluster"},
+	{"workspaces", "Workspaces", "/workspaces"},
+	{"admin", "Admin", "/admin/users"},
+}
+
+// FormErrors maps form field names to their error messages.
+type FormErrors map[string]string
+
+// Login is the login page.
+type Login struct {
+	Asset    func(name string) string
+	Username string
+	Redirect string
+	Error    string
+}
+
+// Dashboard is the home page.
+type Dashboard struct {
+	Shell      Shell
+	Master     MasterInfo
+	Workspaces []resolute.Workspace
+	Projects   []resolute.Project // most recent first, a few
+}
+
+// MasterInfo describes this master, for the dashboard and cluster pages.
+type MasterInfo struct {
+	Version         string
+	ClusterID       string
+	ResourceManager string
+	URL             string
+}
+
+// Coming is the honest page for a section that is not built yet.
+type Coming struct {
+	Shell Shell
+	What  string // e.g. "Experiments"
+	About string // what the section will hold
+}
+
+// ErrorPage is a 404 or other error, inside the shell when signed in.
+type ErrorPage struct {
+	Shell    Shell
+	SignedIn bool
+	Status   int
+	Message  string
+}
+
+// WorkspaceList is the workspaces page.
+type WorkspaceList struct {
+	Shell        Shell
+	Workspaces   []resolute.Workspace
+	ShowArchived bool
+	Form         WorkspaceForm
+}
+
+// WorkspaceForm is the create-workspace form with what was typed.
+type WorkspaceForm struct {
+	Name   string
+	Errors FormErrors
+}
+
+// WorkspacePage is one workspace and its projects.
+type WorkspacePage struct {
+	Shell     Shell
+	Workspace resolute.Workspace
+	Projects  []resolute.Project
+	Form      ProjectForm
+	Rename    WorkspaceForm
+}
+
+// ProjectForm is the create- or edit-project form with what was typed.
+type ProjectForm struct {
+	Name        string
+	Description string
+	Errors      FormErrors
+}
+
+// ProjectPage is one project.
+type ProjectPage struct {
+	Shell   Shell
+	Project resolute.Project
+	Form    ProjectForm
+}
+
+// UserList is the admin page of users.
+type UserList struct {
+	Shell Shell
+	Users []resolute.User
+	Form  UserForm
+}
+
+// UserForm is the create-user form with what was typed.
+type UserForm struct {
+	Username    string
+	DisplayName string
+	Admin       bool
+	Errors      FormErrors
+}
+
+// UserPage is the admin page of one user.
+type UserPage struct {
+	Shell  Shell
+	Target resolute.User
+	Errors FormErrors
+}
+
+// Account is the signed-in user's own page.
+type Account struct {
+	Shell  Shell
+	Errors FormErrors
+}
+
+// LogLine is one master log line for the logs page.
+type LogLine struct {
+	ID      int64
+	Time    string
+	Level   string
+	Message string
+}
+
+// Logs is the admin page of master logs.
+type Logs struct {
+	Shell Shell
+	Lines []LogLine
+	After int64 // the last line's ID, where following continues
+}
+
+// Cluster is the cluster page.
+type Cluster struct {
+	Shell  Shell
+	Master MasterInfo
+}

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Copies the front-end libraries from node_modules into static/vendor, where
+# the server embeds them. Run by `make web` after `npm ci`.
+set -euo pipefail
+cd "$(dirname "$0")"
+rm -rf static/vendor
+mkdir -p static/vendor
+cp node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js
