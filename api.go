@@ -118,3 +118,47 @@ type ErrorBody struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }
+
+// TemplateRequest creates or replaces a template: the YAML as text (kept with
+// its comments), or, as Determined's clients send it, Config as an object.
+type TemplateRequest struct {
+	Name        string         `json:"name"`
+	YAML        string         `json:"yaml,omitempty"`
+	Config      map[string]any `json:"config,omitempty"`
+	WorkspaceID int64          `json:"workspaceId,omitempty"`
+}
+
+// TemplateResponse wraps one template.
+type TemplateResponse struct {
+	Template Template `json:"template"`
+}
+
+// TemplatesResponse lists templates.
+type TemplatesResponse struct {
+	Templates []Template `json:"templates"`
+}
+
+// ExperimentConfigRequest is what POST /api/v1/experiments and
+// /api/v1/preview-hp-search read of a config: the YAML text, an optional
+// template and `--config key=value` overrides.
+type ExperimentConfigRequest struct {
+	Config       string   `json:"config"`
+	Template     string   `json:"template,omitempty"`
+	Overrides    []string `json:"overrides,omitempty"`
+	ValidateOnly bool     `json:"validateOnly,omitempty"`
+	ProjectID    int64    `json:"projectId,omitempty"`
+}
+
+// ValidateResponse answers a valid config: the fully expanded config and
+// the deprecation warnings.
+type ValidateResponse struct {
+	Config   map[string]any `json:"config"`
+	Warnings []string       `json:"warnings"`
+}
+
+// PreviewResponse is the searcher's plan for a config.
+type PreviewResponse struct {
+	Plan     any      `json:"plan"`
+	Summary  string   `json:"summary"` // the plan as a person reads it
+	Warnings []string `json:"warnings"`
+}

@@ -48,6 +48,12 @@ func (s *Server) Routes() chi.Router {
 		r.Post("/projects/{id}/unarchive", s.handleProjectArchiveForm(false))
 		r.Post("/projects/{id}/delete", s.handleProjectDeleteForm)
 
+		r.Get("/templates", s.handleTemplateListPage)
+		r.Post("/templates", s.handleTemplateCreateForm)
+		r.Get("/templates/{name}", s.handleTemplatePage)
+		r.Post("/templates/{name}", s.handleTemplateEditForm)
+		r.Post("/templates/{name}/delete", s.handleTemplateDeleteForm)
+
 		r.Get("/account", s.handleAccountPage)
 		r.Post("/account/password", s.handleAccountPasswordForm)
 
@@ -93,6 +99,16 @@ func (s *Server) Routes() chi.Router {
 		r.Delete("/projects/{id}", s.handleAPIProjectDelete)
 		r.Post("/projects/{id}/archive", s.handleAPIProjectArchive(true))
 		r.Post("/projects/{id}/unarchive", s.handleAPIProjectArchive(false))
+
+		r.Get("/templates", s.handleAPITemplateList)
+		r.Post("/templates", s.handleAPITemplateCreate)
+		r.Get("/templates/{name}", s.handleAPITemplateGet)
+		r.Put("/templates/{name}", s.handleAPITemplatePut)
+		r.Patch("/templates/{name}", s.handleAPITemplatePatch)
+		r.Delete("/templates/{name}", s.handleAPITemplateDelete)
+
+		r.Post("/experiments", s.handleAPIExperimentCreate)
+		r.Post("/preview-hp-search", s.handleAPIPreviewSearch)
 
 		// Administrators only.
 		r.Group(func(r chi.Router) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/auth"
+	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/masterlog"
 	"github.com/resolute-ml/resolute/web"
@@ -24,6 +25,7 @@ type Config struct {
 type Server struct {
 	cfg      Config
 	db       *db.DB
+	configs  *control.Configs
 	logger   *slog.Logger
 	logs     *masterlog.Buffer
 	assets   *web.Assets
@@ -32,9 +34,9 @@ type Server struct {
 }
 
 // New returns the handlers' server; Routes gives its http.Handler.
-func New(cfg Config, database *db.DB, logger *slog.Logger, logs *masterlog.Buffer) *Server {
+func New(cfg Config, database *db.DB, configs *control.Configs, logger *slog.Logger, logs *masterlog.Buffer) *Server {
 	return &Server{
-		cfg: cfg, db: database, logger: logger, logs: logs, assets: web.New(),
+		cfg: cfg, db: database, configs: configs, logger: logger, logs: logs, assets: web.New(),
 		throttle: auth.NewThrottle(time.Now), now: time.Now,
 	}
 }

@@ -1,12 +1,15 @@
 package masterconf
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/resolute-ml/resolute/expconf"
 )
 
 // Config is the master's configuration.
@@ -147,6 +150,31 @@ func (c *Config) URL() string {
 	return fmt.Sprintf("%s://localhost:%d", scheme, c.Port)
 }
 
+// checkDefaults validates checkpoint_storage and task_container_defaults the
+// way experiment configs will read them.
+func checkDefaults(prefix string, storage, tcd map[string]any) Errors {
+	_, err := expconf.MasterDefaults(storage, tcd)
+	var fieldErrs expconf.Errors
+	if err == nil {
+		return nil
+	} else if !errors.As(err, &fieldErrs) {
+		return Errors{{Path: prefix + "task_container_defaults", Message: err.Error()}}
+	}
+	var out Errors
+	for _, e := range fieldErrs {
+		out = append(out, FieldError{Path: prefix + e.Path, Message: e.Message})
+	}
+	return out
+}
+
+// Defaults is the lowest layer of every experiment config: the master's
+// checkpoint_storage and task_container_defaults, shaped like an experiment
+// config. Load has validated both.
+func (c *Config) Defaults() []byte {
+	data, _ := expconf.MasterDefaults(c.CheckpointStorage, c.TaskContainerDefaults)
+	return data
+}
+
 // validate checks values that decode but make no sense.
 func (c *Config) validate() Errors {
 	var errs Errors
@@ -199,6 +227,10 @@ func (c *Config) validate() Errors {
 			bad(path, "%q is used by another pool", p.PoolName)
 		}
 		names[p.PoolName] = true
+	}
+	errs = append(errs, checkDefaults("", c.CheckpointStorage, c.TaskContainerDefaults)...)
+	for i, p := range c.ResourcePools {
+		errs = append(errs, checkDefaults(fmt.Sprintf("resource_pools[%d].", i), nil, p.TaskContainerDefaults)...)
 	}
 	if c.NotebookTimeout < 0 {
 		bad("notebook_timeout", "must not be negative (got %d)", c.NotebookTimeout)

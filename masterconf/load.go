@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -71,6 +72,10 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (Config, e
 
 	var errs Errors
 	decode(root, reflect.ValueOf(&cfg).Elem(), "", &errs)
+	if cfg.CheckpointStorage == nil {
+		// Like Determined's default master.yaml: checkpoints on this machine.
+		cfg.CheckpointStorage = map[string]any{"type": "shared_fs", "host_path": filepath.Join(cfg.DataDir, "checkpoints")}
+	}
 	if len(errs) == 0 {
 		errs = cfg.validate()
 	}

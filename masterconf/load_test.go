@@ -138,3 +138,22 @@ func TestURL(t *testing.T) {
 		t.Fatalf("URL() with TLS = %q", got)
 	}
 }
+
+func TestDefaultsAreCheckedAsConfigs(t *testing.T) {
+	_, err := load(t, "checkpoint_storage: {type: shared_fs}\ntask_container_defaults: {imag: x}\n", nil)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"checkpoint_storage.host_path", "task_container_defaults.imag: unknown key (did you mean image?)"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	cfg, err := load(t, "checkpoint_storage: {type: shared_fs, host_path: /mnt}\ntask_container_defaults: {image: a:1}\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := string(cfg.Defaults()); !strings.Contains(d, "host_path: /mnt") || !strings.Contains(d, "image: a:1") {
+		t.Fatalf("defaults layer:\n%s", d)
+	}
+}

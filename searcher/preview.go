@@ -11,30 +11,30 @@ import (
 // Plan is what a search will do before any trial runs, for
 // `det preview-search`.
 type Plan struct {
-	Searcher        string
-	Metric          string
-	SmallerIsBetter bool
+	Searcher        string `json:"searcher"`
+	Metric          string `json:"metric"`
+	SmallerIsBetter bool   `json:"smallerIsBetter"`
 	// Trials is the number of trials the search creates: max_trials, the
 	// grid size for grid, 1 for single.
-	Trials int
+	Trials int `json:"trials"`
 	// MaxConcurrentTrials is how many trials run at once at most; 0 means no
 	// limit. For ASHA it is the sum over brackets of the trials each starts
 	// with: its share, but no more than its trials.
-	MaxConcurrentTrials int
+	MaxConcurrentTrials int `json:"maxConcurrentTrials"`
 	// TimeMetric and MaxTime are ASHA's training budget per trial.
-	TimeMetric string
-	MaxTime    int
+	TimeMetric string `json:"timeMetric"`
+	MaxTime    int    `json:"maxTime"`
 	// Brackets are ASHA's brackets, most rungs first; empty otherwise.
-	Brackets []BracketPlan
+	Brackets []BracketPlan `json:"brackets"`
 }
 
 // BracketPlan is one ASHA bracket.
 type BracketPlan struct {
-	NumRungs int
-	Trials   int
+	NumRungs int `json:"numRungs"`
+	Trials   int `json:"trials"`
 	// MaxConcurrentTrials is the bracket's share of max_concurrent_trials.
-	MaxConcurrentTrials int
-	Rungs               []RungPlan
+	MaxConcurrentTrials int        `json:"maxConcurrentTrials"`
+	Rungs               []RungPlan `json:"rungs"`
 }
 
 // RungPlan is one rung of a bracket. Trials is the nominal number of trials
@@ -42,8 +42,8 @@ type BracketPlan struct {
 // max(⌊previous/divisor⌋, 1). Early-stopping ASHA decides as metrics arrive,
 // so a run can promote a few more.
 type RungPlan struct {
-	Target uint64
-	Trials int
+	Target uint64 `json:"target"`
+	Trials int    `json:"trials"`
 }
 
 // Preview validates cfg and space and returns the plan of the search.

@@ -38,6 +38,7 @@ var Nav = []NavItem{
 	{"tasks", "Tasks", "/tasks"},
 	{"cluster", "Cluster", "/cluster"},
 	{"workspaces", "Workspaces", "/workspaces"},
+	{"templates", "Templates", "/templates"},
 	{"admin", "Admin", "/admin/users"},
 }
 
@@ -167,4 +168,28 @@ type Logs struct {
 type Cluster struct {
 	Shell  Shell
 	Master MasterInfo
+}
+
+// TemplateList is the templates page.
+type TemplateList struct {
+	Shell     Shell
+	Templates []resolute.Template
+	Form      TemplateForm
+}
+
+// TemplateForm is the create-template form with what was typed.
+type TemplateForm struct {
+	Name        string
+	YAML        string
+	WorkspaceID int64
+	Workspaces  []resolute.Workspace
+	Errors      FormErrors
+}
+
+// TemplatePage shows and edits one template.
+type TemplatePage struct {
+	Shell    Shell
+	Template resolute.Template
+	YAML     string // what the editor holds: the stored YAML, or the rejected edit
+	Errors   FormErrors
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/auth"
+	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/handlers"
 	"github.com/resolute-ml/resolute/masterconf"
@@ -74,7 +75,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		SessionLifetime: cfg.Security.SessionLifetime.Duration,
 		SecureCookies:   cfg.TLS.Cert != "",
 		MaxBodyBytes:    cfg.MaxRequestBodyBytes,
-	}, database, logger, logs)
+	}, database, control.NewConfigs(database, cfg.Defaults()), logger, logs)
 
 	ln, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port))
 	if err != nil {

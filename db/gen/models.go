@@ -47,6 +47,26 @@ type Session struct {
 	ExpiresAt time.Time
 }
 
+type Template struct {
+	Name        string
+	ConfigYaml  string
+	WorkspaceID int64
+	UserID      int64
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+type TemplateView struct {
+	Name          string
+	ConfigYaml    string
+	WorkspaceID   int64
+	UserID        int64
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	Username      string
+	WorkspaceName string
+}
+
 type User struct {
 	ID           int64
 	Username     string

@@ -12,8 +12,10 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/auth"
+	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/db/dbtest"
+	"github.com/resolute-ml/resolute/expconf"
 	"github.com/resolute-ml/resolute/handlers"
 	"github.com/resolute-ml/resolute/masterlog"
 )
@@ -32,6 +34,9 @@ type Options struct {
 	InitialPassword string
 	// MaxBodyBytes defaults to 1 MiB.
 	MaxBodyBytes int64
+	// Defaults is the master's config layer (checkpoint storage and task
+	// container defaults); default: shared_fs in a temporary directory.
+	Defaults []byte
 }
 
 // Start runs a master on a fresh database until t ends.
@@ -44,6 +49,12 @@ func Start(t testing.TB, opts Options) *Master {
 	}
 	if err := d.Bootstrap(context.Background(), hash); err != nil {
 		t.Fatal(err)
+	}
+	if opts.Defaults == nil {
+		opts.Defaults, err = expconf.MasterDefaults(map[string]any{"type": "shared_fs", "host_path": t.TempDir()}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = 1 << 20
@@ -62,7 +73,7 @@ func Start(t testing.TB, opts Options) *Master {
 			ResourceManager: "local", URL: m.URL},
 		SessionLifetime: time.Hour,
 		MaxBodyBytes:    opts.MaxBodyBytes,
-	}, d, logger, logs)
+	}, d, control.NewConfigs(d, opts.Defaults), logger, logs)
 	m.srv.Config.Handler = h.Handler()
 	m.srv.Start()
 	t.Cleanup(m.srv.Close)

@@ -1,0 +1,66 @@
+package db
+
+import (
+	"context"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db/gen"
+)
+
+// Templates lists templates by name; workspaceID nil lists all.
+func (db *DB) Templates(ctx context.Context, workspaceID *int64) ([]resolute.Template, error) {
+	rows, err := db.q.ListTemplates(ctx, optInt8(workspaceID))
+	if err != nil {
+		return nil, translate(err, "templates")
+	}
+	out := make([]resolute.Template, len(rows))
+	for i, r := range rows {
+		out[i] = toTemplate(r)
+	}
+	return out, nil
+}
+
+// Template returns the template called name.
+func (db *DB) Template(ctx context.Context, name string) (resolute.Template, error) {
+	t, err := db.q.GetTemplate(ctx, name)
+	return toTemplate(t), translate(err, "template %q", name)
+}
+
+// CreateTemplate stores a new template; the YAML was validated by the caller.
+func (db *DB) CreateTemplate(ctx context.Context, name, configYAML string, workspaceID, userID int64) (resolute.Template, error) {
+	err := db.q.CreateTemplate(ctx, gen.CreateTemplateParams{Name: name, ConfigYaml: configYAML, WorkspaceID: workspaceID, UserID: userID})
+	if err != nil {
+		return resolute.Template{}, translate(err, "template %q", name)
+	}
+	return db.Template(ctx, name)
+}
+
+// UpdateTemplate replaces a template's YAML. Experiments created from it keep
+// the config they were expanded with.
+func (db *DB) UpdateTemplate(ctx context.Context, name, configYAML string) (resolute.Template, error) {
+	n, err := db.q.UpdateTemplate(ctx, gen.UpdateTemplateParams{Name: name, ConfigYaml: configYAML})
+	if err != nil {
+		return resolute.Template{}, translate(err, "template %q", name)
+	} else if n == 0 {
+		return resolute.Template{}, resolute.Errorf(resolute.ENotFound, "template %q not found", name)
+	}
+	return db.Template(ctx, name)
+}
+
+// DeleteTemplate removes a template.
+func (db *DB) DeleteTemplate(ctx context.Context, name string) error {
+	n, err := db.q.DeleteTemplate(ctx, name)
+	if err != nil {
+		return translate(err, "template %q", name)
+	} else if n == 0 {
+		return resolute.Errorf(resolute.ENotFound, "template %q not found", name)
+	}
+	return nil
+}
+
+func toTemplate(t gen.TemplateView) resolute.Template {
+	return resolute.Template{
+		Name: t.Name, ConfigYAML: t.ConfigYaml, WorkspaceID: t.WorkspaceID, WorkspaceName: t.WorkspaceName,
+		UserID: t.UserID, Username: t.Username, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+	}
+}

@@ -1,0 +1,272 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"gopkg.in/yaml.v3"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/views"
+)
+
+// withConfig fills Config, the YAML as an object, for API answers.
+func withConfig(t resolute.Template) resolute.Template {
+	var m map[string]any
+	if yaml.Unmarshal([]byte(t.ConfigYAML), &m) == nil {
+		t.Config = m
+	}
+	return t
+}
+
+// templateYAML returns the YAML of a request: the text, or the object
+// rendered as YAML.
+func templateYAML(req resolute.TemplateRequest) (string, error) {
+	if req.YAML != "" {
+		return req.YAML, nil
+	}
+	if req.Config == nil {
+		return "", resolute.Errorf(resolute.EInvalid, "yaml: give the template as yaml (text) or config (object)")
+	}
+	data, err := yaml.Marshal(req.Config)
+	return string(data), err
+}
+
+// saveTemplate validates and creates (or, with replace, replaces) a template.
+func (s *Server) saveTemplate(r *http.Request, req resolute.TemplateRequest, replace bool) (resolute.Template, error) {
+	if err := checkName("name", req.Name, maxNameLen); err != nil {
+		return resolute.Template{}, err
+	}
+	text, err := templateYAML(req)
+	if err != nil {
+		return resolute.Template{}, err
+	}
+	if err := control.CheckTemplate(text); err != nil {
+		return resolute.Template{}, err
+	}
+	existing, err := s.db.Template(r.Context(), req.Name)
+	switch {
+	case err == nil && !replace:
+		return resolute.Template{}, resolute.Errorf(resolute.EConflict, "template %q already exists", req.Name)
+	case err == nil:
+		if err := mayChange(r, existing); err != nil {
+			return resolute.Template{}, err
+		}
+		return s.db.UpdateTemplate(r.Context(), req.Name, text)
+	case resolute.ErrorCode(err) != resolute.ENotFound:
+		return resolute.Template{}, err
+	}
+	wsID := req.WorkspaceID
+	if wsID == 0 {
+		ws, err := s.db.WorkspaceByName(r.Context(), resolute.DefaultWorkspaceName)
+		if err != nil {
+			return resolute.Template{}, err
+		}
+		wsID = ws.ID
+	}
+	me, _ := userFrom(r)
+	return s.db.CreateTemplate(r.Context(), req.Name, text, wsID, me.ID)
+}
+
+// mayChange lets a template's owner and administrators change it.
+func mayChange(r *http.Request, t resolute.Template) error {
+	if me, _ := userFrom(r); me.Admin || me.ID == t.UserID {
+		return nil
+	}
+	return resolute.Errorf(resolute.EForbidden, "template %q belongs to %s; only they or an administrator may change it", t.Name, t.Username)
+}
+
+// handleAPITemplateList serves GET /api/v1/templates[?workspace_id=].
+func (s *Server) handleAPITemplateList(w http.ResponseWriter, r *http.Request) {
+	var ws *int64
+	if v := r.URL.Query().Get("workspace_id"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			s.error(w, r, resolute.Errorf(resolute.EInvalid, "workspace_id: expected an integer, got %q", v))
+			return
+		}
+		ws = &id
+	}
+	list, err := s.db.Templates(r.Context(), ws)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	for i := range list {
+		list[i] = withConfig(list[i])
+	}
+	writeJSON(w, http.StatusOK, resolute.TemplatesResponse{Templates: list})
+}
+
+// handleAPITemplateGet serves GET /api/v1/templates/{name}.
+func (s *Server) handleAPITemplateGet(w http.ResponseWriter, r *http.Request) {
+	t, err := s.db.Template(r.Context(), chi.URLParam(r, "name"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.TemplateResponse{Template: withConfig(t)})
+}
+
+// handleAPITemplateCreate serves POST /api/v1/templates: 409 if it exists.
+func (s *Server) handleAPITemplateCreate(w http.ResponseWriter, r *http.Request) {
+	s.apiSaveTemplate(w, r, "", false)
+}
+
+// handleAPITemplatePut serves PUT /api/v1/templates/{name}: create or replace.
+func (s *Server) handleAPITemplatePut(w http.ResponseWriter, r *http.Request) {
+	s.apiSaveTemplate(w, r, chi.URLParam(r, "name"), true)
+}
+
+// handleAPITemplatePatch serves PATCH /api/v1/templates/{name}: replace the
+// config of an existing template.
+func (s *Server) handleAPITemplatePatch(w http.ResponseWriter, r *http.Request) {
+	name := chi.URLParam(r, "name")
+	if _, err := s.db.Template(r.Context(), name); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.apiSaveTemplate(w, r, name, true)
+}
+
+func (s *Server) apiSaveTemplate(w http.ResponseWriter, r *http.Request, name string, replace bool) {
+	var req resolute.TemplateRequest
+	if err := decodeJSON(r, &req); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if name != "" {
+		if req.Name != "" && req.Name != name {
+			s.error(w, r, resolute.Errorf(resolute.EInvalid, "name: %q differs from the template in the path, %q", req.Name, name))
+			return
+		}
+		req.Name = name
+	}
+	t, err := s.saveTemplate(r, req, replace)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.TemplateResponse{Template: withConfig(t)})
+}
+
+// handleAPITemplateDelete serves DELETE /api/v1/templates/{name}.
+func (s *Server) handleAPITemplateDelete(w http.ResponseWriter, r *http.Request) {
+	t, err := s.db.Template(r.Context(), chi.URLParam(r, "name"))
+	if err == nil {
+		err = mayChange(r, t)
+	}
+	if err == nil {
+		err = s.db.DeleteTemplate(r.Context(), t.Name)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// handleTemplateListPage serves GET /templates.
+func (s *Server) handleTemplateListPage(w http.ResponseWriter, r *http.Request) {
+	s.renderTemplateList(w, r, http.StatusOK, views.TemplateForm{})
+}
+
+func (s *Server) renderTemplateList(w http.ResponseWriter, r *http.Request, status int, form views.TemplateForm) {
+	list, err := s.db.Templates(r.Context(), nil)
+	if err == nil {
+		form.Workspaces, err = s.db.Workspaces(r.Context(), nil)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	clearFlash(w, r)
+	s.render(w, r, status, views.TemplateListPage(views.TemplateList{Shell: s.shell(r, "Templates", "templates"), Templates: list, Form: form}))
+}
+
+// handleTemplateCreateForm serves POST /templates.
+func (s *Server) handleTemplateCreateForm(w http.ResponseWriter, r *http.Request) {
+	if err := parseForm(r); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	form := views.TemplateForm{Name: strings.TrimSpace(r.PostFormValue("name")), YAML: r.PostFormValue("yaml")}
+	wsID, _ := strconv.ParseInt(r.PostFormValue("workspace_id"), 10, 64)
+	form.WorkspaceID = wsID
+	t, err := s.saveTemplate(r, resolute.TemplateRequest{Name: form.Name, YAML: form.YAML, WorkspaceID: wsID}, false)
+	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict || code == resolute.ENotFound {
+		form.Errors = templateFormErrors(err)
+		s.renderTemplateList(w, r, http.StatusUnprocessableEntity, form)
+		return
+	} else if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	redirect(w, r, "/templates/"+t.Name, "ok", "Created template "+t.Name+".")
+}
+
+// templateFormErrors puts a name error next to the name and every config
+// error, one per line, next to the YAML.
+func templateFormErrors(err error) views.FormErrors {
+	msg := resolute.ErrorMessage(err)
+	if strings.HasPrefix(msg, "name: ") || resolute.ErrorCode(err) == resolute.EConflict {
+		return views.FormErrors{"name": fieldMessage(err)}
+	}
+	if resolute.ErrorCode(err) == resolute.ENotFound {
+		return views.FormErrors{"workspace_id": msg}
+	}
+	return views.FormErrors{"yaml": msg}
+}
+
+// handleTemplatePage serves GET /templates/{name}.
+func (s *Server) handleTemplatePage(w http.ResponseWriter, r *http.Request) {
+	t, err := s.db.Template(r.Context(), chi.URLParam(r, "name"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.page(w, r, views.TemplateView(views.TemplatePage{Shell: s.shell(r, "Template "+t.Name, "templates"), Template: t, YAML: t.ConfigYAML}))
+}
+
+// handleTemplateEditForm serves POST /templates/{name}: save edited YAML, or
+// show it again with the errors beside it.
+func (s *Server) handleTemplateEditForm(w http.ResponseWriter, r *http.Request) {
+	t, err := s.db.Template(r.Context(), chi.URLParam(r, "name"))
+	if err == nil {
+		err = parseForm(r)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	text := r.PostFormValue("yaml")
+	_, err = s.saveTemplate(r, resolute.TemplateRequest{Name: t.Name, YAML: text}, true)
+	if code := resolute.ErrorCode(err); code == resolute.EInvalid {
+		s.render(w, r, http.StatusUnprocessableEntity, views.TemplateView(views.TemplatePage{
+			Shell: s.shell(r, "Template "+t.Name, "templates"), Template: t, YAML: text, Errors: templateFormErrors(err)}))
+		return
+	} else if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	redirect(w, r, "/templates/"+t.Name, "ok", "Saved template "+t.Name+".")
+}
+
+// handleTemplateDeleteForm serves POST /templates/{name}/delete.
+func (s *Server) handleTemplateDeleteForm(w http.ResponseWriter, r *http.Request) {
+	t, err := s.db.Template(r.Context(), chi.URLParam(r, "name"))
+	if err == nil {
+		err = mayChange(r, t)
+	}
+	if err == nil {
+		err = s.db.DeleteTemplate(r.Context(), t.Name)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	redirect(w, r, "/templates", "ok", "Deleted template "+t.Name+".")
+}
