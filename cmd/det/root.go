@@ -62,7 +62,8 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentFlags().StringVarP(&a.userFlag, "user", "u", "",
 		"user whose stored session to use (default $DET_USER, or the last one to log in)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(a.userCmd(), a.workspaceCmd(), a.projectCmd(), a.masterCmd(), a.versionCmd())
+	root.AddCommand(a.userCmd(), a.workspaceCmd(), a.projectCmd(), a.masterCmd(), a.versionCmd(),
+		a.templateCmd(), a.previewSearchCmd())
 	return root
 }
 
