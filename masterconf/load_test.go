@@ -50,6 +50,7 @@ notebook_timeout: 1800
 	want.ResourceManager.Slots = 4
 	want.ResourcePools = []ResourcePool{{PoolName: "gpu", Description: "the A100s"}}
 	want.NotebookTimeout = 1800
+	want.CheckpointStorage = map[string]any{"type": "shared_fs", "host_path": "/srv/resolute/checkpoints"}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Fatalf("config (-want +got):\n%s", diff)
 	}
