@@ -2,8 +2,13 @@ package db_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db"
@@ -62,7 +67,7 @@ func TestWorkspaceRules(t *testing.T) {
 		run  func() error
 		code string
 	}{
-		"the default workspace cannot be renamed": {func() error { _, err := d.RenameWorkspace(ctx, def.ID, "x"); return err }, resolute.EConflict},
+		"the default workspace cannot be renamed":  {func() error { _, err := d.RenameWorkspace(ctx, def.ID, "x"); return err }, resolute.EConflict},
 		"the default workspace cannot be archived": {func() error { return d.SetWorkspaceArchived(ctx, def.ID, true) }, resolute.EConflict},
 		"the default workspace cannot be deleted":  {func() error { return d.DeleteWorkspace(ctx, def.ID) }, resolute.EConflict},
 		"a duplicate name conflicts":               {func() error { _, err := d.CreateWorkspace(ctx, "Uncategorized", admin.ID); return err }, resolute.EConflict},
@@ -130,5 +135,22 @@ func TestTheLastAdministratorStays(t *testing.T) {
 	}
 	if _, err := d.UpdateUser(ctx, admin.ID, "", true, false); resolute.ErrorCode(err) != resolute.EConflict {
 		t.Fatalf("deactivating the last admin: %v", err)
+	}
+}
+
+func TestANewerSchemaIsRefused(t *testing.T) {
+	ctx := context.Background()
+	url := dbtest.NewURL(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "INSERT INTO goose_db_version (version_id, is_applied) VALUES (9999, true)"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Open(ctx, url, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil || !strings.Contains(err.Error(), "the database schema is at version 9999 but this Resolute knows versions up to") {
+		t.Fatalf("err = %v", err)
 	}
 }

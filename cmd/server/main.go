@@ -18,4 +18,3 @@ func main() {
 		os.Exit(1)
 	}
 }
-

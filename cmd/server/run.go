@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/resolute-ml/resolute"
@@ -130,8 +131,15 @@ func newLogger(c masterconf.Log, w io.Writer, logs *masterlog.Buffer) *slog.Logg
 func startDatabase(ctx context.Context, cfg masterconf.Config, logger *slog.Logger) (string, *postgres.Server, error) {
 	if cfg.DB.Host != "" {
 		u := url.URL{Scheme: "postgres", User: url.UserPassword(cfg.DB.User, cfg.DB.Password),
-			Host: net.JoinHostPort(cfg.DB.Host, strconv.Itoa(cfg.DB.Port)), Path: "/" + cfg.DB.Name,
-			RawQuery: url.Values{"sslmode": {cfg.DB.SSLMode}}.Encode()}
+			Host: net.JoinHostPort(cfg.DB.Host, strconv.Itoa(cfg.DB.Port)), Path: "/" + cfg.DB.Name}
+		q := url.Values{"sslmode": {cfg.DB.SSLMode}}
+		if strings.HasPrefix(cfg.DB.Host, "/") {
+			// A directory: the server's unix socket.
+			u.Host = ""
+			q.Set("host", cfg.DB.Host)
+			q.Set("port", strconv.Itoa(cfg.DB.Port))
+		}
+		u.RawQuery = q.Encode()
 		return u.String(), nil, nil
 	}
 	pg, err := postgres.Start(ctx, filepath.Join(cfg.DataDir, "postgres"), logger)

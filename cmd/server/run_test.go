@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/resolute-ml/resolute/postgres"
+)
+
+// start runs the master with args until the returned stop is called, and
+// returns its address.
+func start(t *testing.T, args ...string) (addr string, stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, args, func(string) string { return "" }, io.Discard, ready) }()
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		cancel()
+		t.Fatalf("master did not start: %v", err)
+	case <-time.After(60 * time.Second):
+		cancel()
+		t.Fatal("master did not start within 60s")
+	}
+	return addr, func() error { cancel(); return <-done }
+}
+
+func TestTheMasterServesHTTPSOnItsEmbeddedDatabaseAndRestarts(t *testing.T) {
+	if _, err := postgres.BinDir(); err != nil {
+		t.Skip(err)
+	}
+	dir, err := os.MkdirTemp("", "resolute-run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	cert, key := selfSigned(t, dir)
+	args := []string{"--data-dir", filepath.Join(dir, "data"), "--port", freePort(t), "--tls-cert", cert, "--tls-key", key}
+
+	addr, stop := start(t, args...)
+	client := &http.Client{
+		Transport:     &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	port := addr[strings.LastIndex(addr, ":")+1:]
+	resp, err := client.Post("https://localhost:"+port+"/login", "application/x-www-form-urlencoded", strings.NewReader("username=admin&password="))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var secure bool
+	for _, c := range resp.Cookies() {
+		secure = secure || (c.Name == "auth" && c.Secure)
+	}
+	if !secure {
+		t.Fatal("the session cookie is not Secure under TLS")
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("graceful shutdown: %v", err)
+	}
+
+	// A second start reuses the database and is quick.
+	begin := time.Now()
+	addr, stop = start(t, args...)
+	took := time.Since(begin)
+	t.Logf("start-up with an existing embedded database: %v", took)
+	resp, err = client.Get("https://" + addr + "/health")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("health after restart: %v %v", resp, err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBadConfigStopsStartUp(t *testing.T) {
+	err := run(context.Background(), []string{"--port", "http"}, func(string) string { return "" }, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), `port: expected an integer, got "http"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func freePort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
+		DNSNames: []string{"localhost"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(key)
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600)
+	return certFile, keyFile
+}
+
+func TestAnExternalDatabaseIsUsedWhenHostIsSet(t *testing.T) {
+	raw := os.Getenv("RESOLUTE_TEST_DATABASE_URL")
+	if raw == "" {
+		t.Skip("needs RESOLUTE_TEST_DATABASE_URL (make test sets it)")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := u.Query().Get("host")
+	if host == "" {
+		host = u.Hostname()
+	}
+	conn, err := pgx.Connect(context.Background(), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "run_test_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	if _, err := conn.Exec(context.Background(), "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn.Exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)")
+		conn.Close(context.Background())
+	})
+	addr, stop := start(t, "--db-host", host, "--db-name", name, "--db-ssl-mode", "disable",
+		"--port", freePort(t), "--data-dir", t.TempDir())
+	resp, err := http.Get("http://" + addr + "/health")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("health: %v %v", resp, err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
