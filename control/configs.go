@@ -5,38 +5,87 @@ import (
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/expconf"
 	"github.com/resolute-ml/resolute/searcher"
 )
 
-// Configs expands experiment configs: master defaults < template < user
-// config < --config overrides (seeds: "Configuration Templates").
+// Configs expands experiment configs: master (or pool) defaults < template <
+// user config < --config overrides (seeds: "Configuration Templates").
 type Configs struct {
-	db       *db.DB
-	defaults []byte // the master's layer: checkpoint_storage, task_container_defaults
-	now      func() time.Time
+	db          *db.DB
+	defaults    []byte            // the master's layer: checkpoint_storage, task_container_defaults
+	pools       map[string][]byte // pools with their own task_container_defaults
+	computePool string            // where experiments go without resources.resource_pool
+	now         func() time.Time
 }
 
 // NewConfigs returns the config expander; defaults is the master's layer
 // (masterconf.Config.Defaults).
-func NewConfigs(database *db.DB, defaults []byte) *Configs {
-	return &Configs{db: database, defaults: defaults, now: time.Now}
+func NewConfigs(database *db.DB, defaults []byte, opts ...ConfigsOption) *Configs {
+	c := &Configs{db: database, defaults: defaults, now: time.Now}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// ConfigsOption tunes NewConfigs.
+type ConfigsOption func(*Configs)
+
+// WithPoolDefaults gives the pools that have their own
+// task_container_defaults (masterconf.Config.PoolDefaults) and the default
+// compute pool; a config landing in such a pool gets that layer instead of
+// the master's.
+func WithPoolDefaults(pools map[string][]byte, computePool string) ConfigsOption {
+	return func(c *Configs) { c.pools, c.computePool = pools, computePool }
+}
+
+// defaultsFor picks the lowest layer for a config whose upper layers are
+// given: the pool's own defaults when it has them, else the master's.
+func (c *Configs) defaultsFor(upper [][]byte, overrides []string) []byte {
+	if len(c.pools) == 0 {
+		return c.defaults
+	}
+	var maps []map[string]any
+	for _, l := range upper {
+		var m map[string]any
+		if yaml.Unmarshal(l, &m) == nil {
+			maps = append(maps, m)
+		}
+	}
+	merged, err := expconf.ApplyOverrides(expconf.Merge(maps...), overrides)
+	if err != nil {
+		return c.defaults
+	}
+	pool := c.computePool
+	if res, ok := merged["resources"].(map[string]any); ok {
+		if p, ok := res["resource_pool"].(string); ok && p != "" {
+			pool = p
+		}
+	}
+	if layer, ok := c.pools[pool]; ok {
+		return layer
+	}
+	return c.defaults
 }
 
 // ExpandExperiment merges the layers and returns the fully expanded config,
 // or every error at once (code invalid). templateName "" means none.
 func (c *Configs) ExpandExperiment(ctx context.Context, userYAML []byte, templateName string, overrides []string) (*expconf.ExperimentConfig, error) {
-	layers := [][]byte{c.defaults}
+	var upper [][]byte
 	if templateName != "" {
 		t, err := c.db.Template(ctx, templateName)
 		if err != nil {
 			return nil, err
 		}
-		layers = append(layers, []byte(t.ConfigYAML))
+		upper = append(upper, []byte(t.ConfigYAML))
 	}
-	layers = append(layers, userYAML)
+	upper = append(upper, userYAML)
+	layers := append([][]byte{c.defaultsFor(upper, overrides)}, upper...)
 	cfg, err := expconf.ParseExperimentLayers(layers, overrides, expconf.WithClock(c.now))
 	if err != nil {
 		return nil, invalid(err)

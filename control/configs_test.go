@@ -93,3 +93,33 @@ func TestBadConfigsAndTemplatesAreInvalid(t *testing.T) {
 		}
 	}
 }
+
+func TestAPoolsOwnDefaultsReplaceTheMasters(t *testing.T) {
+	ctx := context.Background()
+	d := dbtest.New(t)
+	d.Bootstrap(ctx, "")
+	storage := map[string]any{"type": "shared_fs", "host_path": "/ckpt"}
+	master, _ := expconf.MasterDefaults(storage, map[string]any{"image": "master:1"})
+	gpu, _ := expconf.MasterDefaults(storage, map[string]any{"image": "gpu:1"})
+	c := control.NewConfigs(d, master, control.WithPoolDefaults(map[string][]byte{"gpu": gpu}, "default"))
+	tests := map[string]struct {
+		extra     string
+		overrides []string
+		image     string
+	}{
+		"the default pool gets the master's defaults": {"", nil, "master:1"},
+		"the gpu pool gets its own":                   {"resources: {resource_pool: gpu}\n", nil, "gpu:1"},
+		"an override picks the pool too":              {"", []string{"resources.resource_pool=gpu"}, "gpu:1"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := c.ExpandExperiment(ctx, []byte(userConfig+tc.extra), "", tc.overrides)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Environment.Image.CPU; got != tc.image {
+				t.Fatalf("image %q, want %q", got, tc.image)
+			}
+		})
+	}
+}

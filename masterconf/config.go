@@ -175,6 +175,18 @@ func (c *Config) Defaults() []byte {
 	return data
 }
 
+// PoolDefaults is the lowest config layer of each pool that has its own
+// task_container_defaults; they replace the master's, as in Determined.
+func (c *Config) PoolDefaults() map[string][]byte {
+	out := map[string][]byte{}
+	for _, p := range c.ResourcePools {
+		if p.TaskContainerDefaults != nil {
+			out[p.PoolName], _ = expconf.MasterDefaults(c.CheckpointStorage, p.TaskContainerDefaults)
+		}
+	}
+	return out
+}
+
 // validate checks values that decode but make no sense.
 func (c *Config) validate() Errors {
 	var errs Errors

@@ -76,7 +76,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		SessionLifetime: cfg.Security.SessionLifetime.Duration,
 		SecureCookies:   cfg.TLS.Cert != "",
 		MaxBodyBytes:    cfg.MaxRequestBodyBytes,
-	}, database, control.NewConfigs(database, cfg.Defaults()), logger, logs)
+	}, database, control.NewConfigs(database, cfg.Defaults(),
+		control.WithPoolDefaults(cfg.PoolDefaults(), cfg.ResourceManager.DefaultComputeResourcePool)), logger, logs)
 
 	ln, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port))
 	if err != nil {
