@@ -2,6 +2,8 @@ package control
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -85,7 +87,9 @@ func (c *Configs) ExpandExperiment(ctx context.Context, userYAML []byte, templat
 		upper = append(upper, []byte(t.ConfigYAML))
 	}
 	upper = append(upper, userYAML)
-	layers := append([][]byte{c.defaultsFor(upper, overrides)}, upper...)
+	// A config without a name gets one, as Determined's does.
+	name := []byte(fmt.Sprintf("name: %q\n", expconf.GenerateName(rand.Uint64())))
+	layers := append([][]byte{name, c.defaultsFor(upper, overrides)}, upper...)
 	cfg, err := expconf.ParseExperimentLayers(layers, overrides, expconf.WithClock(c.now))
 	if err != nil {
 		return nil, invalid(err)

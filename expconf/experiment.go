@@ -284,8 +284,19 @@ func (c *ExperimentConfig) Complete() error {
 	return errs.errOrNil()
 }
 
+var (
+	nameAdverbs = []string{"boldly", "briskly", "calmly", "deftly", "eagerly", "gently", "keenly", "neatly",
+		"nimbly", "quietly", "rapidly", "smartly", "steadily", "swiftly", "warmly", "wisely"}
+	nameAdjectives = []string{"amber", "brave", "bright", "clever", "crisp", "fair", "gentle", "grand",
+		"lively", "lucid", "noble", "proud", "quick", "sunny", "tidy", "vivid"}
+	nameAnimals = []string{"badger", "crane", "falcon", "finch", "heron", "ibex", "lark", "lynx",
+		"marten", "otter", "owl", "panda", "puffin", "robin", "stoat", "wren"}
+)
+
 // GenerateName returns the name Resolute gives an experiment submitted
-// without one: "Experiment <id>", with id from the caller's sequence.
-func GenerateName(id int) string {
-	return "Experiment " + formatInt(int64(id))
+// without one, in Determined's style: "Experiment (quietly-brave-otter)".
+// n picks the words; callers pass a random number.
+func GenerateName(n uint64) string {
+	a, b, c := n%16, (n/16)%16, (n/256)%16
+	return "Experiment (" + nameAdverbs[a] + "-" + nameAdjectives[b] + "-" + nameAnimals[c] + ")"
 }

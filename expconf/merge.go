@@ -190,7 +190,7 @@ func mergeLayers(layers [][]byte, overrides []string) (*yaml.Node, error) {
 			}
 			return nil, errs
 		}
-		merged = mergeNodes(merged, doc, 0)
+		merged = mergeNodes(merged, doc, 0, "")
 	}
 	if len(overrides) > 0 {
 		layer, err := overridesLayer(overrides)
@@ -201,14 +201,40 @@ func mergeLayers(layers [][]byte, overrides []string) (*yaml.Node, error) {
 		if err := n.Encode(layer); err != nil {
 			return nil, Errors{{Path: "--config", Message: err.Error()}}
 		}
-		merged = mergeNodes(merged, &n, 0)
+		merged = mergeNodes(merged, &n, 0, "")
 	}
 	return merged, nil
 }
 
+// unionKey names the key that says which kind a section is, for the sections
+// that are unions: a later layer of another kind replaces the section whole
+// (a user's s3 storage drops the master's host_path), as Determined's
+// union merge does.
+func unionKey(path string) string {
+	switch {
+	case path == "checkpoint_storage":
+		return "type"
+	case path == "searcher":
+		return "name"
+	case strings.HasPrefix(path, "hyperparameters."):
+		return "type"
+	}
+	return ""
+}
+
+// scalarAt returns the scalar value of key in a mapping node, or "".
+func scalarAt(m *yaml.Node, key string) string {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key && m.Content[i+1].Kind == yaml.ScalarNode {
+			return m.Content[i+1].Value
+		}
+	}
+	return ""
+}
+
 // mergeNodes merges over onto base like Merge does for maps, keeping the
 // nodes (and so the line numbers) of the layer each value came from.
-func mergeNodes(base, over *yaml.Node, depth int) *yaml.Node {
+func mergeNodes(base, over *yaml.Node, depth int, path string) *yaml.Node {
 	d := &decoder{}
 	b, o := d.resolve(base), d.resolve(over)
 	if isNull(o) {
@@ -219,6 +245,11 @@ func mergeNodes(base, over *yaml.Node, depth int) *yaml.Node {
 	}
 	if b == nil || b.Kind != yaml.MappingNode || o.Kind != yaml.MappingNode || depth > 64 {
 		return o
+	}
+	if key := unionKey(path); key != "" {
+		if bk, ok := scalarAt(b, key), scalarAt(o, key); ok != "" && bk != ok {
+			return o
+		}
 	}
 	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: o.Line, Column: o.Column}
 	pos := map[string]int{}
@@ -235,7 +266,7 @@ func mergeNodes(base, over *yaml.Node, depth int) *yaml.Node {
 			continue
 		}
 		if at, ok := pos[k.Value]; ok && k.Kind == yaml.ScalarNode && k.ShortTag() != "!!merge" {
-			out.Content[at+1] = mergeNodes(out.Content[at+1], o.Content[i+1], depth+1)
+			out.Content[at+1] = mergeNodes(out.Content[at+1], o.Content[i+1], depth+1, join(path, k.Value))
 			continue
 		}
 		out.Content = append(out.Content, o.Content[i], o.Content[i+1])

@@ -220,7 +220,7 @@ func TestComplete(t *testing.T) {
 			}
 		})
 	}
-	if expconf.GenerateName(12) != "Experiment 12" {
-		t.Errorf("GenerateName(12) = %q", expconf.GenerateName(12))
+	if got := expconf.GenerateName(0x123); got != "Experiment (deftly-bright-crane)" {
+		t.Errorf("GenerateName(0x123) = %q", got)
 	}
 }

@@ -45,8 +45,9 @@ type SearcherConfig struct {
 }
 
 // Length is a training length in one unit, as Determined's deprecated
-// `max_length: {batches: N}` and `min_validation_period`.
+// `max_length: {batches: N}` and `min_validation_period`; a bare
+// `max_length: N` is unitless.
 type Length struct {
-	Unit  string // batches, records or epochs
+	Unit  string // batches, records, epochs, or "" for a unitless length
 	Units int
 }

@@ -1,6 +1,7 @@
 package expconf
 
 import (
+	"cmp"
 	"gopkg.in/yaml.v3"
 )
 
@@ -186,7 +187,8 @@ func (d *decoder) timeBudget(o *object, s *SearcherConfig) {
 			s.MaxTime, hasTime = s.MaxLength.Units, true
 		}
 		if !hasMetric && !o.has("time_metric") {
-			s.TimeMetric, hasMetric = s.MaxLength.Unit, true
+			// A unitless length counts steps, which trials report as batches.
+			s.TimeMetric, hasMetric = cmp.Or(s.MaxLength.Unit, UnitBatches), true
 		}
 	}
 	if !hasTime && !o.has("max_time") {
@@ -197,8 +199,19 @@ func (d *decoder) timeBudget(o *object, s *SearcherConfig) {
 	}
 }
 
-// length reads a `{batches|records|epochs: N}` training length.
+// length reads a `{batches|records|epochs: N}` training length, or a bare
+// integer: a unitless length, which Determined's Core API tutorials use.
 func (d *decoder) length(n *yaml.Node, path string) *Length {
+	if r := d.resolve(n); r != nil && r.Kind == yaml.ScalarNode && r.ShortTag() == "!!int" {
+		v, ok := d.integer(r, path)
+		if !ok {
+			return nil
+		}
+		if v < 0 {
+			d.fail(r, path, "must be 0 or more, got %d", v)
+		}
+		return &Length{Units: v}
+	}
 	o := d.object(n, path)
 	var l *Length
 	for _, unit := range []string{UnitBatches, UnitRecords, UnitEpochs} {
@@ -222,9 +235,11 @@ func (d *decoder) length(n *yaml.Node, path string) *Length {
 	return l
 }
 
-func (l *Length) render() map[string]any {
+func (l *Length) render() any {
 	if l == nil {
 		return nil
+	} else if l.Unit == "" {
+		return l.Units
 	}
 	return map[string]any{l.Unit: l.Units}
 }

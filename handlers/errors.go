@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -129,6 +130,39 @@ func idParam(r *http.Request, name string) (int64, error) {
 		return 0, resolute.Errorf(resolute.EInvalid, "%s: expected a positive integer, got %q", name, v)
 	}
 	return id, nil
+}
+
+// apiByID runs fn with the {id} of the path and answers {} or the error:
+// the shape of every API action on one object (archive, delete...).
+func (s *Server) apiByID(w http.ResponseWriter, r *http.Request, fn func(ctx context.Context, id int64) error) {
+	id, err := idParam(r, "id")
+	if err == nil {
+		err = fn(r.Context(), id)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// formByID runs fn with the {id} of the path for a form post: on success it
+// redirects to done(id) with message; a conflict (the rule that refused it)
+// goes back to back(id) as an error message.
+func (s *Server) formByID(w http.ResponseWriter, r *http.Request, fn func(ctx context.Context, id int64) error,
+	back, done func(id int64) string, message string) {
+	id, err := idParam(r, "id")
+	if err == nil {
+		err = fn(r.Context(), id)
+	}
+	if resolute.ErrorCode(err) == resolute.EConflict {
+		redirect(w, r, back(id), "error", resolute.ErrorMessage(err))
+		return
+	} else if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	redirect(w, r, done(id), "ok", message)
 }
 
 // checkName validates the name of a workspace, project or user.

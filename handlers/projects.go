@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -150,29 +151,13 @@ func (s *Server) handleAPIProjectPatch(w http.ResponseWriter, r *http.Request) {
 
 // handleAPIProjectDelete serves DELETE /api/v1/projects/{id}.
 func (s *Server) handleAPIProjectDelete(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = s.db.DeleteProject(r.Context(), id)
-	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct{}{})
+	s.apiByID(w, r, s.db.DeleteProject)
 }
 
 // handleAPIProjectArchive serves POST /api/v1/projects/{id}/archive and /unarchive.
 func (s *Server) handleAPIProjectArchive(archived bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := idParam(r, "id")
-		if err == nil {
-			err = s.db.SetProjectArchived(r.Context(), id, archived)
-		}
-		if err != nil {
-			s.error(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, struct{}{})
+		s.apiByID(w, r, func(ctx context.Context, id int64) error { return s.db.SetProjectArchived(ctx, id, archived) })
 	}
 }
 
@@ -251,25 +236,17 @@ func (s *Server) handleProjectEditForm(w http.ResponseWriter, r *http.Request) {
 	redirect(w, r, "/projects/"+itoa(id), "ok", "Saved the project.")
 }
 
+func projectPath(id int64) string { return "/projects/" + itoa(id) }
+
 // handleProjectArchiveForm serves POST /projects/{id}/archive and /unarchive.
 func (s *Server) handleProjectArchiveForm(archived bool) http.HandlerFunc {
+	msg := "Archived the project."
+	if !archived {
+		msg = "Unarchived the project."
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := idParam(r, "id")
-		if err == nil {
-			err = s.db.SetProjectArchived(r.Context(), id, archived)
-		}
-		if resolute.ErrorCode(err) == resolute.EConflict {
-			redirect(w, r, "/projects/"+itoa(id), "error", resolute.ErrorMessage(err))
-			return
-		} else if err != nil {
-			s.error(w, r, err)
-			return
-		}
-		msg := "Archived the project."
-		if !archived {
-			msg = "Unarchived the project."
-		}
-		redirect(w, r, "/projects/"+itoa(id), "ok", msg)
+		s.formByID(w, r, func(ctx context.Context, id int64) error { return s.db.SetProjectArchived(ctx, id, archived) },
+			projectPath, projectPath, msg)
 	}
 }
 

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -117,30 +118,14 @@ func (s *Server) handleAPIWorkspacePatch(w http.ResponseWriter, r *http.Request)
 
 // handleAPIWorkspaceDelete serves DELETE /api/v1/workspaces/{id}.
 func (s *Server) handleAPIWorkspaceDelete(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = s.db.DeleteWorkspace(r.Context(), id)
-	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct{}{})
+	s.apiByID(w, r, s.db.DeleteWorkspace)
 }
 
 // handleAPIWorkspaceArchive serves POST /api/v1/workspaces/{id}/archive and
 // /unarchive.
 func (s *Server) handleAPIWorkspaceArchive(archived bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := idParam(r, "id")
-		if err == nil {
-			err = s.db.SetWorkspaceArchived(r.Context(), id, archived)
-		}
-		if err != nil {
-			s.error(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, struct{}{})
+		s.apiByID(w, r, func(ctx context.Context, id int64) error { return s.db.SetWorkspaceArchived(ctx, id, archived) })
 	}
 }
 
@@ -256,40 +241,21 @@ func (s *Server) handleWorkspaceRenameForm(w http.ResponseWriter, r *http.Reques
 	redirect(w, r, "/workspaces/"+itoa(id), "ok", "Renamed the workspace to "+name+".")
 }
 
+func workspacePath(id int64) string { return "/workspaces/" + itoa(id) }
+
 // handleWorkspaceArchiveForm serves POST /workspaces/{id}/archive and /unarchive.
 func (s *Server) handleWorkspaceArchiveForm(archived bool) http.HandlerFunc {
+	msg := "Archived the workspace."
+	if !archived {
+		msg = "Unarchived the workspace."
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := idParam(r, "id")
-		if err == nil {
-			err = s.db.SetWorkspaceArchived(r.Context(), id, archived)
-		}
-		if resolute.ErrorCode(err) == resolute.EConflict {
-			redirect(w, r, "/workspaces/"+itoa(id), "error", resolute.ErrorMessage(err))
-			return
-		} else if err != nil {
-			s.error(w, r, err)
-			return
-		}
-		msg := "Archived the workspace."
-		if !archived {
-			msg = "Unarchived the workspace."
-		}
-		redirect(w, r, "/workspaces/"+itoa(id), "ok", msg)
+		s.formByID(w, r, func(ctx context.Context, id int64) error { return s.db.SetWorkspaceArchived(ctx, id, archived) },
+			workspacePath, workspacePath, msg)
 	}
 }
 
 // handleWorkspaceDeleteForm serves POST /workspaces/{id}/delete.
 func (s *Server) handleWorkspaceDeleteForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = s.db.DeleteWorkspace(r.Context(), id)
-	}
-	if resolute.ErrorCode(err) == resolute.EConflict {
-		redirect(w, r, "/workspaces/"+itoa(id), "error", resolute.ErrorMessage(err))
-		return
-	} else if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	redirect(w, r, "/workspaces", "ok", "Deleted the workspace.")
+	s.formByID(w, r, s.db.DeleteWorkspace, workspacePath, func(int64) string { return "/workspaces" }, "Deleted the workspace.")
 }
