@@ -1,0 +1,240 @@
+import contextlib
+import enum
+import json
+import logging
+import os
+import pathlib
+import shutil
+from datetime import datetime, timezone
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
+
+from determined import _session
+from determined.core import _storage
+from determined.core._distributed import DistributedContext
+
+logger = logging.getLogger("determined.core")
+
+
+class DownloadMode(enum.Enum):
+    """
+    How ``.download()`` and ``.restore_path()`` coordinate workers. With
+    ``LocalWorkersShareDownload`` (the default) workers on one node share one download and must
+    call in step; with ``NoSharedDownload`` there is no coordination.
+    """
+
+    LocalWorkersShareDownload = "LOCAL_WORKERS_SHARE_DOWNLOAD"
+    NoSharedDownload = "NO_SHARED_DOWNLOAD"
+
+
+def _write_metadata(ckpt_dir: Union[str, os.PathLike], metadata: Dict[str, Any]) -> None:
+    path = pathlib.Path(os.fspath(ckpt_dir)) / "metadata.json"
+    with path.open("w") as f:
+        f.write(json.dumps(_session._sanitize(metadata), indent=2))
+
+
+def _check_metadata(metadata: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    metadata = dict(metadata or {})
+    if "steps_completed" not in metadata:
+        raise ValueError(
+            "metadata for reported checkpoints, in the current implementation, requires a "
+            "'steps_completed' item, which has not been provided"
+        )
+    return metadata
+
+
+class CheckpointContext:
+    """
+    ``CheckpointContext`` saves checkpoints to the experiment's checkpoint storage and reports
+    them to the master, and restores them.
+    """
+
+    def __init__(
+        self,
+        dist: DistributedContext,
+        storage_manager: _storage.SharedFSStorageManager,
+        session: Optional[_session.Session],
+        task_id: Optional[str],
+        allocation_id: Optional[str],
+        storage_id: Optional[int] = None,
+        tensorboard_sync: Optional[Callable[[], None]] = None,
+    ) -> None:
+        self._dist = dist
+        self._storage_manager = storage_manager
+        self._session = session
+        self._task_id = task_id
+        self._allocation_id = allocation_id
+        self._storage_id = storage_id
+        self._tensorboard_sync = tensorboard_sync
+
+    def _require_chief(self, what: str, shard: bool) -> None:
+        if shard and self._dist.size > 1:
+            raise NotImplementedError(
+                f"CheckpointContext.{what}(shard=True) with {self._dist.size} workers is not "
+                "supported by Resolute's harness yet"
+            )
+        if not shard and self._dist.rank != 0:
+            raise RuntimeError(
+                f"cannot call CheckpointContext.{what}() from non-chief worker "
+                f"(rank={self._dist.rank})"
+            )
+
+    @contextlib.contextmanager
+    def store_path(
+        self, metadata: Optional[Dict[str, Any]] = None, *, shard: bool = False
+    ) -> Iterator[Tuple[pathlib.Path, str]]:
+        """
+        Context manager yielding ``(path, storage_id)``: save your checkpoint files under
+        ``path``. On exit ``metadata.json`` is written, the directory becomes the checkpoint
+        ``<storage>/<storage_id>`` and the checkpoint is reported to the master. ``metadata`` must
+        contain ``steps_completed``.
+
+        .. code:: python
+
+           with core_context.checkpoint.store_path({"steps_completed": 10}) as (path, uuid):
+               save_model(path)
+        """
+        self._require_chief("store_path", shard)
+        metadata = _check_metadata(metadata) if self._session is not None else dict(metadata or {})
+        storage_id = _storage.new_storage_id()
+        with self._storage_manager.store_path(storage_id) as path:
+            yield path, storage_id
+            resources = _storage.list_directory(path)
+            _write_metadata(path, metadata)
+        self._report_checkpoint(storage_id, resources, metadata)
+
+    def upload(
+        self,
+        ckpt_dir: Optional[Union[str, os.PathLike]],
+        metadata: Optional[Dict[str, Any]] = None,
+        *,
+        shard: bool = False,
+        selector: Optional[Callable[[str], bool]] = None,
+    ) -> str:
+        """
+        Copy the contents of ``ckpt_dir`` (the directory name itself is not kept) into a new
+        checkpoint, report it, and return its ``storage_id``. ``selector(relpath)`` may filter
+        the files.
+        """
+        self._require_chief("upload", shard)
+        metadata = _check_metadata(metadata) if self._session is not None else dict(metadata or {})
+        storage_id = _storage.new_storage_id()
+        if ckpt_dir is None:
+            with self._storage_manager.store_path(storage_id) as path:
+                resources: Dict[str, int] = {}
+                _write_metadata(path, metadata)
+        else:
+            src = pathlib.Path(os.fspath(ckpt_dir))
+            resources = _storage.list_directory(src, selector)
+            resources.pop("metadata.json", None)
+            with self._storage_manager.store_path(storage_id) as path:
+                for rel in sorted(resources):
+                    if rel.endswith("/"):
+                        (path / rel).mkdir(parents=True, exist_ok=True)
+                        continue
+                    (path / rel).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(src / rel, path / rel)
+                _write_metadata(path, metadata)
+        self._report_checkpoint(storage_id, resources, metadata)
+        return storage_id
+
+    def download(
+        self,
+        storage_id: str,
+        ckpt_dir: Union[str, os.PathLike],
+        download_mode: DownloadMode = DownloadMode.LocalWorkersShareDownload,
+        *,
+        selector: Optional[Callable[[str], bool]] = None,
+    ) -> None:
+        """Copy checkpoint ``storage_id`` into ``ckpt_dir`` (created if missing)."""
+        download_mode = DownloadMode(download_mode)
+        if download_mode == DownloadMode.NoSharedDownload or self._dist.local_rank == 0:
+            self._storage_manager.download(storage_id, ckpt_dir, selector)
+        if download_mode == DownloadMode.LocalWorkersShareDownload:
+            self._dist.broadcast_local(None)
+
+    @contextlib.contextmanager
+    def restore_path(
+        self,
+        storage_id: str,
+        download_mode: DownloadMode = DownloadMode.LocalWorkersShareDownload,
+        *,
+        selector: Optional[Callable[[str], bool]] = None,
+    ) -> Iterator[pathlib.Path]:
+        """
+        Context manager yielding a local path holding checkpoint ``storage_id``. With shared_fs
+        or directory storage this is the checkpoint directory itself (treat it as read-only).
+        """
+        download_mode = DownloadMode(download_mode)
+        with self._storage_manager.restore_path(storage_id, selector) as path:
+            if download_mode == DownloadMode.LocalWorkersShareDownload:
+                self._dist.broadcast_local(path)
+            try:
+                yield path
+            finally:
+                if download_mode == DownloadMode.LocalWorkersShareDownload:
+                    self._dist.gather_local(None)
+
+    def get_metadata(self, storage_id: str) -> Dict[str, Any]:
+        """The metadata of checkpoint ``storage_id``, from the master."""
+        assert self._session is not None
+        r = self._session.get(f"/api/v1/checkpoints/{storage_id}").json() or {}
+        ckpt = r.get("checkpoint") or {}
+        return ckpt.get("metadata") or {}
+
+    def delete(self, storage_id: str, globs: Optional[List[str]] = None) -> None:
+        """Delete checkpoint ``storage_id`` (or only the files matching ``globs``) from storage,
+        then tell the master which resources remain."""
+        remaining = self._storage_manager.delete(storage_id, globs)
+        if self._session is None:
+            return
+        body = {
+            "checkpoints": [
+                {"uuid": storage_id, "resources": {"resources": remaining}},
+            ]
+        }
+        self._session.patch("/api/v1/checkpoints", json=body)
+
+    def _report_checkpoint(
+        self, storage_id: str, resources: Dict[str, int], metadata: Dict[str, Any]
+    ) -> None:
+        assert self._session is not None
+        body: Dict[str, Any] = {
+            "uuid": storage_id,
+            "taskId": self._task_id,
+            "allocationId": self._allocation_id,
+            "reportTime": datetime.now(timezone.utc).isoformat(),
+            "resources": resources,
+            "metadata": metadata,
+            "state": "STATE_COMPLETED",
+            "training": {},
+        }
+        if self._storage_id is not None:
+            body["storageId"] = self._storage_id
+        self._session.post("/api/v1/checkpoints", json=body)
+        logger.info(f"Reported checkpoint to master {storage_id}")
+        if self._tensorboard_sync is not None:
+            self._tensorboard_sync()
+
+
+class DummyCheckpointContext(CheckpointContext):
+    """Off-cluster checkpointing: files go to local storage, nothing is reported."""
+
+    def __init__(
+        self, dist: DistributedContext, storage_manager: _storage.SharedFSStorageManager
+    ) -> None:
+        super().__init__(dist, storage_manager, None, None, None)
+
+    def _report_checkpoint(
+        self, storage_id: str, resources: Dict[str, int], metadata: Dict[str, Any]
+    ) -> None:
+        logger.info(f"saved checkpoint {storage_id}")
+
+    def get_metadata(self, storage_id: str) -> Dict[str, Any]:
+        # Off-cluster there is no master; read metadata.json from storage instead.
+        with self._storage_manager.restore_path(storage_id) as path:
+            p = path / "metadata.json"
+            if not p.exists():
+                return {}
+            with p.open() as f:
+                out = json.load(f)
+        return out if isinstance(out, dict) else {}

@@ -1,0 +1,228 @@
+"""Checkpoint storage backends: shared_fs and directory (a filesystem the task can see).
+
+Cloud backends (s3, gcs, azure) are not supported by this harness yet and raise a clear error.
+"""
+
+import contextlib
+import fnmatch
+import logging
+import os
+import pathlib
+import shutil
+import tempfile
+import uuid
+from typing import Any, Callable, Dict, Iterator, List, Optional, Union
+
+logger = logging.getLogger("determined.core")
+
+#: Where upstream mounts a shared_fs host_path inside containers.
+SHARED_FS_CONTAINER_PATH = "/determined_shared_fs"
+
+Selector = Optional[Callable[[str], bool]]
+
+
+class UnsupportedStorageError(NotImplementedError):
+    pass
+
+
+def _unsupported(kind: str) -> UnsupportedStorageError:
+    return UnsupportedStorageError(
+        f"checkpoint_storage type {kind!r} is not supported by this harness yet; use "
+        "'shared_fs' or 'directory' checkpoint storage"
+    )
+
+
+class SharedFSStorageManager:
+    """Stores each checkpoint as the directory ``<base_path>/<storage_id>/``."""
+
+    def __init__(self, base_path: Union[str, os.PathLike]) -> None:
+        self._base_path = pathlib.Path(os.fspath(base_path))
+
+    @property
+    def base_path(self) -> pathlib.Path:
+        return self._base_path
+
+    def _path(self, storage_id: str) -> pathlib.Path:
+        if not storage_id or "/" in storage_id or storage_id in (".", ".."):
+            raise ValueError(f"invalid storage_id {storage_id!r}")
+        return self._base_path / storage_id
+
+    @contextlib.contextmanager
+    def store_path(self, storage_id: str) -> Iterator[pathlib.Path]:
+        """Yield a fresh temporary directory next to the final location; on success it is renamed
+        to ``<base>/<storage_id>`` atomically, on failure removed."""
+        self._base_path.mkdir(parents=True, exist_ok=True)
+        final = self._path(storage_id)
+        if final.exists():
+            raise FileExistsError(f"checkpoint directory {final} already exists")
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix=f".tmp-{storage_id}-", dir=self._base_path))
+        try:
+            yield tmp
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, final)
+
+    @contextlib.contextmanager
+    def restore_path(self, storage_id: str, selector: Selector = None) -> Iterator[pathlib.Path]:
+        path = self._path(storage_id)
+        if not path.is_dir():
+            raise FileNotFoundError(f"checkpoint {storage_id} not found in storage at {path}")
+        # Shared filesystems need no download: the checkpoint directory is used in place.
+        yield path
+
+    def upload(
+        self, src: Union[str, os.PathLike], dst: str, selector: Selector = None
+    ) -> Dict[str, int]:
+        """Copy the files of ``src`` into ``<base>/<dst>``; return the copied resources."""
+        src_path = pathlib.Path(os.fspath(src))
+        resources = list_directory(src_path, selector)
+        with self.store_path(dst) as tmp:
+            for rel in sorted(resources):
+                if rel.endswith("/"):
+                    (tmp / rel).mkdir(parents=True, exist_ok=True)
+                    continue
+                (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src_path / rel, tmp / rel)
+        return resources
+
+    def download(
+        self, src: str, dst: Union[str, os.PathLike], selector: Selector = None
+    ) -> None:
+        path = self._path(src)
+        if not path.is_dir():
+            raise FileNotFoundError(f"checkpoint {src} not found in storage at {path}")
+        dst_path = pathlib.Path(os.fspath(dst))
+        dst_path.mkdir(parents=True, exist_ok=True)
+        for rel in sorted(list_directory(path, selector)):
+            if rel.endswith("/"):
+                (dst_path / rel).mkdir(parents=True, exist_ok=True)
+                continue
+            (dst_path / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path / rel, dst_path / rel)
+
+    def delete(self, storage_id: str, globs: Optional[List[str]] = None) -> Dict[str, int]:
+        """Delete the whole checkpoint (globs None) or the files matching ``globs``; return the
+        resources that remain."""
+        path = self._path(storage_id)
+        if not path.exists():
+            return {}
+        if not globs or "**/*" in globs:
+            shutil.rmtree(path)
+            return {}
+        for rel, _ in list(list_directory(path).items()):
+            if rel.endswith("/"):
+                continue
+            if any(fnmatch.fnmatch(rel, g) for g in globs):
+                (path / rel).unlink()
+        return list_directory(path)
+
+    def list(self, storage_id: str) -> Dict[str, int]:
+        return list_directory(self._path(storage_id))
+
+
+def list_directory(root: Union[str, os.PathLike], selector: Selector = None) -> Dict[str, int]:
+    """Map each file under ``root`` (relative POSIX path) to its size; directories appear as
+    ``"dir/"`` with size 0, as upstream reports checkpoint resources."""
+    root_path = pathlib.Path(os.fspath(root))
+    out: Dict[str, int] = {}
+    for dirpath, dirnames, filenames in os.walk(root_path):
+        dirnames.sort()
+        rel_dir = pathlib.Path(dirpath).relative_to(root_path).as_posix()
+        prefix = "" if rel_dir == "." else rel_dir + "/"
+        for d in dirnames:
+            rel = prefix + d + "/"
+            if selector is None or selector(rel):
+                out[rel] = 0
+        for f in sorted(filenames):
+            rel = prefix + f
+            if selector is not None and not selector(rel):
+                continue
+            out[rel] = os.path.getsize(os.path.join(dirpath, f))
+    if selector is not None:
+        # Keep only directories that lead to selected files (or were selected themselves).
+        keep = {k for k in out if not k.endswith("/")}
+        for k in list(out):
+            if k.endswith("/") and not any(f.startswith(k) for f in keep):
+                if not selector(k):
+                    del out[k]
+    return out
+
+
+def _shared_fs_base(config: Dict[str, Any]) -> pathlib.Path:
+    host_path = config.get("host_path")
+    if not host_path:
+        raise ValueError("shared_fs checkpoint_storage requires host_path")
+    storage_path = config.get("storage_path") or ""
+    host = pathlib.Path(host_path)
+    if storage_path:
+        sp = pathlib.Path(storage_path)
+        if sp.is_absolute():
+            try:
+                rel = sp.relative_to(host)
+            except ValueError:
+                raise ValueError(
+                    f"shared_fs storage_path {storage_path} must be relative or inside host_path "
+                    f"{host_path}"
+                ) from None
+        else:
+            rel = sp
+    else:
+        rel = pathlib.Path()
+    if host.is_dir():
+        return host / rel
+    # Upstream mounts host_path at container_path inside containers (Kubernetes, Docker).
+    container = pathlib.Path(config.get("container_path") or SHARED_FS_CONTAINER_PATH)
+    if container.is_dir():
+        return container / rel
+    return host / rel
+
+
+def build(config: Dict[str, Any]) -> SharedFSStorageManager:
+    """Build a storage manager from an experiment config's ``checkpoint_storage`` section."""
+    kind = config.get("type")
+    if kind == "shared_fs":
+        return SharedFSStorageManager(_shared_fs_base(config))
+    if kind == "directory":
+        path = config.get("container_path")
+        if not path:
+            raise ValueError("directory checkpoint_storage requires container_path")
+        return SharedFSStorageManager(path)
+    if kind in ("s3", "gcs", "azure"):
+        raise _unsupported(kind)
+    raise ValueError(f"unknown checkpoint_storage type {kind!r}")
+
+
+def from_string(s: str) -> SharedFSStorageManager:
+    """``checkpoint_storage="/some/dir"`` (or ``file:///some/dir``) as accepted by core.init()."""
+    for scheme, kind in (("s3://", "s3"), ("gs://", "gcs"), ("azure://", "azure")):
+        if s.startswith(scheme):
+            raise _unsupported(kind)
+    if s.startswith("file://"):
+        s = s[len("file://"):]
+    return SharedFSStorageManager(os.path.abspath(os.path.expanduser(s)))
+
+
+def default_local_base() -> pathlib.Path:
+    """Where off-cluster checkpoints go by default: the per-user data dir, as upstream
+    (``appdirs.user_data_dir("determined")``), else a temporary directory."""
+    xdg = os.environ.get("XDG_DATA_HOME")
+    home = os.path.expanduser("~")
+    candidates = []
+    if xdg:
+        candidates.append(pathlib.Path(xdg) / "determined")
+    if home and home != "~":
+        candidates.append(pathlib.Path(home) / ".local" / "share" / "determined")
+    for c in candidates:
+        try:
+            c.mkdir(parents=True, exist_ok=True)
+            if os.access(c, os.W_OK):
+                return c
+        except OSError:
+            continue
+    return pathlib.Path(tempfile.mkdtemp(prefix="determined-checkpoints-"))
+
+
+def new_storage_id() -> str:
+    return str(uuid.uuid4())

@@ -1,0 +1,1 @@
+"""Launch layers, for configs whose entrypoint is ``python3 -m determined.launch.<name> ...``."""
