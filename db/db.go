@@ -25,8 +25,20 @@ var migrations embed.FS
 
 // DB is Resolute's database: a connection pool and the generated queries.
 type DB struct {
-	pool *pgxpool.Pool
-	q    *gen.Queries
+	Queries // experiments, trials, allocations: usable directly or in InTx
+	pool    *pgxpool.Pool
+	q       *gen.Queries
+}
+
+// Queries runs the statements on experiments, trials, allocations and what
+// trials report, either directly (through DB) or inside InTx.
+type Queries struct{ q *gen.Queries }
+
+// InTx runs fn in one transaction, committed when fn returns nil.
+func (db *DB) InTx(ctx context.Context, fn func(q *Queries) error) error {
+	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		return fn(&Queries{q: db.q.WithTx(tx)})
+	})
 }
 
 // Open connects to the database at url, applies the embedded migrations and
@@ -48,7 +60,8 @@ func Open(ctx context.Context, url string, logger *slog.Logger) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &DB{pool: pool, q: gen.New(pool)}, nil
+	q := gen.New(pool)
+	return &DB{Queries: Queries{q: q}, pool: pool, q: q}, nil
 }
 
 // Close closes the pool.

@@ -15,7 +15,7 @@ type ProjectFilter struct {
 
 // Projects lists projects by workspace, then id.
 func (db *DB) Projects(ctx context.Context, f ProjectFilter) ([]resolute.Project, error) {
-	rows, err := db.q.ListProjects(ctx, gen.ListProjectsParams{WorkspaceID: optInt8(f.WorkspaceID), Archived: optBool(f.Archived)})
+	rows, err := db.q.ListProjects(ctx, gen.ListProjectsParams{WorkspaceID: f.WorkspaceID, Archived: f.Archived})
 	if err != nil {
 		return nil, translate(err, "projects")
 	}

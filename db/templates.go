@@ -9,7 +9,7 @@ import (
 
 // Templates lists templates by name; workspaceID nil lists all.
 func (db *DB) Templates(ctx context.Context, workspaceID *int64) ([]resolute.Template, error) {
-	rows, err := db.q.ListTemplates(ctx, optInt8(workspaceID))
+	rows, err := db.q.ListTemplates(ctx, workspaceID)
 	if err != nil {
 		return nil, translate(err, "templates")
 	}

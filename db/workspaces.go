@@ -3,8 +3,6 @@ package db
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5/pgtype"
-
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db/gen"
 )
@@ -12,7 +10,7 @@ import (
 // Workspaces lists workspaces; archived nil lists all, else only those with
 // that archived flag.
 func (db *DB) Workspaces(ctx context.Context, archived *bool) ([]resolute.Workspace, error) {
-	rows, err := db.q.ListWorkspaces(ctx, optBool(archived))
+	rows, err := db.q.ListWorkspaces(ctx, archived)
 	if err != nil {
 		return nil, translate(err, "workspaces")
 	}
@@ -105,18 +103,4 @@ func toWorkspace(w gen.WorkspaceView) resolute.Workspace {
 		ID: w.ID, Name: w.Name, Archived: w.Archived, Immutable: w.Immutable, UserID: w.UserID,
 		Username: w.Username, NumProjects: int(w.NumProjects), CreatedAt: w.CreatedAt,
 	}
-}
-
-func optBool(b *bool) pgtype.Bool {
-	if b == nil {
-		return pgtype.Bool{}
-	}
-	return pgtype.Bool{Bool: *b, Valid: true}
-}
-
-func optInt8(n *int64) pgtype.Int8 {
-	if n == nil {
-		return pgtype.Int8{}
-	}
-	return pgtype.Int8{Int64: *n, Valid: true}
 }

@@ -8,10 +8,115 @@ import (
 	"time"
 )
 
+type Allocation struct {
+	ID           string
+	TaskID       string
+	TrialID      *int64
+	State        string
+	Slots        int32
+	SlotIds      []int32
+	TokenHash    []byte
+	Preempt      bool
+	PreemptAcked bool
+	KillAfter    *time.Time
+	ExitCode     *int32
+	ExitReason   string
+	CreatedAt    time.Time
+	StartedAt    *time.Time
+	EndedAt      *time.Time
+}
+
+type Checkpoint struct {
+	Uuid           string
+	TrialID        int64
+	ExperimentID   int64
+	AllocationID   string
+	TaskID         string
+	StepsCompleted int64
+	State          string
+	Resources      []byte
+	Size           int64
+	Metadata       []byte
+	ReportTime     time.Time
+}
+
 type Cluster struct {
 	OnlyRow   bool
 	ClusterID string
 	CreatedAt time.Time
+}
+
+type Experiment struct {
+	ID             int64
+	ProjectID      int64
+	UserID         int64
+	Name           string
+	Description    string
+	Labels         []string
+	Notes          string
+	State          string
+	Archived       bool
+	Config         []byte
+	OriginalConfig string
+	Template       *string
+	ParentID       *int64
+	SearcherState  []byte
+	SearcherDone   bool
+	SearcherFailed bool
+	Seed           int64
+	Restarts       int32
+	Progress       float64
+	BestValidation *float64
+	Priority       *int32
+	Weight         float64
+	MaxSlots       *int32
+	CreatedAt      time.Time
+	EndedAt        *time.Time
+}
+
+type ExperimentContext struct {
+	ExperimentID int64
+	Tgz          []byte
+}
+
+type ExperimentView struct {
+	ID             int64
+	ProjectID      int64
+	UserID         int64
+	Name           string
+	Description    string
+	Labels         []string
+	Notes          string
+	State          string
+	Archived       bool
+	Config         []byte
+	Template       *string
+	ParentID       *int64
+	Seed           int64
+	Restarts       int32
+	Progress       float64
+	BestValidation *float64
+	Priority       *int32
+	Weight         float64
+	MaxSlots       *int32
+	SearcherDone   bool
+	CreatedAt      time.Time
+	EndedAt        *time.Time
+	Username       string
+	ProjectName    string
+	WorkspaceID    int64
+	WorkspaceName  string
+	NumTrials      int32
+}
+
+type Metric struct {
+	ID             int64
+	TrialID        int64
+	TrialRunID     int32
+	StepsCompleted int64
+	GroupName      string
+	Metrics        []byte
+	ReportedAt     time.Time
 }
 
 type Project struct {
@@ -47,6 +152,18 @@ type Session struct {
 	ExpiresAt time.Time
 }
 
+type TaskLog struct {
+	ID           int64
+	TaskID       string
+	AllocationID string
+	Time         time.Time
+	Level        string
+	Stdtype      string
+	Rank         *int32
+	Source       string
+	Log          string
+}
+
 type Template struct {
 	Name        string
 	ConfigYaml  string
@@ -65,6 +182,25 @@ type TemplateView struct {
 	UpdatedAt     time.Time
 	Username      string
 	WorkspaceName string
+}
+
+type Trial struct {
+	ID               int64
+	ExperimentID     int64
+	RequestID        int32
+	State            string
+	Hparams          []byte
+	Seed             int64
+	RunID            int32
+	Restarts         int32
+	StepsCompleted   int64
+	BestValidation   *float64
+	LatestCheckpoint *string
+	Progress         float64
+	EarlyExit        *string
+	RunnerState      string
+	CreatedAt        time.Time
+	EndedAt          *time.Time
 }
 
 type User struct {

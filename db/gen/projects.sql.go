@@ -7,8 +7,6 @@ package gen
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const createProject = `-- name: CreateProject :one
@@ -109,8 +107,8 @@ ORDER BY workspace_id, id
 `
 
 type ListProjectsParams struct {
-	WorkspaceID pgtype.Int8
-	Archived    pgtype.Bool
+	WorkspaceID *int64
+	Archived    *bool
 }
 
 func (q *Queries) ListProjects(ctx context.Context, arg ListProjectsParams) ([]ProjectView, error) {

@@ -7,8 +7,6 @@ package gen
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const createTemplate = `-- name: CreateTemplate :exec
@@ -70,7 +68,7 @@ WHERE ($1::bigint IS NULL OR workspace_id = $1)
 ORDER BY name
 `
 
-func (q *Queries) ListTemplates(ctx context.Context, workspaceID pgtype.Int8) ([]TemplateView, error) {
+func (q *Queries) ListTemplates(ctx context.Context, workspaceID *int64) ([]TemplateView, error) {
 	rows, err := q.db.Query(ctx, listTemplates, workspaceID)
 	if err != nil {
 		return nil, err

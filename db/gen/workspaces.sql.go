@@ -7,8 +7,6 @@ package gen
 
 import (
 	"context"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const createWorkspace = `-- name: CreateWorkspace :one
@@ -88,7 +86,7 @@ WHERE ($1::boolean IS NULL OR archived = $1)
 ORDER BY id
 `
 
-func (q *Queries) ListWorkspaces(ctx context.Context, archived pgtype.Bool) ([]WorkspaceView, error) {
+func (q *Queries) ListWorkspaces(ctx context.Context, archived *bool) ([]WorkspaceView, error) {
 	rows, err := q.db.Query(ctx, listWorkspaces, archived)
 	if err != nil {
 		return nil, err

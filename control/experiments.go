@@ -1,0 +1,332 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/expconf"
+	"github.com/resolute-ml/resolute/searcher"
+)
+
+// MaxContextBytes is the largest context directory an experiment may upload
+// (as Determined's 96 MiB).
+const MaxContextBytes = 96 << 20
+
+// DefaultPreemptionTimeout is how long a trial asked to checkpoint and exit
+// has before it is killed (Determined's cluster default).
+const DefaultPreemptionTimeout = time.Hour
+
+// RunOptions is what launching tasks needs to know of the master.
+type RunOptions struct {
+	MasterURL  string // how tasks reach the master
+	ClusterID  string
+	WorkRoot   string // allocations' work directories live here
+	HarnessDir string // where the determined package was written, put first on PYTHONPATH
+	BinDir     string // holds python3/python links to the task Python, put first on PATH
+	Python     string // the task Python (DET_PYTHON_EXECUTABLE)
+	KillGrace  time.Duration
+}
+
+// Experiments runs experiments: it creates their trials as the searcher
+// asks, admits allocations to free slots, and turns what tasks report and
+// how they exit into state changes. All state is in PostgreSQL; every change
+// to one experiment happens under its row lock.
+type Experiments struct {
+	db      *db.DB
+	configs *Configs
+	rm      ResourceManager
+	opts    RunOptions
+	logger  *slog.Logger
+	wake    chan struct{}
+	now     func() time.Time
+}
+
+// NewExperiments returns the experiment runner; call Run to admit work.
+func NewExperiments(database *db.DB, configs *Configs, rm ResourceManager, opts RunOptions, logger *slog.Logger) *Experiments {
+	if opts.KillGrace == 0 {
+		opts.KillGrace = 10 * time.Second
+	}
+	return &Experiments{db: database, configs: configs, rm: rm, opts: opts, logger: logger,
+		wake: make(chan struct{}, 1), now: time.Now}
+}
+
+// CreateRequest is a new experiment.
+type CreateRequest struct {
+	ConfigYAML string
+	Template   string
+	Overrides  []string
+	Context    []byte // tar.gz of the context directory
+	ProjectID  int64  // 0: the config's project/workspace, else the default project
+	Paused     bool
+	ParentID   *int64
+	UserID     int64
+}
+
+// Create validates a submission and stores the experiment with the trials
+// its searcher asks for first.
+func (x *Experiments) Create(ctx context.Context, req CreateRequest) (resolute.Experiment, error) {
+	if len(req.Context) > MaxContextBytes {
+		return resolute.Experiment{}, resolute.Errorf(resolute.ETooLarge, "the context directory is %d bytes; the limit is %d (96 MiB)", len(req.Context), MaxContextBytes)
+	}
+	if err := CheckContext(req.Context, MaxContextBytes*4); err != nil {
+		return resolute.Experiment{}, err
+	}
+	cfg, err := x.configs.ExpandExperiment(ctx, []byte(req.ConfigYAML), req.Template, req.Overrides)
+	if err != nil {
+		return resolute.Experiment{}, err
+	}
+	projectID, err := x.projectFor(ctx, cfg, req.ProjectID)
+	if err != nil {
+		return resolute.Experiment{}, err
+	}
+	seed := uint32(cfg.Reproducibility.ExperimentSeed)
+	s, err := searcher.New(cfg.Searcher, cfg.Hyperparameters, seed)
+	if err != nil {
+		return resolute.Experiment{}, resolute.Errorf(resolute.EInvalid, "%s", resolute.ErrorMessage(err))
+	}
+	actions := s.Initial()
+	configJSON, err := cfg.JSON()
+	if err != nil {
+		return resolute.Experiment{}, err
+	}
+	state := resolute.StateActive
+	if req.Paused {
+		state = resolute.StatePaused
+	}
+	var id int64
+	err = x.db.InTx(ctx, func(q *db.Queries) error {
+		snap, err := s.Snapshot()
+		if err != nil {
+			return err
+		}
+		id, err = q.CreateExperiment(ctx, db.NewExperiment{
+			ProjectID: projectID, UserID: req.UserID, Name: cfg.Name, Description: cfg.Description, Labels: cfg.Labels,
+			State: state, Config: configJSON, OriginalConfig: req.ConfigYAML, Template: req.Template, ParentID: req.ParentID,
+			SearcherState: snap, Seed: int64(seed), Priority: cfg.Resources.Priority, Weight: cfg.Resources.Weight,
+			MaxSlots: cfg.Resources.MaxSlots, Context: req.Context,
+		})
+		if err != nil {
+			return err
+		}
+		return x.apply(ctx, q, &run{id: id, state: state, cfg: cfg, s: s}, actions)
+	})
+	if err != nil {
+		return resolute.Experiment{}, err
+	}
+	x.Wake()
+	x.logger.Info("experiment created", "experiment", id, "name", cfg.Name, "searcher", cfg.Searcher.Name)
+	return x.db.Experiment(ctx, id)
+}
+
+// projectFor picks the project: the request's, the config's workspace and
+// project names, or the default project.
+func (x *Experiments) projectFor(ctx context.Context, cfg *expconf.ExperimentConfig, requested int64) (int64, error) {
+	if requested != 0 {
+		p, err := x.db.Project(ctx, requested)
+		if err != nil {
+			return 0, err
+		}
+		if p.Archived {
+			return 0, resolute.Errorf(resolute.EConflict, "project %q is archived", p.Name)
+		}
+		return p.ID, nil
+	}
+	wsName, projName := cfg.Workspace, cfg.Project
+	if wsName == "" && projName == "" {
+		wsName, projName = resolute.DefaultWorkspaceName, resolute.DefaultProjectName
+	}
+	if wsName == "" || projName == "" {
+		return 0, resolute.Errorf(resolute.EInvalid, "workspace and project: give both or neither")
+	}
+	ws, err := x.db.WorkspaceByName(ctx, wsName)
+	if err != nil {
+		return 0, err
+	}
+	projects, err := x.db.Projects(ctx, db.ProjectFilter{WorkspaceID: &ws.ID})
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range projects {
+		if p.Name == projName {
+			return p.ID, nil
+		}
+	}
+	return 0, resolute.Errorf(resolute.ENotFound, "project %q not found in workspace %q", projName, wsName)
+}
+
+// run is one experiment loaded under its lock, with its searcher.
+type run struct {
+	id       int64
+	state    string
+	cfg      *expconf.ExperimentConfig
+	s        *searcher.Searcher
+	done     bool
+	failed   bool
+	restarts int
+}
+
+// lock loads an experiment and its searcher under the row lock.
+func (x *Experiments) lock(ctx context.Context, q *db.Queries, id int64) (*run, error) {
+	e, err := q.LockExperiment(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := expconf.ParseExperiment(e.Config)
+	if err != nil {
+		return nil, fmt.Errorf("stored config of experiment %d: %w", id, err)
+	}
+	s, err := searcher.Restore(cfg.Searcher, cfg.Hyperparameters, e.SearcherState)
+	if err != nil {
+		return nil, fmt.Errorf("searcher of experiment %d: %w", id, err)
+	}
+	return &run{id: id, state: e.State, cfg: cfg, s: s, done: e.SearcherDone, failed: e.SearcherFailed, restarts: e.Restarts}, nil
+}
+
+// apply carries out the searcher's actions and saves its state.
+func (x *Experiments) apply(ctx context.Context, q *db.Queries, r *run, actions []searcher.Action) error {
+	for _, a := range actions {
+		switch a := a.(type) {
+		case searcher.Create:
+			hp, err := json.Marshal(a.Hparams)
+			if err != nil {
+				return err
+			}
+			trialState := resolute.StateActive
+			if r.state != resolute.StateActive {
+				trialState = resolute.StatePaused
+			}
+			t, err := q.CreateTrial(ctx, r.id, int(a.RequestID), trialState, hp, int64(a.TrialSeed))
+			if err != nil {
+				return err
+			}
+			if trialState == resolute.StateActive {
+				if err := x.queueTrial(ctx, q, t, r.cfg); err != nil {
+					return err
+				}
+			}
+		case searcher.Stop:
+			t, err := q.TrialByRequest(ctx, r.id, int(a.RequestID))
+			if err != nil {
+				return err
+			}
+			if err := x.stopTrial(ctx, q, t, resolute.StateStoppingCompleted, r.cfg); err != nil {
+				return err
+			}
+		case searcher.Shutdown:
+			r.done, r.failed = true, a.Failure
+		}
+	}
+	snap, err := r.s.Snapshot()
+	if err != nil {
+		return err
+	}
+	if err := q.SaveSearcher(ctx, r.id, snap, r.done, r.failed, r.s.Progress()); err != nil {
+		return err
+	}
+	return x.settle(ctx, q, r)
+}
+
+// queueTrial adds a pending allocation for the trial's next run.
+func (x *Experiments) queueTrial(ctx context.Context, q *db.Queries, t resolute.Trial, cfg *expconf.ExperimentConfig) error {
+	runID, err := q.StartTrialRun(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	// The real token is made at launch; this placeholder only fills the column.
+	_, placeholder := newToken()
+	return q.CreateAllocation(ctx, fmt.Sprintf("%s.%d", t.TaskID(), runID), t.TaskID(), &t.ID, cfg.Resources.SlotsPerTrial, placeholder)
+}
+
+// stopTrial moves a trial towards state: a pending allocation is dropped
+// (and the trial ends at once), a running one is asked to checkpoint and
+// exit (STOPPING_*), or killed for STOPPING_KILLED.
+func (x *Experiments) stopTrial(ctx context.Context, q *db.Queries, t resolute.Trial, stopping string, cfg *expconf.ExperimentConfig) error {
+	if resolute.Terminal(t.State) {
+		return nil
+	}
+	a, err := q.CurrentTrialAllocation(ctx, t.ID)
+	if resolute.ErrorCode(err) == resolute.ENotFound || (err == nil && a.State == resolute.AllocationPending) {
+		if err == nil {
+			if _, err := q.EndAllocation(ctx, a.ID, nil, "stopped before it started"); err != nil {
+				return err
+			}
+		}
+		return q.SetTrialState(ctx, t.ID, finalState(stopping))
+	} else if err != nil {
+		return err
+	}
+	if err := q.SetTrialState(ctx, t.ID, stopping); err != nil {
+		return err
+	}
+	if stopping == resolute.StateStoppingKilled {
+		_, err = q.RequestPreemption(ctx, a.ID, x.now()) // killed by the next admission cycle
+		return err
+	}
+	_, err = q.RequestPreemption(ctx, a.ID, x.now().Add(preemptionTimeout(cfg)))
+	return err
+}
+
+func preemptionTimeout(cfg *expconf.ExperimentConfig) time.Duration {
+	if cfg.PreemptionTimeout != nil {
+		return time.Duration(*cfg.PreemptionTimeout) * time.Second
+	}
+	return DefaultPreemptionTimeout
+}
+
+// finalState is where a stopping state ends.
+func finalState(stopping string) string {
+	switch stopping {
+	case resolute.StateStoppingCompleted:
+		return resolute.StateCompleted
+	case resolute.StateStoppingError:
+		return resolute.StateError
+	case resolute.StatePaused:
+		return resolute.StatePaused
+	}
+	return resolute.StateCanceled
+}
+
+// settle finishes an experiment whose trials have all ended: COMPLETED when
+// the searcher is done, ERROR when it failed, CANCELED when stopped.
+func (x *Experiments) settle(ctx context.Context, q *db.Queries, r *run) error {
+	trials, err := q.Trials(ctx, r.id)
+	if err != nil {
+		return err
+	}
+	for _, t := range trials {
+		if !resolute.Terminal(t.State) && t.State != resolute.StatePaused {
+			return nil
+		}
+	}
+	next := ""
+	switch {
+	case r.state == resolute.StateStoppingCanceled || r.state == resolute.StateStoppingKilled:
+		next = resolute.StateCanceled
+	case r.state == resolute.StateStoppingError:
+		next = resolute.StateError
+	case (r.state == resolute.StateActive || r.state == resolute.StateStoppingCompleted) && r.done:
+		next = resolute.StateCompleted
+		if r.failed {
+			next = resolute.StateError
+		}
+	}
+	if next == "" {
+		return nil
+	}
+	r.state = next
+	x.logger.Info("experiment ended", "experiment", r.id, "state", next)
+	return q.SetExperimentState(ctx, r.id, next)
+}
+
+// Wake asks the admission loop to look for work now.
+func (x *Experiments) Wake() {
+	select {
+	case x.wake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,309 @@
+package control_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/db/dbtest"
+	"github.com/resolute-ml/resolute/expconf"
+)
+
+// fakeRM records launches and kills; tests play the tasks.
+type fakeRM struct {
+	mu       sync.Mutex
+	total    int
+	held     map[string][]int
+	launched []control.LaunchSpec
+	killed   []string
+}
+
+func (f *fakeRM) FreeSlots() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	used := map[int]bool{}
+	for _, s := range f.held {
+		for _, id := range s {
+			used[id] = true
+		}
+	}
+	var free []int
+	for i := 0; i < f.total; i++ {
+		if !used[i] {
+			free = append(free, i)
+		}
+	}
+	return free
+}
+
+func (f *fakeRM) TotalSlots() int { return f.total }
+
+func (f *fakeRM) Launch(_ context.Context, s control.LaunchSpec) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.held[s.AllocationID] = s.Slots
+	f.launched = append(f.launched, s)
+	return nil
+}
+
+func (f *fakeRM) Kill(_ context.Context, id string, _ time.Duration) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.killed = append(f.killed, id)
+	return nil
+}
+
+// release frees an allocation's slots, as the real one does on exit.
+func (f *fakeRM) release(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.held, id)
+}
+
+func (f *fakeRM) running() []control.LaunchSpec {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []control.LaunchSpec
+	for _, s := range f.launched {
+		if _, ok := f.held[s.AllocationID]; ok {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].AllocationID < out[j].AllocationID })
+	return out
+}
+
+type harness struct {
+	t   *testing.T
+	db  *db.DB
+	rm  *fakeRM
+	x   *control.Experiments
+	ctx context.Context
+}
+
+func newHarness(t *testing.T, slots int) *harness {
+	ctx := context.Background()
+	d := dbtest.New(t)
+	if err := d.Bootstrap(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	defaults, _ := expconf.MasterDefaults(map[string]any{"type": "shared_fs", "host_path": t.TempDir()}, nil)
+	rm := &fakeRM{total: slots, held: map[string][]int{}}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	x := control.NewExperiments(d, control.NewConfigs(d, defaults), rm,
+		control.RunOptions{MasterURL: "http://m", ClusterID: "c", WorkRoot: t.TempDir(), HarnessDir: "/h"}, logger)
+	return &harness{t: t, db: d, rm: rm, x: x, ctx: ctx}
+}
+
+// admit runs one admission pass.
+func (h *harness) admit() {
+	h.t.Helper()
+	if err := control.Cycle(h.x, h.ctx); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// exit ends a running allocation as its process would.
+func (h *harness) exit(id string, code int) {
+	h.t.Helper()
+	h.rm.release(id)
+	if err := h.x.AllocationExited(h.ctx, id, &code, ""); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) trialOf(spec control.LaunchSpec) int64 {
+	var id int64
+	for _, c := range strings.TrimPrefix(strings.Split(spec.TaskID, ".")[0], "trial-") {
+		id = id*10 + int64(c-'0')
+	}
+	return id
+}
+
+func (h *harness) experiment(id int64) resolute.Experiment {
+	e, err := h.db.Experiment(h.ctx, id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return e
+}
+
+func (h *harness) create(yaml string) resolute.Experiment {
+	h.t.Helper()
+	e, err := h.x.Create(h.ctx, control.CreateRequest{ConfigYAML: yaml, UserID: 1})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return e
+}
+
+const single = `
+name: one
+entrypoint: python3 train.py
+hyperparameters: {lr: 0.1}
+searcher: {name: single, metric: loss}
+max_restarts: 1
+`
+
+func TestASingleTrialRunsToCompletion(t *testing.T) {
+	h := newHarness(t, 2)
+	e := h.create(single)
+	h.admit()
+	run := h.rm.running()
+	if len(run) != 1 || len(run[0].Slots) != 1 {
+		t.Fatalf("launched %+v", run)
+	}
+	env := run[0].Env
+	for _, k := range []string{"DET_MASTER", "DET_SESSION_TOKEN", "DET_TRIAL_ID", "DET_EXPERIMENT_ID", "DET_HPARAMS", "DET_EXPERIMENT_CONFIG", "DET_TRIAL_RUN_ID"} {
+		if env[k] == "" {
+			t.Errorf("env lacks %s", k)
+		}
+	}
+	if env["DET_HPARAMS"] != `{"lr": 0.1}` || run[0].Shell != "python3 train.py" {
+		t.Errorf("hparams %s, shell %q", env["DET_HPARAMS"], run[0].Shell)
+	}
+	if err := h.x.ValidationReported(h.ctx, h.trialOf(run[0]), map[string]any{"loss": 0.5}); err != nil {
+		t.Fatal(err)
+	}
+	h.exit(run[0].AllocationID, 0)
+	got := h.experiment(e.ID)
+	if got.State != resolute.StateCompleted || got.BestValidation == nil || *got.BestValidation != 0.5 {
+		t.Fatalf("experiment %s best %v", got.State, got.BestValidation)
+	}
+}
+
+func TestAFailedTrialRestartsUntilMaxRestartsThenErrors(t *testing.T) {
+	h := newHarness(t, 1)
+	e := h.create(single)
+	h.admit()
+	first := h.rm.running()[0]
+	h.exit(first.AllocationID, 1)
+	h.admit()
+	second := h.rm.running()
+	if len(second) != 1 || second[0].Env["DET_TRIAL_RUN_ID"] != "2" {
+		t.Fatalf("restart: %+v", second)
+	}
+	h.exit(second[0].AllocationID, 1)
+	h.admit()
+	if r := h.rm.running(); len(r) != 0 {
+		t.Fatalf("a third run after max_restarts 1: %+v", r)
+	}
+	if got := h.experiment(e.ID); got.State != resolute.StateError || got.Restarts != 2 {
+		t.Fatalf("experiment %s restarts %d", got.State, got.Restarts)
+	}
+}
+
+func TestPauseCheckpointsThenActivateResumes(t *testing.T) {
+	h := newHarness(t, 1)
+	e := h.create(single)
+	h.admit()
+	a := h.rm.running()[0]
+	if err := h.x.SetState(h.ctx, e.ID, "pause"); err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := h.x.ShouldPreempt(h.ctx, a.AllocationID); !p {
+		t.Fatal("the paused trial is not asked to preempt")
+	}
+	h.exit(a.AllocationID, 0)
+	if got := h.experiment(e.ID); got.State != resolute.StatePaused {
+		t.Fatalf("after pause: %s", got.State)
+	}
+	trials, _ := h.db.Trials(h.ctx, e.ID)
+	if trials[0].State != resolute.StatePaused {
+		t.Fatalf("trial %s", trials[0].State)
+	}
+	if err := h.x.SetState(h.ctx, e.ID, "activate"); err != nil {
+		t.Fatal(err)
+	}
+	h.admit()
+	if r := h.rm.running(); len(r) != 1 || r[0].Env["DET_TRIAL_RUN_ID"] != "2" {
+		t.Fatalf("after activate: %+v", r)
+	}
+	if got := h.experiment(e.ID); got.Restarts != 0 {
+		t.Fatalf("pausing used up restarts: %d", got.Restarts)
+	}
+}
+
+func TestCancelAndKill(t *testing.T) {
+	h := newHarness(t, 1)
+	e1 := h.create(single)
+	e2 := h.create(single)
+	h.admit()
+	running := h.rm.running()
+	if len(running) != 1 {
+		t.Fatalf("one slot, %d running", len(running))
+	}
+	// The second waits; canceling it ends it at once.
+	if err := h.x.SetState(h.ctx, e2.ID, "cancel"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.experiment(e2.ID); got.State != resolute.StateCanceled {
+		t.Fatalf("canceled while waiting: %s", got.State)
+	}
+	if err := h.x.SetState(h.ctx, e1.ID, "kill"); err != nil {
+		t.Fatal(err)
+	}
+	h.admit()
+	if len(h.rm.killed) != 1 || h.rm.killed[0] != running[0].AllocationID {
+		t.Fatalf("killed %v", h.rm.killed)
+	}
+	h.exit(running[0].AllocationID, 137)
+	if got := h.experiment(e1.ID); got.State != resolute.StateCanceled || got.Restarts != 0 {
+		t.Fatalf("killed: %s restarts %d", got.State, got.Restarts)
+	}
+	if err := h.x.SetState(h.ctx, e1.ID, "activate"); resolute.ErrorCode(err) != resolute.EConflict {
+		t.Fatalf("activating a canceled experiment: %v", err)
+	}
+}
+
+const asha = `
+name: asha
+entrypoint: python3 train.py
+hyperparameters: {lr: {type: double, minval: 0.01, maxval: 1}}
+searcher: {name: adaptive_asha, metric: loss, max_trials: 16, max_time: 64, time_metric: batches, divisor: 4, max_rungs: 3, max_concurrent_trials: 4}
+`
+
+// TestAnASHASearchRunsToTheEnd plays every trial: each reports its loss at
+// each rung target until the searcher stops it.
+func TestAnASHASearchRunsToTheEnd(t *testing.T) {
+	h := newHarness(t, 4)
+	e := h.create(asha)
+	stopsAt := map[string]bool{}
+	for round := 0; round < 200; round++ {
+		h.admit()
+		running := h.rm.running()
+		if len(running) == 0 {
+			break
+		}
+		for _, a := range running {
+			trial := h.trialOf(a)
+			pre, _ := h.x.ShouldPreempt(h.ctx, a.AllocationID)
+			if pre || stopsAt[a.AllocationID] {
+				h.exit(a.AllocationID, 0)
+				continue
+			}
+			for _, b := range []int{4, 16, 64} {
+				loss := float64(trial%7) + 1/float64(b)
+				if err := h.x.ValidationReported(h.ctx, trial, map[string]any{"loss": loss, "batches": b}); err != nil {
+					t.Fatal(err)
+				}
+				if pre, _ := h.x.ShouldPreempt(h.ctx, a.AllocationID); pre {
+					break
+				}
+			}
+			stopsAt[a.AllocationID] = true
+		}
+	}
+	got := h.experiment(e.ID)
+	if got.State != resolute.StateCompleted || got.NumTrials != 16 || got.Progress < 0.99 {
+		t.Fatalf("experiment %s, %d trials, progress %.2f", got.State, got.NumTrials, got.Progress)
+	}
+}

@@ -1,0 +1,6 @@
+package control
+
+import "context"
+
+// Cycle runs one admission pass, for tests.
+func Cycle(x *Experiments, ctx context.Context) error { return x.cycle(ctx) }

@@ -1,0 +1,214 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db/gen"
+)
+
+// NewExperiment is what creating an experiment stores.
+type NewExperiment struct {
+	ProjectID      int64
+	UserID         int64
+	Name           string
+	Description    string
+	Labels         []string
+	State          string
+	Config         []byte // expanded, JSON
+	OriginalConfig string
+	Template       string
+	ParentID       *int64
+	SearcherState  []byte
+	Seed           int64
+	Priority       *int
+	Weight         float64
+	MaxSlots       *int
+	Context        []byte // tar.gz of the context directory
+}
+
+// CreateExperiment stores an experiment and its context; it returns the id.
+func (q *Queries) CreateExperiment(ctx context.Context, e NewExperiment) (int64, error) {
+	labels := e.Labels
+	if labels == nil {
+		labels = []string{}
+	}
+	var tmpl *string
+	if e.Template != "" {
+		tmpl = &e.Template
+	}
+	id, err := q.q.CreateExperiment(ctx, gen.CreateExperimentParams{
+		ProjectID: e.ProjectID, UserID: e.UserID, Name: e.Name, Description: e.Description, Labels: labels,
+		State: e.State, Config: e.Config, OriginalConfig: e.OriginalConfig, Template: tmpl, ParentID: e.ParentID,
+		SearcherState: e.SearcherState, Seed: e.Seed, Priority: int32p(e.Priority), Weight: e.Weight, MaxSlots: int32p(e.MaxSlots),
+	})
+	if err != nil {
+		return 0, translate(err, "experiment %q", e.Name)
+	}
+	tgz := e.Context
+	if tgz == nil {
+		tgz = []byte{}
+	}
+	if err := q.q.CreateExperimentContext(ctx, gen.CreateExperimentContextParams{ExperimentID: id, Tgz: tgz}); err != nil {
+		return 0, translate(err, "context of experiment %d", id)
+	}
+	return id, nil
+}
+
+// Experiment returns the experiment with id.
+func (q *Queries) Experiment(ctx context.Context, id int64) (resolute.Experiment, error) {
+	e, err := q.q.GetExperiment(ctx, id)
+	return toExperiment(e), translate(err, "experiment %d", id)
+}
+
+// ExperimentContext returns the tar.gz of an experiment's context directory.
+func (q *Queries) ExperimentContext(ctx context.Context, id int64) ([]byte, error) {
+	b, err := q.q.GetExperimentContext(ctx, id)
+	return b, translate(err, "context of experiment %d", id)
+}
+
+// ExperimentOriginalConfig returns the YAML as submitted.
+func (q *Queries) ExperimentOriginalConfig(ctx context.Context, id int64) (string, error) {
+	s, err := q.q.GetExperimentOriginalConfig(ctx, id)
+	return s, translate(err, "experiment %d", id)
+}
+
+// ExperimentFilter selects experiments; zero fields select all.
+type ExperimentFilter struct {
+	ProjectID *int64
+	Archived  *bool
+	States    []string
+	Limit     int
+	Offset    int
+}
+
+// Experiments lists experiments, newest first.
+func (q *Queries) Experiments(ctx context.Context, f ExperimentFilter) ([]resolute.Experiment, error) {
+	if f.Limit <= 0 {
+		f.Limit = 1000
+	}
+	states := f.States
+	if states == nil {
+		states = []string{}
+	}
+	rows, err := q.q.ListExperiments(ctx, gen.ListExperimentsParams{ProjectID: f.ProjectID, Archived: f.Archived,
+		States: states, Lim: int32(f.Limit), Off: int32(f.Offset)})
+	if err != nil {
+		return nil, translate(err, "experiments")
+	}
+	out := make([]resolute.Experiment, len(rows))
+	for i, r := range rows {
+		out[i] = toExperiment(r)
+	}
+	return out, nil
+}
+
+// ActiveExperimentIDs lists the experiments that are not finished.
+func (q *Queries) ActiveExperimentIDs(ctx context.Context) ([]int64, error) {
+	ids, err := q.q.ListActiveExperimentIDs(ctx)
+	return ids, translate(err, "active experiments")
+}
+
+// LockedExperiment is an experiment's search state, read under its lock.
+type LockedExperiment struct {
+	ID             int64
+	State          string
+	Config         []byte
+	SearcherState  []byte
+	SearcherDone   bool
+	SearcherFailed bool
+	Restarts       int
+	Seed           int64
+}
+
+// LockExperiment reads the experiment's search state and locks the row until
+// the transaction ends: use it inside InTx.
+func (q *Queries) LockExperiment(ctx context.Context, id int64) (LockedExperiment, error) {
+	r, err := q.q.LockExperiment(ctx, id)
+	return LockedExperiment{ID: r.ID, State: r.State, Config: r.Config, SearcherState: r.SearcherState,
+		SearcherDone: r.SearcherDone, SearcherFailed: r.SearcherFailed, Restarts: int(r.Restarts), Seed: r.Seed},
+		translate(err, "experiment %d", id)
+}
+
+// SetExperimentState sets the state (and the end time of final states).
+func (q *Queries) SetExperimentState(ctx context.Context, id int64, state string) error {
+	return translate(q.q.SetExperimentState(ctx, gen.SetExperimentStateParams{ID: id, State: state}), "experiment %d", id)
+}
+
+// SaveSearcher stores the searcher's state and progress.
+func (q *Queries) SaveSearcher(ctx context.Context, id int64, state []byte, done, failed bool, progress float64) error {
+	err := q.q.SaveSearcher(ctx, gen.SaveSearcherParams{ID: id, SearcherState: state, SearcherDone: done, SearcherFailed: failed, Progress: progress})
+	return translate(err, "experiment %d", id)
+}
+
+// AddExperimentRestart counts one failure against max_restarts and returns
+// the new count.
+func (q *Queries) AddExperimentRestart(ctx context.Context, id int64) (int, error) {
+	n, err := q.q.AddExperimentRestart(ctx, id)
+	return int(n), translate(err, "experiment %d", id)
+}
+
+// SetExperimentArchived archives or unarchives an experiment.
+func (q *Queries) SetExperimentArchived(ctx context.Context, id int64, archived bool) error {
+	return translate(q.q.SetExperimentArchived(ctx, gen.SetExperimentArchivedParams{ID: id, Archived: archived}), "experiment %d", id)
+}
+
+// UpdateExperiment stores the editable fields of e.
+func (q *Queries) UpdateExperiment(ctx context.Context, e resolute.Experiment) error {
+	labels := e.Labels
+	if labels == nil {
+		labels = []string{}
+	}
+	return translate(q.q.UpdateExperiment(ctx, gen.UpdateExperimentParams{ID: e.ID, Name: e.Name, Description: e.Description,
+		Labels: labels, Notes: e.Notes, Priority: int32p(e.Priority), Weight: e.Weight, MaxSlots: int32p(e.MaxSlots)}), "experiment %d", e.ID)
+}
+
+// MoveExperiment puts an experiment in another project.
+func (q *Queries) MoveExperiment(ctx context.Context, id, projectID int64) error {
+	return translate(q.q.MoveExperiment(ctx, gen.MoveExperimentParams{ID: id, ProjectID: projectID}), "experiment %d", id)
+}
+
+// DeleteExperiment removes an experiment and everything it reported.
+func (q *Queries) DeleteExperiment(ctx context.Context, id int64) error {
+	return translate(q.q.DeleteExperiment(ctx, id), "experiment %d", id)
+}
+
+// SetExperimentBestValidation records the best searcher metric so far.
+func (q *Queries) SetExperimentBestValidation(ctx context.Context, id int64, v float64) error {
+	return translate(q.q.SetExperimentBestValidation(ctx, gen.SetExperimentBestValidationParams{ID: id, BestValidation: &v}), "experiment %d", id)
+}
+
+func toExperiment(e gen.ExperimentView) resolute.Experiment {
+	out := resolute.Experiment{
+		ID: e.ID, Name: e.Name, Description: e.Description, Labels: e.Labels, Notes: e.Notes, State: e.State,
+		Archived: e.Archived, ProjectID: e.ProjectID, ProjectName: e.ProjectName, WorkspaceID: e.WorkspaceID,
+		WorkspaceName: e.WorkspaceName, UserID: e.UserID, Username: e.Username, Config: json.RawMessage(e.Config),
+		ParentID: e.ParentID, Seed: e.Seed, Restarts: int(e.Restarts), Progress: e.Progress, BestValidation: e.BestValidation,
+		Priority: intp(e.Priority), Weight: e.Weight, MaxSlots: intp(e.MaxSlots), NumTrials: int(e.NumTrials),
+		SearcherDone: e.SearcherDone, CreatedAt: e.CreatedAt, EndedAt: e.EndedAt,
+	}
+	if e.Template != nil {
+		out.Template = *e.Template
+	}
+	if out.Labels == nil {
+		out.Labels = []string{}
+	}
+	return out
+}
+
+func int32p(p *int) *int32 {
+	if p == nil {
+		return nil
+	}
+	v := int32(*p)
+	return &v
+}
+
+func intp(p *int32) *int {
+	if p == nil {
+		return nil
+	}
+	v := int(*p)
+	return &v
+}

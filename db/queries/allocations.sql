@@ -1,0 +1,40 @@
+-- name: CreateAllocation :exec
+INSERT INTO allocations (id, task_id, trial_id, state, slots, token_hash)
+VALUES ($1, $2, $3, 'PENDING', $4, $5);
+
+-- name: GetAllocation :one
+SELECT * FROM allocations WHERE id = $1;
+
+-- name: GetAllocationByToken :one
+SELECT * FROM allocations WHERE token_hash = $1;
+
+-- name: ListPendingAllocations :many
+SELECT * FROM allocations WHERE state = 'PENDING' ORDER BY created_at, id;
+
+-- name: ListRunningAllocations :many
+SELECT * FROM allocations WHERE state = 'RUNNING' ORDER BY started_at, id;
+
+-- name: ListTrialAllocations :many
+SELECT * FROM allocations WHERE trial_id = $1 ORDER BY created_at;
+
+-- name: CurrentTrialAllocation :one
+SELECT * FROM allocations WHERE trial_id = $1 AND state <> 'TERMINATED' ORDER BY created_at DESC LIMIT 1;
+
+-- name: StartAllocation :execrows
+-- The token is made when the allocation starts, so only its hash is kept.
+UPDATE allocations SET state = 'RUNNING', slot_ids = $2, token_hash = $3, started_at = now()
+WHERE id = $1 AND state = 'PENDING';
+
+-- name: EndAllocation :execrows
+UPDATE allocations SET state = 'TERMINATED', exit_code = $2, exit_reason = $3, ended_at = now()
+WHERE id = $1 AND state <> 'TERMINATED';
+
+-- name: RequestPreemption :execrows
+UPDATE allocations SET preempt = true, kill_after = COALESCE(kill_after, $2)
+WHERE id = $1 AND state = 'RUNNING';
+
+-- name: AckPreemption :exec
+UPDATE allocations SET preempt_acked = true WHERE id = $1;
+
+-- name: ListOverdueAllocations :many
+SELECT * FROM allocations WHERE state = 'RUNNING' AND kill_after IS NOT NULL AND kill_after < now();

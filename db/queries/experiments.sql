@@ -1,0 +1,64 @@
+-- name: CreateExperiment :one
+INSERT INTO experiments (project_id, user_id, name, description, labels, state, config, original_config,
+                         template, parent_id, searcher_state, seed, priority, weight, max_slots)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+RETURNING id;
+
+-- name: CreateExperimentContext :exec
+INSERT INTO experiment_contexts (experiment_id, tgz) VALUES ($1, $2);
+
+-- name: GetExperimentContext :one
+SELECT tgz FROM experiment_contexts WHERE experiment_id = $1;
+
+-- name: GetExperiment :one
+SELECT * FROM experiment_views WHERE id = $1;
+
+-- name: GetExperimentOriginalConfig :one
+SELECT original_config FROM experiments WHERE id = $1;
+
+-- name: LockExperiment :one
+-- The searcher's state, locked: every change to an experiment's search is
+-- made under this lock, so events of one experiment apply one at a time.
+SELECT id, state, config, searcher_state, searcher_done, searcher_failed, restarts, seed
+FROM experiments WHERE id = $1 FOR UPDATE;
+
+-- name: ListExperiments :many
+SELECT * FROM experiment_views
+WHERE (sqlc.narg(project_id)::bigint IS NULL OR project_id = sqlc.narg(project_id))
+  AND (sqlc.narg(archived)::boolean IS NULL OR archived = sqlc.narg(archived))
+  AND (cardinality(sqlc.arg(states)::text[]) = 0 OR state = ANY(sqlc.arg(states)::text[]))
+ORDER BY id DESC
+LIMIT sqlc.arg(lim) OFFSET sqlc.arg(off);
+
+-- name: ListActiveExperimentIDs :many
+SELECT id FROM experiments
+WHERE state IN ('ACTIVE', 'PAUSED', 'STOPPING_CANCELED', 'STOPPING_KILLED', 'STOPPING_COMPLETED', 'STOPPING_ERROR')
+ORDER BY id;
+
+-- name: SetExperimentState :exec
+UPDATE experiments SET state = $2,
+  ended_at = CASE WHEN $2 IN ('COMPLETED', 'CANCELED', 'ERROR') THEN now() ELSE NULL END
+WHERE id = $1;
+
+-- name: SaveSearcher :exec
+UPDATE experiments SET searcher_state = $2, searcher_done = $3, searcher_failed = $4, progress = $5
+WHERE id = $1;
+
+-- name: AddExperimentRestart :one
+UPDATE experiments SET restarts = restarts + 1 WHERE id = $1 RETURNING restarts;
+
+-- name: SetExperimentArchived :exec
+UPDATE experiments SET archived = $2 WHERE id = $1;
+
+-- name: UpdateExperiment :exec
+UPDATE experiments SET name = $2, description = $3, labels = $4, notes = $5, priority = $6, weight = $7, max_slots = $8
+WHERE id = $1;
+
+-- name: MoveExperiment :exec
+UPDATE experiments SET project_id = $2 WHERE id = $1;
+
+-- name: DeleteExperiment :exec
+DELETE FROM experiments WHERE id = $1;
+
+-- name: SetExperimentBestValidation :exec
+UPDATE experiments SET best_validation = $2 WHERE id = $1;

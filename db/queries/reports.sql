@@ -1,0 +1,38 @@
+-- name: GetCheckpoint :one
+SELECT * FROM checkpoints WHERE uuid = $1;
+
+-- name: CreateCheckpoint :exec
+INSERT INTO checkpoints (uuid, trial_id, experiment_id, allocation_id, task_id, steps_completed, state, resources, size, metadata)
+VALUES ($1, $2, $3, $4, $5, $6, 'COMPLETED', $7, $8, $9)
+ON CONFLICT (uuid) DO UPDATE SET resources = EXCLUDED.resources, size = EXCLUDED.size, metadata = EXCLUDED.metadata;
+
+-- name: ListExperimentCheckpoints :many
+SELECT * FROM checkpoints WHERE experiment_id = $1 AND state = 'COMPLETED' ORDER BY trial_id, steps_completed;
+
+-- name: ListTrialCheckpoints :many
+SELECT * FROM checkpoints WHERE trial_id = $1 AND state = 'COMPLETED' ORDER BY steps_completed;
+
+-- name: SetCheckpointDeleted :exec
+UPDATE checkpoints SET state = 'DELETED' WHERE uuid = $1;
+
+-- name: UpdateCheckpointResources :exec
+UPDATE checkpoints SET resources = $2, size = $3 WHERE uuid = $1;
+
+-- name: ListTrialMetrics :many
+SELECT * FROM metrics WHERE trial_id = $1 AND group_name = $2 ORDER BY steps_completed, id;
+
+-- name: LatestTrialMetrics :many
+-- The last report of each group of a trial.
+SELECT DISTINCT ON (group_name) * FROM metrics WHERE trial_id = $1 ORDER BY group_name, steps_completed DESC, id DESC;
+
+-- name: ValidationAtStep :one
+SELECT metrics FROM metrics WHERE trial_id = $1 AND group_name = 'validation' AND steps_completed = $2
+ORDER BY id DESC LIMIT 1;
+
+-- name: ListTaskLogs :many
+SELECT * FROM task_logs
+WHERE task_id = $1 AND id > $2
+  AND (sqlc.narg(level)::text IS NULL OR level = sqlc.narg(level))
+  AND (sqlc.narg(search)::text IS NULL OR log ILIKE '%' || sqlc.narg(search) || '%')
+ORDER BY id
+LIMIT $3;

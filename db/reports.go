@@ -1,0 +1,205 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db/gen"
+)
+
+// InsertMetrics stores metric reports with one COPY, and moves each trial's
+// steps_completed forward. It is the ingestion path: callers batch.
+func (db *DB) InsertMetrics(ctx context.Context, reports []resolute.MetricsReport) error {
+	if len(reports) == 0 {
+		return nil
+	}
+	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		now := time.Now()
+		rows := make([][]any, len(reports))
+		steps := map[int64]int64{}
+		for i, r := range reports {
+			at := r.ReportedAt
+			if at.IsZero() {
+				at = now
+			}
+			rows[i] = []any{r.TrialID, int32(r.TrialRunID), r.StepsCompleted, r.Group, []byte(r.Metrics), at}
+			steps[r.TrialID] = max(steps[r.TrialID], r.StepsCompleted)
+		}
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"metrics"},
+			[]string{"trial_id", "trial_run_id", "steps_completed", "group_name", "metrics", "reported_at"}, pgx.CopyFromRows(rows))
+		if err != nil {
+			return translate(err, "metrics")
+		}
+		q := db.q.WithTx(tx)
+		for id, s := range steps {
+			if err := q.SetTrialSteps(ctx, gen.SetTrialStepsParams{ID: id, StepsCompleted: s}); err != nil {
+				return translate(err, "trial %d", id)
+			}
+		}
+		return nil
+	})
+}
+
+// TrialMetrics lists a trial's reports of one group in step order.
+func (q *Queries) TrialMetrics(ctx context.Context, trialID int64, group string) ([]resolute.MetricsReport, error) {
+	rows, err := q.q.ListTrialMetrics(ctx, gen.ListTrialMetricsParams{TrialID: trialID, GroupName: group})
+	if err != nil {
+		return nil, translate(err, "metrics of trial %d", trialID)
+	}
+	return toReports(rows), nil
+}
+
+// LatestTrialMetrics returns the last report of each group of a trial.
+func (q *Queries) LatestTrialMetrics(ctx context.Context, trialID int64) ([]resolute.MetricsReport, error) {
+	rows, err := q.q.LatestTrialMetrics(ctx, trialID)
+	if err != nil {
+		return nil, translate(err, "metrics of trial %d", trialID)
+	}
+	return toReports(rows), nil
+}
+
+func toReports(rows []gen.Metric) []resolute.MetricsReport {
+	out := make([]resolute.MetricsReport, len(rows))
+	for i, r := range rows {
+		out[i] = resolute.MetricsReport{TrialID: r.TrialID, TrialRunID: int(r.TrialRunID), StepsCompleted: r.StepsCompleted,
+			Group: r.GroupName, Metrics: json.RawMessage(r.Metrics), ReportedAt: r.ReportedAt}
+	}
+	return out
+}
+
+// CreateCheckpoint records a checkpoint a trial reported and makes it the
+// trial's latest.
+func (q *Queries) CreateCheckpoint(ctx context.Context, c resolute.Checkpoint) error {
+	resources, err := json.Marshal(c.Resources)
+	if err != nil {
+		return err
+	}
+	meta := []byte(c.Metadata)
+	if len(meta) == 0 {
+		meta = []byte("{}")
+	}
+	err = q.q.CreateCheckpoint(ctx, gen.CreateCheckpointParams{Uuid: c.UUID, TrialID: c.TrialID, ExperimentID: c.ExperimentID,
+		AllocationID: c.AllocationID, TaskID: c.TaskID, StepsCompleted: c.StepsCompleted, Resources: resources, Size: c.Size, Metadata: meta})
+	if err != nil {
+		return translate(err, "checkpoint %s", c.UUID)
+	}
+	return translate(q.q.SetTrialCheckpoint(ctx, gen.SetTrialCheckpointParams{ID: c.TrialID, LatestCheckpoint: &c.UUID}), "trial %d", c.TrialID)
+}
+
+// Checkpoint returns the checkpoint with uuid.
+func (q *Queries) Checkpoint(ctx context.Context, uuid string) (resolute.Checkpoint, error) {
+	c, err := q.q.GetCheckpoint(ctx, uuid)
+	return toCheckpoint(c), translate(err, "checkpoint %s", uuid)
+}
+
+// ExperimentCheckpoints lists an experiment's live checkpoints.
+func (q *Queries) ExperimentCheckpoints(ctx context.Context, experimentID int64) ([]resolute.Checkpoint, error) {
+	return checkpoints(q.q.ListExperimentCheckpoints(ctx, experimentID))
+}
+
+// TrialCheckpoints lists a trial's live checkpoints by step.
+func (q *Queries) TrialCheckpoints(ctx context.Context, trialID int64) ([]resolute.Checkpoint, error) {
+	return checkpoints(q.q.ListTrialCheckpoints(ctx, trialID))
+}
+
+// SetCheckpointDeleted marks a checkpoint's files gone.
+func (q *Queries) SetCheckpointDeleted(ctx context.Context, uuid string) error {
+	return translate(q.q.SetCheckpointDeleted(ctx, uuid), "checkpoint %s", uuid)
+}
+
+// UpdateCheckpointResources records what files of a checkpoint remain.
+func (q *Queries) UpdateCheckpointResources(ctx context.Context, uuid string, resources map[string]int64) error {
+	b, _ := json.Marshal(resources)
+	var size int64
+	for _, n := range resources {
+		size += n
+	}
+	return translate(q.q.UpdateCheckpointResources(ctx, gen.UpdateCheckpointResourcesParams{Uuid: uuid, Resources: b, Size: size}), "checkpoint %s", uuid)
+}
+
+// ValidationAtStep returns a trial's validation metrics at a step, or nil.
+func (q *Queries) ValidationAtStep(ctx context.Context, trialID, steps int64) (json.RawMessage, error) {
+	m, err := q.q.ValidationAtStep(ctx, gen.ValidationAtStepParams{TrialID: trialID, StepsCompleted: steps})
+	if resolute.ErrorCode(translate(err, "")) == resolute.ENotFound {
+		return nil, nil
+	}
+	return m, translate(err, "validation of trial %d", trialID)
+}
+
+func checkpoints(rows []gen.Checkpoint, err error) ([]resolute.Checkpoint, error) {
+	if err != nil {
+		return nil, translate(err, "checkpoints")
+	}
+	out := make([]resolute.Checkpoint, len(rows))
+	for i, r := range rows {
+		out[i] = toCheckpoint(r)
+	}
+	return out, nil
+}
+
+func toCheckpoint(c gen.Checkpoint) resolute.Checkpoint {
+	var res map[string]int64
+	json.Unmarshal(c.Resources, &res)
+	return resolute.Checkpoint{UUID: c.Uuid, TrialID: c.TrialID, ExperimentID: c.ExperimentID, AllocationID: c.AllocationID,
+		TaskID: c.TaskID, StepsCompleted: c.StepsCompleted, State: c.State, Resources: res, Size: c.Size,
+		Metadata: json.RawMessage(c.Metadata), ReportTime: c.ReportTime}
+}
+
+// InsertTaskLogs stores log lines with one COPY.
+func (db *DB) InsertTaskLogs(ctx context.Context, logs []resolute.TaskLog) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	rows := make([][]any, len(logs))
+	for i, l := range logs {
+		var rank *int32
+		if l.Rank != nil {
+			r := int32(*l.Rank)
+			rank = &r
+		}
+		src := l.Source
+		if src == "" {
+			src = "task"
+		}
+		rows[i] = []any{l.TaskID, l.AllocationID, l.Time, l.Level, l.StdType, rank, src, l.Log}
+	}
+	_, err := db.pool.CopyFrom(ctx, pgx.Identifier{"task_logs"},
+		[]string{"task_id", "allocation_id", "time", "level", "stdtype", "rank", "source", "log"}, pgx.CopyFromRows(rows))
+	return translate(err, "task logs")
+}
+
+// LogFilter selects a task's log lines.
+type LogFilter struct {
+	After  int64  // only lines with a larger id
+	Level  string // "" for all
+	Search string // case-insensitive text, "" for all
+	Limit  int
+}
+
+// TaskLogs lists a task's log lines in order.
+func (q *Queries) TaskLogs(ctx context.Context, taskID string, f LogFilter) ([]resolute.TaskLog, error) {
+	if f.Limit <= 0 {
+		f.Limit = 1000
+	}
+	p := gen.ListTaskLogsParams{TaskID: taskID, ID: f.After, Limit: int32(f.Limit)}
+	if f.Level != "" {
+		p.Level = &f.Level
+	}
+	if f.Search != "" {
+		p.Search = &f.Search
+	}
+	rows, err := q.q.ListTaskLogs(ctx, p)
+	if err != nil {
+		return nil, translate(err, "logs of task %s", taskID)
+	}
+	out := make([]resolute.TaskLog, len(rows))
+	for i, r := range rows {
+		out[i] = resolute.TaskLog{ID: r.ID, TaskID: r.TaskID, AllocationID: r.AllocationID, Time: r.Time, Level: r.Level,
+			StdType: r.Stdtype, Rank: intp(r.Rank), Source: r.Source, Log: r.Log}
+	}
+	return out, nil
+}
