@@ -127,7 +127,7 @@ type LockedExperiment struct {
 func (q *Queries) LockExperiment(ctx context.Context, id int64) (LockedExperiment, error) {
 	r, err := q.q.LockExperiment(ctx, id)
 	return LockedExperiment{ID: r.ID, State: r.State, Config: r.Config, SearcherState: r.SearcherState,
-		SearcherDone: r.SearcherDone, SearcherFailed: r.SearcherFailed, Restarts: int(r.Restarts), Seed: r.Seed},
+			SearcherDone: r.SearcherDone, SearcherFailed: r.SearcherFailed, Restarts: int(r.Restarts), Seed: r.Seed},
 		translate(err, "experiment %d", id)
 }
 
