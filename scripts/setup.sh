@@ -19,6 +19,8 @@ pg_bin() {
 command -v node >/dev/null && command -v npm >/dev/null || need_apt+=(nodejs npm)
 if [ "$what" = test ]; then
   [ -x /usr/bin/chromium ] || need_apt+=(chromium)
+  # examples/pytorch-digits runs under Debian's Python, as tasks do.
+  /usr/bin/python3 -c 'import torch, sklearn' 2>/dev/null || need_apt+=(python3-torch python3-sklearn)
 fi
 
 if [ ${#need_apt[@]} -gt 0 ]; then
