@@ -162,3 +162,63 @@ type PreviewResponse struct {
 	Summary  string   `json:"summary"` // the plan as a person reads it
 	Warnings []string `json:"warnings"`
 }
+
+// CreateExperimentRequest is the JSON form of POST /api/v1/experiments. The
+// CLI sends the same fields as multipart/form-data instead, with the context
+// as a file part, so large uploads need no base64.
+type CreateExperimentRequest struct {
+	ExperimentConfigRequest
+	ContextTgz []byte `json:"contextTgz,omitempty"` // base64 in JSON
+	Activate   *bool  `json:"activate,omitempty"`   // false creates it paused
+	ParentID   int64  `json:"parentId,omitempty"`
+}
+
+// ExperimentResponse wraps one experiment.
+type ExperimentResponse struct {
+	Experiment Experiment `json:"experiment"`
+	Warnings   []string   `json:"warnings,omitempty"`
+}
+
+// ExperimentsResponse lists experiments.
+type ExperimentsResponse struct {
+	Experiments []Experiment `json:"experiments"`
+}
+
+// TrialsResponse lists trials.
+type TrialsResponse struct {
+	Trials []Trial `json:"trials"`
+}
+
+// TrialResponse wraps one trial with its latest metrics of each group.
+type TrialResponse struct {
+	Trial         Trial           `json:"trial"`
+	LatestMetrics []MetricsReport `json:"latestMetrics"`
+}
+
+// CheckpointsResponse lists checkpoints.
+type CheckpointsResponse struct {
+	Checkpoints []Checkpoint `json:"checkpoints"`
+}
+
+// MetricsResponse lists a trial's reports of one group.
+type MetricsResponse struct {
+	Metrics []MetricsReport `json:"metrics"`
+}
+
+// PatchExperimentRequest edits an experiment; absent fields stay.
+type PatchExperimentRequest struct {
+	Name        *string   `json:"name,omitempty"`
+	Description *string   `json:"description,omitempty"`
+	Labels      *[]string `json:"labels,omitempty"`
+	Notes       *string   `json:"notes,omitempty"`
+	Resources   *struct {
+		MaxSlots *int     `json:"max_slots,omitempty"`
+		Weight   *float64 `json:"weight,omitempty"`
+		Priority *int     `json:"priority,omitempty"`
+	} `json:"resources,omitempty"`
+}
+
+// MoveRequest moves an experiment to another project.
+type MoveRequest struct {
+	DestinationProjectID int64 `json:"destinationProjectId"`
+}

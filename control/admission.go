@@ -102,7 +102,7 @@ func (x *Experiments) launch(ctx context.Context, a resolute.Allocation, slots [
 	}
 	runID := strings.TrimPrefix(a.ID, t.TaskID()+".")
 	env := x.trialEnv(cfg, e, t, a, token, runID, len(slots) > 0)
-	spec := LaunchSpec{
+	spec := resolute.LaunchSpec{
 		AllocationID: a.ID, TaskID: a.TaskID, Slots: slots, WorkDir: filepath.Join(x.opts.WorkRoot, a.ID),
 		ContextTarGz: tgz, Env: env, PythonPath: []string{x.opts.HarnessDir},
 		Shell: cfg.Entrypoint.Shell, Entrypoint: cfg.Entrypoint.Exec,

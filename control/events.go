@@ -91,7 +91,7 @@ func number(v any) (float64, bool) {
 // AllocationExited turns the end of an allocation into the next state of its
 // trial: completed, paused, canceled, restarted from its latest checkpoint
 // (while the experiment's max_restarts lasts), or errored; the searcher hears
-// of trials that ended.
+// of trials that ended. A nil exitCode means the status is unknown.
 func (x *Experiments) AllocationExited(ctx context.Context, allocationID string, exitCode *int, reason string) error {
 	a, err := x.db.Allocation(ctx, allocationID)
 	if err != nil {
@@ -100,6 +100,11 @@ func (x *Experiments) AllocationExited(ctx context.Context, allocationID string,
 	if a.TrialID == nil {
 		_, err := x.db.EndAllocation(ctx, allocationID, exitCode, reason)
 		return err
+	}
+	if exitCode == nil {
+		// Its exit status is lost (adopted after a restart): run it again
+		// from its latest checkpoint, as after a preemption.
+		a.Preempt = true
 	}
 	t, err := x.db.Trial(ctx, *a.TrialID)
 	if err != nil {
@@ -268,4 +273,44 @@ func transition(from, action string) (next, stopping string, err error) {
 		return resolute.StateStoppingKilled, resolute.StateStoppingKilled, nil
 	}
 	return "", "", resolute.Errorf(resolute.EInvalid, "unknown action %q", action)
+}
+
+// KillTrial stops one trial at once; the searcher hears it was canceled.
+func (x *Experiments) KillTrial(ctx context.Context, trialID int64) error {
+	t, err := x.db.Trial(ctx, trialID)
+	if err != nil {
+		return err
+	}
+	if resolute.Terminal(t.State) {
+		return resolute.Errorf(resolute.EConflict, "trial %d is %s", t.ID, t.State)
+	}
+	err = x.db.InTx(ctx, func(q *db.Queries) error {
+		r, err := x.lock(ctx, q, t.ExperimentID)
+		if err != nil {
+			return err
+		}
+		a, err := q.CurrentTrialAllocation(ctx, t.ID)
+		if resolute.ErrorCode(err) == resolute.ENotFound || (err == nil && a.State == resolute.AllocationPending) {
+			if err == nil {
+				if _, err := q.EndAllocation(ctx, a.ID, nil, "killed before it started"); err != nil {
+					return err
+				}
+			}
+			if err := q.SetTrialState(ctx, t.ID, resolute.StateCanceled); err != nil {
+				return err
+			}
+			actions, err := r.s.TrialExited(searcher.RequestID(t.RequestID), searcher.ExitUserCanceled)
+			if err != nil {
+				return err
+			}
+			return x.apply(ctx, q, r, actions)
+		} else if err != nil {
+			return err
+		}
+		return x.stopTrial(ctx, q, t, resolute.StateStoppingKilled, r.cfg)
+	})
+	if err == nil {
+		x.Wake()
+	}
+	return err
 }

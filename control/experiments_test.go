@@ -22,7 +22,7 @@ type fakeRM struct {
 	mu       sync.Mutex
 	total    int
 	held     map[string][]int
-	launched []control.LaunchSpec
+	launched []resolute.LaunchSpec
 	killed   []string
 }
 
@@ -46,7 +46,7 @@ func (f *fakeRM) FreeSlots() []int {
 
 func (f *fakeRM) TotalSlots() int { return f.total }
 
-func (f *fakeRM) Launch(_ context.Context, s control.LaunchSpec) error {
+func (f *fakeRM) Launch(_ context.Context, s resolute.LaunchSpec) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.held[s.AllocationID] = s.Slots
@@ -68,10 +68,10 @@ func (f *fakeRM) release(id string) {
 	delete(f.held, id)
 }
 
-func (f *fakeRM) running() []control.LaunchSpec {
+func (f *fakeRM) running() []resolute.LaunchSpec {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []control.LaunchSpec
+	var out []resolute.LaunchSpec
 	for _, s := range f.launched {
 		if _, ok := f.held[s.AllocationID]; ok {
 			out = append(out, s)
@@ -120,7 +120,7 @@ func (h *harness) exit(id string, code int) {
 	}
 }
 
-func (h *harness) trialOf(spec control.LaunchSpec) int64 {
+func (h *harness) trialOf(spec resolute.LaunchSpec) int64 {
 	var id int64
 	for _, c := range strings.TrimPrefix(strings.Split(spec.TaskID, ".")[0], "trial-") {
 		id = id*10 + int64(c-'0')

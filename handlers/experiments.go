@@ -1,30 +1,119 @@
 package handlers
 
 import (
+	"errors"
+	"io"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/db"
 )
 
-// handleAPIExperimentCreate serves POST /api/v1/experiments. This master
-// validates configs (validateOnly); running experiments is not part of it
-// yet, and a request to create one says so instead of pretending.
+// maxUploadBytes bounds an experiment submission: the 96 MiB context, its
+// base64 growth in JSON, and the config.
+const maxUploadBytes = control.MaxContextBytes*4/3 + 8<<20
+
+// readCreate reads a submission from JSON or multipart/form-data.
+func readCreate(r *http.Request) (resolute.CreateExperimentRequest, error) {
+	var req resolute.CreateExperimentRequest
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		err := decodeJSON(r, &req)
+		return req, err
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return req, resolute.Errorf(resolute.EInvalid, "malformed multipart body: %v", err)
+	}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return req, resolute.Errorf(resolute.ETooLarge, "the upload is larger than %d bytes; the context directory may be at most 96 MiB", tooBig.Limit)
+		} else if err != nil {
+			return req, resolute.Errorf(resolute.EInvalid, "malformed multipart body: %v", err)
+		}
+		limit := int64(1 << 20)
+		if part.FormName() == "context" {
+			limit = control.MaxContextBytes + 1
+		}
+		data, err := io.ReadAll(io.LimitReader(part, limit+1))
+		if errors.As(err, &tooBig) {
+			return req, resolute.Errorf(resolute.ETooLarge, "the upload is larger than %d bytes; the context directory may be at most 96 MiB", tooBig.Limit)
+		} else if err != nil {
+			return req, resolute.Errorf(resolute.EInvalid, "reading %s: %v", part.FormName(), err)
+		}
+		if int64(len(data)) > limit {
+			if part.FormName() == "context" {
+				return req, resolute.Errorf(resolute.ETooLarge, "context: the context directory is larger than 96 MiB (%d bytes)", control.MaxContextBytes)
+			}
+			return req, resolute.Errorf(resolute.ETooLarge, "%s: larger than 1 MiB", part.FormName())
+		}
+		v := string(data)
+		switch part.FormName() {
+		case "config":
+			req.Config = v
+		case "template":
+			req.Template = v
+		case "override":
+			req.Overrides = append(req.Overrides, v)
+		case "project_id":
+			if req.ProjectID, err = strconv.ParseInt(v, 10, 64); err != nil {
+				return req, resolute.Errorf(resolute.EInvalid, "project_id: expected an integer, got %q", v)
+			}
+		case "parent_id":
+			if req.ParentID, err = strconv.ParseInt(v, 10, 64); err != nil {
+				return req, resolute.Errorf(resolute.EInvalid, "parent_id: expected an integer, got %q", v)
+			}
+		case "paused":
+			f := !(v == "true" || v == "1")
+			req.Activate = &f
+		case "validate_only":
+			req.ValidateOnly = v == "true" || v == "1"
+		case "context":
+			req.ContextTgz = data
+		default:
+			return req, resolute.Errorf(resolute.EInvalid, "%s: unknown field", part.FormName())
+		}
+	}
+	return req, nil
+}
+
+// handleAPIExperimentCreate serves POST /api/v1/experiments: a config and a
+// context directory (tar.gz) become an experiment; with validateOnly the
+// expanded config comes back and nothing is created.
 func (s *Server) handleAPIExperimentCreate(w http.ResponseWriter, r *http.Request) {
-	var req resolute.ExperimentConfigRequest
-	if err := decodeJSON(r, &req); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	if !req.ValidateOnly {
-		s.error(w, r, resolute.Errorf(resolute.EInvalid, "validateOnly: this master checks experiment configs but does not run experiments yet; send validateOnly: true"))
-		return
-	}
-	cfg, err := s.configs.ExpandExperiment(r.Context(), []byte(req.Config), req.Template, req.Overrides)
+	req, err := readCreate(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, resolute.ValidateResponse{Config: cfg.Map(), Warnings: nonNil(cfg.Warnings)})
+	if req.ValidateOnly {
+		cfg, err := s.configs.ExpandExperiment(r.Context(), []byte(req.Config), req.Template, req.Overrides)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, resolute.ValidateResponse{Config: cfg.Map(), Warnings: nonNil(cfg.Warnings)})
+		return
+	}
+	me, _ := userFrom(r)
+	creq := control.CreateRequest{ConfigYAML: req.Config, Template: req.Template, Overrides: req.Overrides,
+		Context: req.ContextTgz, ProjectID: req.ProjectID, Paused: req.Activate != nil && !*req.Activate, UserID: me.ID}
+	if req.ParentID != 0 {
+		creq.ParentID = &req.ParentID
+	}
+	e, err := s.exps.Create(r.Context(), creq)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.ExperimentResponse{Experiment: e})
 }
 
 // handleAPIPreviewSearch serves POST /api/v1/preview-hp-search: the plan of
@@ -48,4 +137,38 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// handleAPIExperimentList serves GET /api/v1/experiments[?project_id=&archived=&states=&limit=&offset=].
+func (s *Server) handleAPIExperimentList(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var f db.ExperimentFilter
+	var err error
+	if v := q.Get("project_id"); v != "" {
+		id, perr := strconv.ParseInt(v, 10, 64)
+		if perr != nil {
+			s.error(w, r, resolute.Errorf(resolute.EInvalid, "project_id: expected an integer, got %q", v))
+			return
+		}
+		f.ProjectID = &id
+	}
+	if f.Archived, err = archivedFilter(r); err == nil {
+		f.Limit, err = optInt(q.Get("limit"), "limit")
+	}
+	if err == nil {
+		f.Offset, err = optInt(q.Get("offset"), "offset")
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	for _, st := range q["states"] {
+		f.States = append(f.States, strings.TrimPrefix(strings.ToUpper(st), "STATE_"))
+	}
+	list, err := s.db.Experiments(r.Context(), f)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.ExperimentsResponse{Experiments: list})
 }

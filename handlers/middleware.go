@@ -19,13 +19,28 @@ type ctxKey int
 const (
 	userKey ctxKey = iota
 	tokenKey
+	allocationKey
 )
+
+// AllocationTokenHeader carries a task's allocation token, as Determined's
+// harness sends it.
+const AllocationTokenHeader = "Grpc-Metadata-x-allocation-token"
 
 // authenticate finds the session behind a bearer token or the session cookie
 // and puts its user in the request context. It rejects nothing: the require*
 // middleware decide.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h := r.Header.Get(AllocationTokenHeader); h != "" {
+			tok := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(h, "Bearer "), "bearer "))
+			a, err := s.db.AllocationByToken(r.Context(), auth.HashToken(tok))
+			if err == nil && a.State == resolute.AllocationRunning {
+				r = r.WithContext(context.WithValue(r.Context(), allocationKey, a))
+			} else if err != nil && resolute.ErrorCode(err) != resolute.ENotFound {
+				s.error(w, r, err)
+				return
+			}
+		}
 		token := bearerToken(r)
 		if token == "" {
 			if c, err := r.Cookie(CookieName); err == nil {
@@ -88,6 +103,26 @@ func (s *Server) requirePageUser(next http.Handler) http.Handler {
 	})
 }
 
+// allocationFrom returns the task allocation that made a request.
+func allocationFrom(r *http.Request) (resolute.Allocation, bool) {
+	a, ok := r.Context().Value(allocationKey).(resolute.Allocation)
+	return a, ok
+}
+
+// requireTaskOrUser answers 401 unless a running task's allocation token or
+// a user's session came with the request.
+func (s *Server) requireTaskOrUser(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, isTask := allocationFrom(r)
+		_, isUser := userFrom(r)
+		if !isTask && !isUser {
+			s.error(w, r, resolute.Errorf(resolute.EUnauthorized, "not signed in and no allocation token of a running task"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // requireAPIUser answers 401 to API calls without a valid session.
 func (s *Server) requireAPIUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -114,11 +149,15 @@ func (s *Server) requireAdmin(next http.Handler) http.Handler {
 // handler answers 413.
 func (s *Server) limitBodies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > s.cfg.MaxBodyBytes {
-			s.error(w, r, resolute.Errorf(resolute.ETooLarge, "request body is larger than %d bytes", s.cfg.MaxBodyBytes))
+		limit := s.cfg.MaxBodyBytes
+		if r.Method == http.MethodPost && r.URL.Path == "/api/v1/experiments" {
+			limit = maxUploadBytes // a context directory of up to 96 MiB
+		}
+		if r.ContentLength > limit {
+			s.error(w, r, resolute.Errorf(resolute.ETooLarge, "request body is larger than %d bytes", limit))
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		next.ServeHTTP(w, r)
 	})
 }

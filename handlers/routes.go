@@ -20,7 +20,6 @@ func (s *Server) Routes() chi.Router {
 	r.Get("/favicon.ico", s.handleFavicon)
 	r.Get("/login", s.handleLoginPage)
 	r.Post("/login", s.handleLoginForm)
-	r.Post("/api/v1/auth/login", s.handleAPILogin)
 
 	// Signed-in pages.
 	r.Group(func(r chi.Router) {
@@ -70,52 +69,92 @@ func (s *Server) Routes() chi.Router {
 		})
 	})
 
-	// Signed-in API.
 	r.Route("/api/v1", func(r chi.Router) {
-		r.Use(s.requireAPIUser)
-		r.Post("/auth/logout", s.handleAPILogout)
-		r.Get("/auth/user", s.handleAPIMe)
-		r.Get("/me", s.handleAPIMe)
-		r.Get("/master", s.handleAPIMaster)
+		r.Post("/auth/login", s.handleAPILogin) // anyone
 
-		r.Get("/users", s.handleAPIUserList)
-		r.Get("/users/{id}", s.handleAPIUserGet)
-		r.Get("/users/{username}/by-username", s.handleAPIUserByName)
-		r.Post("/users/{id}/password", s.handleAPIUserPassword)
-
-		r.Get("/workspaces", s.handleAPIWorkspaceList)
-		r.Post("/workspaces", s.handleAPIWorkspaceCreate)
-		r.Get("/workspaces/{id}", s.handleAPIWorkspaceGet)
-		r.Patch("/workspaces/{id}", s.handleAPIWorkspacePatch)
-		r.Delete("/workspaces/{id}", s.handleAPIWorkspaceDelete)
-		r.Post("/workspaces/{id}/archive", s.handleAPIWorkspaceArchive(true))
-		r.Post("/workspaces/{id}/unarchive", s.handleAPIWorkspaceArchive(false))
-		r.Get("/workspaces/{id}/projects", s.handleAPIWorkspaceProjects)
-		r.Post("/workspaces/{id}/projects", s.handleAPIProjectCreate)
-
-		r.Get("/projects", s.handleAPIProjectList)
-		r.Get("/projects/{id}", s.handleAPIProjectGet)
-		r.Patch("/projects/{id}", s.handleAPIProjectPatch)
-		r.Delete("/projects/{id}", s.handleAPIProjectDelete)
-		r.Post("/projects/{id}/archive", s.handleAPIProjectArchive(true))
-		r.Post("/projects/{id}/unarchive", s.handleAPIProjectArchive(false))
-
-		r.Get("/templates", s.handleAPITemplateList)
-		r.Post("/templates", s.handleAPITemplateCreate)
-		r.Get("/templates/{name}", s.handleAPITemplateGet)
-		r.Put("/templates/{name}", s.handleAPITemplatePut)
-		r.Patch("/templates/{name}", s.handleAPITemplatePatch)
-		r.Delete("/templates/{name}", s.handleAPITemplateDelete)
-
-		r.Post("/experiments", s.handleAPIExperimentCreate)
-		r.Post("/preview-hp-search", s.handleAPIPreviewSearch)
-
-		// Administrators only.
+		// The task API: a trial's own task (allocation token) or a user.
 		r.Group(func(r chi.Router) {
-			r.Use(s.requireAdmin)
-			r.Post("/users", s.handleAPIUserCreate)
-			r.Patch("/users/{id}", s.handleAPIUserPatch)
-			r.Get("/master/logs", s.handleAPIMasterLogs)
+			r.Use(s.requireTaskOrUser)
+			r.Post("/trials/{id}/metrics", s.handleTaskMetrics)
+			r.Post("/trials/{id}/progress", s.handleTaskProgress)
+			r.Post("/trials/{id}/early_exit", s.handleTaskEarlyExit)
+			r.Post("/trials/{id}/runner/metadata", s.handleTaskRunnerMetadata)
+			r.Get("/trials/{id}", s.handleAPITrialGet)
+			r.Get("/experiments/{id}/searcher/best_searcher_validation_metric", s.handleBestValidation)
+			r.Post("/checkpoints", s.handleTaskCheckpoint)
+			r.Patch("/checkpoints", s.handleTaskCheckpointPatch)
+			r.Get("/checkpoints/{uuid}", s.handleCheckpointGet)
+			r.Get("/allocations/{id}/signals/preemption", s.handlePreemptionSignal)
+			r.Post("/allocations/{id}/signals/ack_preemption", s.handleAckPreemption)
+		})
+
+		// Signed-in API.
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireAPIUser)
+			r.Post("/auth/logout", s.handleAPILogout)
+			r.Get("/auth/user", s.handleAPIMe)
+			r.Get("/me", s.handleAPIMe)
+			r.Get("/master", s.handleAPIMaster)
+
+			r.Get("/users", s.handleAPIUserList)
+			r.Get("/users/{id}", s.handleAPIUserGet)
+			r.Get("/users/{username}/by-username", s.handleAPIUserByName)
+			r.Post("/users/{id}/password", s.handleAPIUserPassword)
+
+			r.Get("/workspaces", s.handleAPIWorkspaceList)
+			r.Post("/workspaces", s.handleAPIWorkspaceCreate)
+			r.Get("/workspaces/{id}", s.handleAPIWorkspaceGet)
+			r.Patch("/workspaces/{id}", s.handleAPIWorkspacePatch)
+			r.Delete("/workspaces/{id}", s.handleAPIWorkspaceDelete)
+			r.Post("/workspaces/{id}/archive", s.handleAPIWorkspaceArchive(true))
+			r.Post("/workspaces/{id}/unarchive", s.handleAPIWorkspaceArchive(false))
+			r.Get("/workspaces/{id}/projects", s.handleAPIWorkspaceProjects)
+			r.Post("/workspaces/{id}/projects", s.handleAPIProjectCreate)
+
+			r.Get("/projects", s.handleAPIProjectList)
+			r.Get("/projects/{id}", s.handleAPIProjectGet)
+			r.Patch("/projects/{id}", s.handleAPIProjectPatch)
+			r.Delete("/projects/{id}", s.handleAPIProjectDelete)
+			r.Post("/projects/{id}/archive", s.handleAPIProjectArchive(true))
+			r.Post("/projects/{id}/unarchive", s.handleAPIProjectArchive(false))
+
+			r.Get("/templates", s.handleAPITemplateList)
+			r.Post("/templates", s.handleAPITemplateCreate)
+			r.Get("/templates/{name}", s.handleAPITemplateGet)
+			r.Put("/templates/{name}", s.handleAPITemplatePut)
+			r.Patch("/templates/{name}", s.handleAPITemplatePatch)
+			r.Delete("/templates/{name}", s.handleAPITemplateDelete)
+
+			r.Post("/experiments", s.handleAPIExperimentCreate)
+			r.Get("/experiments", s.handleAPIExperimentList)
+			r.Get("/experiments/{id}", s.handleAPIExperimentGet)
+			r.Patch("/experiments/{id}", s.handleAPIExperimentPatch)
+			r.Delete("/experiments/{id}", s.handleAPIExperimentDelete)
+			r.Post("/experiments/{id}/activate", s.handleAPIExperimentAction("activate"))
+			r.Post("/experiments/{id}/pause", s.handleAPIExperimentAction("pause"))
+			r.Post("/experiments/{id}/cancel", s.handleAPIExperimentAction("cancel"))
+			r.Post("/experiments/{id}/kill", s.handleAPIExperimentAction("kill"))
+			r.Post("/experiments/{id}/archive", s.handleAPIExperimentArchive(true))
+			r.Post("/experiments/{id}/unarchive", s.handleAPIExperimentArchive(false))
+			r.Post("/experiments/{id}/move", s.handleAPIExperimentMove)
+			r.Get("/experiments/{id}/trials", s.handleAPIExperimentTrials)
+			r.Get("/experiments/{id}/checkpoints", s.handleAPIExperimentCheckpoints)
+			r.Get("/experiments/{id}/config", s.handleAPIExperimentConfig)
+			r.Get("/experiments/{id}/model_def", s.handleAPIExperimentModelDef)
+			r.Post("/preview-hp-search", s.handleAPIPreviewSearch)
+			r.Get("/trials/{id}/checkpoints", s.handleAPITrialCheckpoints)
+			r.Get("/trials/{id}/metrics", s.handleAPITrialMetrics)
+			r.Get("/trials/{id}/logs", s.handleAPITrialLogs)
+			r.Post("/trials/{id}/kill", s.handleAPITrialKill)
+			r.Get("/checkpoints/{uuid}/download", s.handleCheckpointDownload)
+
+			// Administrators only.
+			r.Group(func(r chi.Router) {
+				r.Use(s.requireAdmin)
+				r.Post("/users", s.handleAPIUserCreate)
+				r.Patch("/users/{id}", s.handleAPIUserPatch)
+				r.Get("/master/logs", s.handleAPIMasterLogs)
+			})
 		})
 	})
 	return r

@@ -19,6 +19,19 @@ type Config struct {
 	SessionLifetime time.Duration
 	SecureCookies   bool  // set under TLS
 	MaxBodyBytes    int64 // larger request bodies get 413
+	// CheckpointDir is where shared_fs checkpoints of the master's default
+	// storage live, for downloads.
+	CheckpointDir string
+}
+
+// Deps are what the handlers call.
+type Deps struct {
+	DB          *db.DB
+	Configs     *control.Configs
+	Experiments *control.Experiments
+	Metrics     *control.MetricsWriter
+	Logger      *slog.Logger
+	Logs        *masterlog.Buffer
 }
 
 // Server holds the dependencies of every handler.
@@ -26,6 +39,8 @@ type Server struct {
 	cfg      Config
 	db       *db.DB
 	configs  *control.Configs
+	exps     *control.Experiments
+	metrics  *control.MetricsWriter
 	logger   *slog.Logger
 	logs     *masterlog.Buffer
 	assets   *web.Assets
@@ -34,9 +49,9 @@ type Server struct {
 }
 
 // New returns the handlers' server; Routes gives its http.Handler.
-func New(cfg Config, database *db.DB, configs *control.Configs, logger *slog.Logger, logs *masterlog.Buffer) *Server {
+func New(cfg Config, d Deps) *Server {
 	return &Server{
-		cfg: cfg, db: database, configs: configs, logger: logger, logs: logs, assets: web.New(),
+		cfg: cfg, db: d.DB, configs: d.Configs, exps: d.Experiments, metrics: d.Metrics, logger: d.Logger, logs: d.Logs, assets: web.New(),
 		throttle: auth.NewThrottle(time.Now), now: time.Now,
 	}
 }

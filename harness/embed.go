@@ -14,8 +14,10 @@ package harness
 
 import (
 	"embed"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 )
 
@@ -41,4 +43,56 @@ func WriteTo(dir string) error {
 		}
 		return os.WriteFile(dst, data, 0o644)
 	})
+}
+
+// Runtime is what every task gets from Install: the directory to put first
+// on PYTHONPATH, and a directory to put first on PATH whose python3 and
+// python run the task Python.
+type Runtime struct {
+	PythonPath string
+	BinDir     string
+	Python     string
+}
+
+// Install writes the package under dir/lib and links dir/bin/python3 and
+// dir/bin/python to python (the task Python, e.g. /usr/bin/python3, which
+// sees Debian's packages). It replaces what an earlier start wrote.
+func Install(dir, python string) (Runtime, error) {
+	if !filepath.IsAbs(python) {
+		p, err := exec.LookPath(python)
+		if err != nil {
+			return Runtime{}, fmt.Errorf("the task Python %q is not installed: %w", python, err)
+		}
+		python = p
+	}
+	rt := Runtime{PythonPath: filepath.Join(dir, "lib"), BinDir: filepath.Join(dir, "bin"), Python: python}
+	if err := os.RemoveAll(rt.PythonPath); err != nil {
+		return rt, err
+	}
+	if err := WriteTo(rt.PythonPath); err != nil {
+		return rt, err
+	}
+	if err := os.MkdirAll(rt.BinDir, 0o755); err != nil {
+		return rt, err
+	}
+	for _, name := range []string{"python3", "python"} {
+		link := filepath.Join(rt.BinDir, name)
+		os.Remove(link)
+		if err := os.Symlink(python, link); err != nil {
+			return rt, err
+		}
+	}
+	return rt, nil
+}
+
+// DefaultPython is /usr/bin/python3 when it exists (Debian's, which sees
+// packages such as python3-torch), else python3 from PATH.
+func DefaultPython() string {
+	if _, err := os.Stat("/usr/bin/python3"); err == nil {
+		return "/usr/bin/python3"
+	}
+	if p, err := exec.LookPath("python3"); err == nil {
+		return p
+	}
+	return "python3"
 }

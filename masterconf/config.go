@@ -35,6 +35,11 @@ type Config struct {
 	ResourcePools         []ResourcePool  `yaml:"resource_pools"`
 	TaskContainerDefaults map[string]any  `yaml:"task_container_defaults"`
 
+	// TaskPython is the Python that runs tasks (DET_PYTHON_EXECUTABLE, and
+	// python3 on their PATH); default /usr/bin/python3 when it exists, which
+	// sees Debian's packages such as python3-torch.
+	TaskPython string `yaml:"task_python"`
+
 	// NotebookTimeout is the default idle timeout of notebooks, in seconds;
 	// 0 turns it off (the default, as Determined).
 	NotebookTimeout int `yaml:"notebook_timeout"`

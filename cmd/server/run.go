@@ -68,6 +68,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 
+	configs := control.NewConfigs(database, cfg.Defaults(),
+		control.WithPoolDefaults(cfg.PoolDefaults(), cfg.ResourceManager.DefaultComputeResourcePool))
+	exps, stopRM, err := startExperiments(ctx, cfg, database, configs, clusterID, logger)
+	if err != nil {
+		return err
+	}
+	defer stopRM()
+	metrics := control.NewMetricsWriter(database, logger)
+	go metrics.Run(ctx)
+
 	h := handlers.New(handlers.Config{
 		Master: resolute.MasterInfo{
 			Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",
@@ -76,8 +86,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		SessionLifetime: cfg.Security.SessionLifetime.Duration,
 		SecureCookies:   cfg.TLS.Cert != "",
 		MaxBodyBytes:    cfg.MaxRequestBodyBytes,
-	}, database, control.NewConfigs(database, cfg.Defaults(),
-		control.WithPoolDefaults(cfg.PoolDefaults(), cfg.ResourceManager.DefaultComputeResourcePool)), logger, logs)
+	}, handlers.Deps{DB: database, Configs: configs, Experiments: exps, Metrics: metrics, Logger: logger, Logs: logs})
 
 	ln, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port))
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -17,15 +18,20 @@ import (
 	"github.com/resolute-ml/resolute/db/dbtest"
 	"github.com/resolute-ml/resolute/expconf"
 	"github.com/resolute-ml/resolute/handlers"
+	"github.com/resolute-ml/resolute/harness"
+	"github.com/resolute-ml/resolute/local"
 	"github.com/resolute-ml/resolute/masterlog"
 )
 
 // Master is a running test master.
 type Master struct {
-	URL  string
-	DB   *db.DB
-	Logs *masterlog.Buffer
-	srv  *httptest.Server
+	URL           string
+	DB            *db.DB
+	Logs          *masterlog.Buffer
+	Experiments   *control.Experiments
+	RM            *local.Manager
+	CheckpointDir string // the default shared_fs storage
+	srv           *httptest.Server
 }
 
 // Options tune a test master.
@@ -35,8 +41,11 @@ type Options struct {
 	// MaxBodyBytes defaults to 1 MiB.
 	MaxBodyBytes int64
 	// Defaults is the master's config layer (checkpoint storage and task
-	// container defaults); default: shared_fs in a temporary directory.
+	// container defaults); default: shared_fs in CheckpointDir.
 	Defaults []byte
+	// Slots is the number of CPU slots of the local resource manager that
+	// runs experiments' trials as real processes; default 2.
+	Slots int
 }
 
 // Start runs a master on a fresh database until t ends.
@@ -50,11 +59,15 @@ func Start(t testing.TB, opts Options) *Master {
 	if err := d.Bootstrap(context.Background(), hash); err != nil {
 		t.Fatal(err)
 	}
+	checkpoints := t.TempDir()
 	if opts.Defaults == nil {
-		opts.Defaults, err = expconf.MasterDefaults(map[string]any{"type": "shared_fs", "host_path": t.TempDir()}, nil)
+		opts.Defaults, err = expconf.MasterDefaults(map[string]any{"type": "shared_fs", "host_path": checkpoints}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	if opts.Slots == 0 {
+		opts.Slots = 2
 	}
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = 1 << 20
@@ -65,17 +78,47 @@ func Start(t testing.TB, opts Options) *Master {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &Master{DB: d, Logs: logs}
+	m := &Master{DB: d, Logs: logs, CheckpointDir: checkpoints}
 	m.srv = httptest.NewUnstartedServer(nil)
 	m.URL = "http://" + m.srv.Listener.Addr().String()
+
+	// Trials run as real processes with the real harness.
+	dir := t.TempDir()
+	rt, err := harness.Install(filepath.Join(dir, "harness"), harness.DefaultPython())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.RM, err = local.New(local.Options{StateDir: filepath.Join(dir, "allocations"), Slots: opts.Slots,
+		Discover: func(context.Context) ([]local.GPU, error) { return nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configs := control.NewConfigs(d, opts.Defaults)
+	m.Experiments = control.NewExperiments(d, configs, m.RM, control.RunOptions{MasterURL: m.URL, ClusterID: clusterID,
+		WorkRoot: filepath.Join(dir, "work"), HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python,
+		KillGrace: time.Second}, logger)
+	metrics := control.NewMetricsWriter(d, logger)
+	ctx, cancel := context.WithCancel(context.Background())
+	go metrics.Run(ctx)
+	go m.Experiments.Pump(ctx, m.RM.Events())
+	go m.Experiments.Run(ctx)
+
 	h := handlers.New(handlers.Config{
 		Master: resolute.MasterInfo{Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",
 			ResourceManager: "local", URL: m.URL},
 		SessionLifetime: time.Hour,
 		MaxBodyBytes:    opts.MaxBodyBytes,
-	}, d, control.NewConfigs(d, opts.Defaults), logger, logs)
+	}, handlers.Deps{DB: d, Configs: configs, Experiments: m.Experiments, Metrics: metrics, Logger: logger, Logs: logs})
 	m.srv.Config.Handler = h.Handler()
 	m.srv.Start()
-	t.Cleanup(m.srv.Close)
+	t.Cleanup(func() {
+		// Stop every task this master started, then the master.
+		for _, a := range m.RM.Capacity().Allocations {
+			m.RM.Kill(context.Background(), a.AllocationID, 0)
+		}
+		cancel()
+		m.RM.Close()
+		m.srv.Close()
+	})
 	return m
 }

@@ -1,0 +1,79 @@
+package control
+
+import (
+	"context"
+	"time"
+
+	"github.com/resolute-ml/resolute"
+)
+
+// Pump turns a resource manager's events into state changes until events
+// closes or ctx ends: log lines are stored in batches, exits end trial runs.
+func (x *Experiments) Pump(ctx context.Context, events <-chan resolute.AllocationEvent) {
+	var batch []resolute.TaskLog
+	tasks := map[string]string{} // allocation → task, from the first line
+	flush := func() {
+		if len(batch) == 0 {
+			return
+		}
+		if err := x.db.InsertTaskLogs(ctx, batch); err != nil && ctx.Err() == nil {
+			x.logger.Error("store task logs", "lines", len(batch), "err", err)
+		}
+		batch = batch[:0]
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			flush()
+			return
+		case <-tick.C:
+			flush()
+		case ev, ok := <-events:
+			if !ok {
+				flush()
+				return
+			}
+			switch e := ev.(type) {
+			case resolute.AllocationLog:
+				task, ok := tasks[e.AllocationID]
+				if !ok {
+					task = taskOf(e.AllocationID)
+					tasks[e.AllocationID] = task
+				}
+				batch = append(batch, resolute.TaskLog{TaskID: task, AllocationID: e.AllocationID, Time: e.Time,
+					Level: e.Level, StdType: e.Stream, Rank: e.Rank, Log: e.Line})
+				if len(batch) >= 1000 {
+					flush()
+				}
+			case resolute.AllocationExited:
+				flush() // its last lines first
+				delete(tasks, e.AllocationID)
+				var code *int
+				reason := ""
+				if e.Err != nil {
+					reason = e.Err.Error()
+				} else {
+					code = &e.ExitCode
+				}
+				if e.Killed {
+					reason = "killed"
+				}
+				if err := x.AllocationExited(ctx, e.AllocationID, code, reason); err != nil && ctx.Err() == nil {
+					x.logger.Error("allocation exit", "allocation", e.AllocationID, "err", err)
+				}
+			}
+		}
+	}
+}
+
+// taskOf is the task of an allocation id "<task>.<run>".
+func taskOf(allocationID string) string {
+	for i := len(allocationID) - 1; i >= 0; i-- {
+		if allocationID[i] == '.' {
+			return allocationID[:i]
+		}
+	}
+	return allocationID
+}

@@ -1,0 +1,275 @@
+package handlers
+
+import (
+	"archive/tar"
+	"encoding/json"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/expconf"
+)
+
+// checkpointBody is Determined's ReportCheckpoint body.
+type checkpointBody struct {
+	UUID         string          `json:"uuid"`
+	TaskID       string          `json:"taskId"`
+	AllocationID string          `json:"allocationId"`
+	Resources    map[string]any  `json:"resources"`
+	Metadata     json.RawMessage `json:"metadata"`
+	State        string          `json:"state"`
+}
+
+// resourceSizes reads {path: size}; sizes come as numbers or, from
+// Determined's own clients, as strings.
+func resourceSizes(m map[string]any) (map[string]int64, int64, error) {
+	out := make(map[string]int64, len(m))
+	var total int64
+	for k, v := range m {
+		var n int64
+		switch x := v.(type) {
+		case float64:
+			n = int64(x)
+		case string:
+			var err error
+			if n, err = strconv.ParseInt(x, 10, 64); err != nil {
+				return nil, 0, resolute.Errorf(resolute.EInvalid, "resources.%s: expected a size in bytes, got %q", k, x)
+			}
+		default:
+			return nil, 0, resolute.Errorf(resolute.EInvalid, "resources.%s: expected a size in bytes", k)
+		}
+		out[k] = n
+		total += n
+	}
+	return out, total, nil
+}
+
+// handleTaskCheckpoint serves POST /api/v1/checkpoints: a trial reports a
+// checkpoint it wrote; it becomes the trial's latest.
+func (s *Server) handleTaskCheckpoint(w http.ResponseWriter, r *http.Request) {
+	a, isTask := allocationFrom(r)
+	if !isTask || a.TrialID == nil {
+		s.error(w, r, resolute.Errorf(resolute.EForbidden, "only a trial's task may report checkpoints"))
+		return
+	}
+	var body checkpointBody
+	if err := decodeJSON(r, &body); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if !validUUID(body.UUID) {
+		s.error(w, r, resolute.Errorf(resolute.EInvalid, "uuid: expected a UUID, got %q", body.UUID))
+		return
+	}
+	var meta map[string]any
+	if err := json.Unmarshal(body.Metadata, &meta); err != nil || meta == nil {
+		s.error(w, r, resolute.Errorf(resolute.EInvalid, "metadata: expected an object"))
+		return
+	}
+	steps, ok := meta["steps_completed"].(float64)
+	if !ok {
+		s.error(w, r, resolute.Errorf(resolute.EInvalid, "metadata.steps_completed: required, a number"))
+		return
+	}
+	res, size, err := resourceSizes(body.Resources)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	t, err := s.db.Trial(r.Context(), *a.TrialID)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	err = s.db.CreateCheckpoint(r.Context(), resolute.Checkpoint{UUID: body.UUID, TrialID: t.ID, ExperimentID: t.ExperimentID,
+		AllocationID: a.ID, TaskID: a.TaskID, StepsCompleted: int64(steps), Resources: res, Size: size, Metadata: body.Metadata})
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+func validUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+		} else if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkpointFor loads a checkpoint a task (its own experiment's) or a user
+// may see.
+func (s *Server) checkpointFor(r *http.Request) (resolute.Checkpoint, error) {
+	uuid := chi.URLParam(r, "uuid")
+	if !validUUID(uuid) {
+		return resolute.Checkpoint{}, resolute.Errorf(resolute.EInvalid, "uuid: expected a UUID, got %q", uuid)
+	}
+	c, err := s.db.Checkpoint(r.Context(), uuid)
+	if err != nil {
+		return c, err
+	}
+	if a, isTask := allocationFrom(r); isTask {
+		t, err := s.db.Trial(r.Context(), *a.TrialID)
+		if err != nil || t.ExperimentID != c.ExperimentID {
+			return c, resolute.Errorf(resolute.EForbidden, "checkpoint %s belongs to another experiment", uuid)
+		}
+	}
+	c.Validation, err = s.db.ValidationAtStep(r.Context(), c.TrialID, c.StepsCompleted)
+	return c, err
+}
+
+// handleCheckpointGet serves GET /api/v1/checkpoints/{uuid}.
+func (s *Server) handleCheckpointGet(w http.ResponseWriter, r *http.Request) {
+	c, err := s.checkpointFor(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": c})
+}
+
+// handleTaskCheckpointPatch serves PATCH /api/v1/checkpoints: a task that
+// deleted files of its checkpoints reports what remains.
+func (s *Server) handleTaskCheckpointPatch(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Checkpoints []struct {
+			UUID      string `json:"uuid"`
+			Resources struct {
+				Resources map[string]any `json:"resources"`
+			} `json:"resources"`
+		} `json:"checkpoints"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	for _, c := range body.Checkpoints {
+		ck, err := s.db.Checkpoint(r.Context(), c.UUID)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		if a, isTask := allocationFrom(r); isTask && (a.TrialID == nil || *a.TrialID != ck.TrialID) {
+			s.error(w, r, resolute.Errorf(resolute.EForbidden, "checkpoint %s belongs to another trial", c.UUID))
+			return
+		}
+		res, _, err := resourceSizes(c.Resources.Resources)
+		if err == nil {
+			err = s.db.UpdateCheckpointResources(r.Context(), c.UUID, res)
+		}
+		if err == nil && len(res) == 0 {
+			err = s.db.SetCheckpointDeleted(r.Context(), c.UUID)
+		}
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// checkpointDir is where a checkpoint's files are on this machine.
+func (s *Server) checkpointDir(r *http.Request, c resolute.Checkpoint) (string, error) {
+	e, err := s.db.Experiment(r.Context(), c.ExperimentID)
+	if err != nil {
+		return "", err
+	}
+	cfg, err := expconf.ParseExperiment(e.Config)
+	if err != nil {
+		return "", err
+	}
+	st := cfg.CheckpointStorage
+	switch {
+	case st != nil && st.SharedFS != nil:
+		base := st.SharedFS.HostPath
+		if p := st.SharedFS.StoragePath; p != "" {
+			if filepath.IsAbs(p) {
+				base = p
+			} else {
+				base = filepath.Join(base, p)
+			}
+		}
+		return filepath.Join(base, c.UUID), nil
+	case st != nil && st.Directory != nil:
+		return filepath.Join(st.Directory.ContainerPath, c.UUID), nil
+	}
+	return "", resolute.Errorf(resolute.EInvalid, "checkpoint %s is in %s storage, which this master cannot read", c.UUID, st.Type)
+}
+
+// handleCheckpointDownload serves GET /api/v1/checkpoints/{uuid}/download:
+// the checkpoint's files as a tar archive.
+func (s *Server) handleCheckpointDownload(w http.ResponseWriter, r *http.Request) {
+	c, err := s.checkpointFor(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if c.State != "COMPLETED" {
+		s.error(w, r, resolute.Errorf(resolute.EGone, "checkpoint %s was deleted", c.UUID))
+		return
+	}
+	dir, err := s.checkpointDir(r, c)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if _, err := os.Stat(dir); err != nil {
+		s.error(w, r, resolute.Errorf(resolute.EGone, "the files of checkpoint %s are not in storage", c.UUID))
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-tar")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+c.UUID+`.tar"`)
+	tw := tar.NewWriter(w)
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == "." {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() && !info.IsDir() {
+			return nil
+		}
+		h, err := tar.FileInfoHeader(info, "")
+		if err != nil {
+			return err
+		}
+		h.Name = filepath.ToSlash(rel)
+		if err := tw.WriteHeader(h); err != nil || info.IsDir() {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(tw, f)
+		return err
+	})
+	if err != nil {
+		s.logger.Error("checkpoint download", "uuid", c.UUID, "err", err)
+		return
+	}
+	tw.Close()
+}

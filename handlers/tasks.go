@@ -1,0 +1,269 @@
+package handlers
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/resolute-ml/resolute"
+)
+
+// The task API: what Determined's harness calls from inside a trial, with
+// its allocation token. A task reaches only its own trial.
+
+// trialForTask reads {id} and checks a task calls only for its own trial.
+func (s *Server) trialForTask(r *http.Request) (resolute.Trial, resolute.Allocation, error) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		return resolute.Trial{}, resolute.Allocation{}, err
+	}
+	a, isTask := allocationFrom(r)
+	if !isTask {
+		return resolute.Trial{}, resolute.Allocation{}, resolute.Errorf(resolute.EForbidden, "only a trial's own task may report for it")
+	}
+	if a.TrialID == nil || *a.TrialID != id {
+		return resolute.Trial{}, resolute.Allocation{}, resolute.Errorf(resolute.EForbidden, "this allocation belongs to another trial; it may not report for trial %d", id)
+	}
+	t, err := s.db.Trial(r.Context(), id)
+	return t, a, err
+}
+
+// metricsBody is Determined's ReportTrialMetrics body.
+type metricsBody struct {
+	Metrics struct {
+		TrialID        int64 `json:"trial_id"`
+		TrialRunID     int   `json:"trial_run_id"`
+		StepsCompleted int64 `json:"steps_completed"`
+		Metrics        struct {
+			AvgMetrics   map[string]any `json:"avg_metrics"`
+			BatchMetrics []any          `json:"batch_metrics"`
+		} `json:"metrics"`
+	} `json:"metrics"`
+	Group string `json:"group"`
+}
+
+// handleTaskMetrics serves POST /api/v1/trials/{id}/metrics: stores the
+// report and, for validation metrics, tells the searcher. NaN and ±Inf are
+// stored as the strings "NaN", "Infinity", "-Infinity" (JSON has no such
+// numbers); the searcher ranks NaN worst.
+func (s *Server) handleTaskMetrics(w http.ResponseWriter, r *http.Request) {
+	t, a, err := s.trialForTask(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	var body metricsBody
+	if err := decodeJSON(r, &body); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	group := body.Group
+	switch group {
+	case "":
+		group = "training"
+	case "GROUP_TRAINING":
+		group = "training"
+	case "GROUP_VALIDATION":
+		group = "validation"
+	}
+	avg := body.Metrics.Metrics.AvgMetrics
+	if avg == nil {
+		s.error(w, r, resolute.Errorf(resolute.EInvalid, "metrics.metrics.avg_metrics: required"))
+		return
+	}
+	for k, v := range avg {
+		switch v.(type) {
+		case float64, string, bool, nil:
+		default:
+			s.error(w, r, resolute.Errorf(resolute.EInvalid, "metrics.metrics.avg_metrics.%s: expected a number", k))
+			return
+		}
+	}
+	stored, _ := json.Marshal(map[string]any{"avg_metrics": avg, "batch_metrics": body.Metrics.Metrics.BatchMetrics})
+	runID := body.Metrics.TrialRunID
+	if runID == 0 {
+		runID = t.RunID
+	}
+	err = s.metrics.Write(r.Context(), resolute.MetricsReport{TrialID: t.ID, TrialRunID: runID,
+		StepsCompleted: body.Metrics.StepsCompleted, Group: group, Metrics: stored})
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if group == "validation" {
+		if err := s.exps.ValidationReported(r.Context(), t.ID, numbers(avg)); err != nil {
+			s.error(w, r, err)
+			return
+		}
+	}
+	_ = a
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// numbers turns the harness's "NaN"/"Infinity" strings back into floats.
+func numbers(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		switch v {
+		case "NaN":
+			v = math.NaN()
+		case "Infinity":
+			v = math.Inf(1)
+		case "-Infinity":
+			v = math.Inf(-1)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// handleTaskProgress serves POST /api/v1/trials/{id}/progress.
+func (s *Server) handleTaskProgress(w http.ResponseWriter, r *http.Request) {
+	t, _, err := s.trialForTask(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	var body struct {
+		Progress float64 `json:"progress"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if body.Progress < 0 || body.Progress > 1 || math.IsNaN(body.Progress) {
+		s.error(w, r, resolute.Errorf(resolute.EInvalid, "progress: must be between 0 and 1, got %v", body.Progress))
+		return
+	}
+	if err := s.db.SetTrialProgress(r.Context(), t.ID, body.Progress); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// handleTaskEarlyExit serves POST /api/v1/trials/{id}/early_exit.
+func (s *Server) handleTaskEarlyExit(w http.ResponseWriter, r *http.Request) {
+	t, _, err := s.trialForTask(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	var body struct {
+		Reason string `json:"reason"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if err := s.exps.EarlyExit(r.Context(), t.ID, body.Reason); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// handleTaskRunnerMetadata serves POST /api/v1/trials/{id}/runner/metadata.
+func (s *Server) handleTaskRunnerMetadata(w http.ResponseWriter, r *http.Request) {
+	t, _, err := s.trialForTask(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	var body struct {
+		State string `json:"state"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if err := s.db.SetTrialRunnerState(r.Context(), t.ID, body.State); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// handleBestValidation serves GET
+// /api/v1/experiments/{id}/searcher/best_searcher_validation_metric: 404
+// until a validation was reported.
+func (s *Server) handleBestValidation(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if a, isTask := allocationFrom(r); isTask {
+		t, err := s.db.Trial(r.Context(), *a.TrialID)
+		if err != nil || t.ExperimentID != id {
+			s.error(w, r, resolute.Errorf(resolute.EForbidden, "this allocation belongs to another experiment"))
+			return
+		}
+	}
+	e, err := s.db.Experiment(r.Context(), id)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if e.BestValidation == nil {
+		s.error(w, r, resolute.Errorf(resolute.ENotFound, "experiment %d has no validation metrics yet", id))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]float64{"metric": *e.BestValidation})
+}
+
+// handlePreemptionSignal serves GET
+// /api/v1/allocations/{id}/signals/preemption?timeout_seconds=N: a long
+// poll that answers {"preempt": true} as soon as the allocation should
+// checkpoint and exit, or false after the timeout.
+func (s *Server) handlePreemptionSignal(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	if a, isTask := allocationFrom(r); !isTask || a.ID != id {
+		s.error(w, r, resolute.Errorf(resolute.EForbidden, "only allocation %s may poll its preemption signal", id))
+		return
+	}
+	timeout := 60
+	if v := r.URL.Query().Get("timeout_seconds"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			s.error(w, r, resolute.Errorf(resolute.EInvalid, "timeout_seconds: expected a non-negative integer, got %q", v))
+			return
+		}
+		timeout = min(n, 600)
+	}
+	deadline := time.Now().Add(time.Duration(timeout) * time.Second)
+	for {
+		preempt, err := s.exps.ShouldPreempt(r.Context(), id)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		if preempt || !time.Now().Before(deadline) {
+			writeJSON(w, http.StatusOK, map[string]bool{"preempt": preempt})
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// handleAckPreemption serves POST /api/v1/allocations/{id}/signals/ack_preemption.
+func (s *Server) handleAckPreemption(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	if a, isTask := allocationFrom(r); !isTask || a.ID != id {
+		s.error(w, r, resolute.Errorf(resolute.EForbidden, "only allocation %s may acknowledge its preemption", id))
+		return
+	}
+	if err := s.db.AckPreemption(r.Context(), id); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}

@@ -1,0 +1,38 @@
+// Package local is Resolute's resource manager for one machine: it runs each
+// allocation as a process group on the host, hands out slots (one per GPU
+// when GPUs are found, CPU slots otherwise), captures the tasks' output as log
+// events, opens terminals (PTYs) into running allocations, and adopts the
+// allocations that survived a master restart.
+//
+// It owns processes, slots, work directories and its own state directory. It
+// does not decide what runs where (the scheduler picks the slots), does not
+// touch the database, and knows nothing of experiments or trials: control/
+// turns its events into state changes.
+//
+// # Output capture
+//
+// A task's stdout and stderr go to files in the manager's state directory,
+// never to pipes held by the master, so a task keeps running (and never gets
+// SIGPIPE) when the master stops or restarts. The manager tails those files
+// line by line and emits Log events; consumed parts of the files are freed
+// (hole punching) where the file system allows, and the files are removed
+// when the allocation ends.
+//
+// # Events
+//
+// Events of one allocation come in order: Started, its Log lines (each stream
+// in order, the two streams interleaved as read), then Exited. Started and
+// Exited are always queued; Log events are queued up to Options.MaxQueuedLogs
+// and past that the tailers wait for the consumer. Because output goes to
+// files, a slow consumer delays log delivery but never blocks a task.
+//
+// # Restarts
+//
+// Each allocation has a state file (pid, process group, start time). After a
+// restart, Recover adopts the allocations whose leader process is still alive
+// (its /proc start time guards against PID reuse). Adopted allocations can be
+// killed and exec'd into; their log tailing resumes from the end of their
+// output files (lines written while no master was running stay in the files
+// but are not emitted), and since the new master is not their parent, their
+// Exited event carries ErrExitUnknown instead of an exit code.
+package local

@@ -1,0 +1,303 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/resolute-ml/resolute"
+)
+
+// AllocationSpec is what Launch runs: the resource-manager seam's LaunchSpec.
+type AllocationSpec = resolute.LaunchSpec
+
+// allocation is one launched or adopted allocation.
+type allocation struct {
+	id, taskID string
+	slots      []int
+	dir        string // its directory in the state dir
+	workDir    string
+	env        []string
+	adopted    bool
+	exited     chan struct{} // closed once the leader has exited
+	tails      sync.WaitGroup
+
+	// Set while starting, under both a.mu and Manager.mu; read under either.
+	pid, pgid  int
+	startTicks uint64
+	startedAt  time.Time
+
+	// ended is guarded by Manager.mu.
+	ended bool
+
+	// mu is held by Launch until the process has started.
+	mu       sync.Mutex
+	killed   bool
+	gone     bool // the leader has exited
+	sessions map[*Stream]struct{}
+}
+
+var allocationIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$`)
+
+func validateSpec(s AllocationSpec) error {
+	if !allocationIDPattern.MatchString(s.AllocationID) {
+		return resolute.Errorf(resolute.EInvalid, "allocation ID %q must be letters, digits, '.', '_' or '-'", s.AllocationID)
+	}
+	if !filepath.IsAbs(s.WorkDir) {
+		return resolute.Errorf(resolute.EInvalid, "work dir %q must be an absolute path", s.WorkDir)
+	}
+	if (s.Shell == "") == (len(s.Entrypoint) == 0) {
+		return resolute.Errorf(resolute.EInvalid, "exactly one of a shell command and an entrypoint is required")
+	}
+	if len(s.Entrypoint) > 0 && s.Entrypoint[0] == "" {
+		return resolute.Errorf(resolute.EInvalid, "the entrypoint's program is empty")
+	}
+	for k, v := range s.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(v, "\x00") {
+			return resolute.Errorf(resolute.EInvalid, "environment variable %q is not valid", k)
+		}
+	}
+	for name := range s.Files {
+		if err := checkRelPath(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Launch prepares the allocation's work directory and starts its process as
+// a new process group. It returns once the process has started (Started is
+// queued) or failed to (nothing is queued then); the slots must be free, else
+// it fails with conflict.
+func (m *Manager) Launch(ctx context.Context, spec AllocationSpec) error {
+	if err := validateSpec(spec); err != nil {
+		return err
+	}
+	a := &allocation{
+		id: spec.AllocationID, taskID: spec.TaskID, slots: append([]int(nil), spec.Slots...),
+		dir: filepath.Join(m.opts.StateDir, spec.AllocationID), workDir: filepath.Clean(spec.WorkDir),
+		exited: make(chan struct{}), sessions: make(map[*Stream]struct{}),
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err := m.reserve(a); err != nil {
+		return err
+	}
+	cmd, err := m.prepare(ctx, a, spec)
+	if err == nil {
+		err = m.start(a, cmd)
+	}
+	if err != nil {
+		m.release(a, true)
+		_ = os.RemoveAll(a.dir)
+		return err
+	}
+	return nil
+}
+
+// prepare fills the work dir, opens the output files and builds the command.
+func (m *Manager) prepare(ctx context.Context, a *allocation, spec AllocationSpec) (*exec.Cmd, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(a.workDir, 0o700); err != nil {
+		return nil, fmt.Errorf("launch %s: create work dir: %w", a.id, err)
+	}
+	if err := fillWorkDir(a.workDir, spec.ContextTarGz, spec.Files, m.opts.MaxContextBytes); err != nil {
+		return nil, fmt.Errorf("launch %s: %w", a.id, err)
+	}
+	a.env = m.taskEnv(a, spec)
+	argv, path := []string{"sh", "-c", spec.Shell}, "/bin/sh"
+	if spec.Shell == "" {
+		var err error
+		argv = spec.Entrypoint
+		if path, err = lookPath(argv[0], a.env, a.workDir); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(a.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("launch %s: create state dir: %w", a.id, err)
+	}
+	return &exec.Cmd{
+		Path: path, Args: argv, Dir: a.workDir, Env: a.env,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}, nil
+}
+
+// start runs cmd with its output going to files in a.dir, then records the
+// state file and starts the tailers and the waiter.
+func (m *Manager) start(a *allocation, cmd *exec.Cmd) error {
+	outs := make([]*os.File, 2)
+	for i, name := range []string{Stdout, Stderr} {
+		f, err := os.OpenFile(filepath.Join(a.dir, name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
+		if err != nil {
+			closeAll(outs)
+			return fmt.Errorf("launch %s: open %s: %w", a.id, name, err)
+		}
+		outs[i] = f
+	}
+	cmd.Stdout, cmd.Stderr = outs[0], outs[1]
+	err := cmd.Start()
+	closeAll(outs) // the child has its own copies
+	if err != nil {
+		return resolute.Errorf(resolute.EInvalid, "start %s: %v", a.id, err)
+	}
+	pid := cmd.Process.Pid
+	st, _ := readProcStat(pid) // the child exists until we reap it
+	m.mu.Lock()
+	a.pid, a.pgid, a.startTicks, a.startedAt = pid, pid, st.startTicks, time.Now()
+	m.mu.Unlock()
+	if err := writeState(a); err != nil {
+		// The task runs; only adoption after a restart is lost.
+		m.log.Warn("cannot write allocation state; it cannot be recovered after a restart", "allocation", a.id, "error", err)
+	}
+	m.events.push(Started{AllocationID: a.id, PID: pid, Addr: "127.0.0.1", Time: a.startedAt})
+	m.startTailers(a, 0, 0)
+	go m.wait(a, cmd)
+	return nil
+}
+
+// wait reaps the leader and finishes the allocation.
+func (m *Manager) wait(a *allocation, cmd *exec.Cmd) {
+	err := cmd.Wait()
+	ex := Exited{AllocationID: a.id, ExitCode: -1}
+	if cmd.ProcessState == nil {
+		ex.Err = err // waiting failed; the status is lost
+	} else if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+		ex.ExitCode = ws.ExitStatus()
+		if ws.Signaled() {
+			ex.Signal = ws.Signal()
+			ex.ExitCode = 128 + int(ws.Signal())
+		}
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		ex.Err = err
+	}
+	m.finish(a, ex)
+}
+
+// finish kills what is left of the allocation, waits for its output to be
+// delivered, frees its slots and queues Exited.
+func (m *Manager) finish(a *allocation, ex Exited) {
+	// Like a container whose init ended: nothing of the task outlives it.
+	_ = signalGroup(a.pgid, syscall.SIGKILL)
+	a.mu.Lock()
+	a.gone = true
+	ex.Killed = a.killed
+	sessions := make([]*Stream, 0, len(a.sessions))
+	for s := range a.sessions {
+		sessions = append(sessions, s)
+	}
+	a.mu.Unlock()
+	close(a.exited)
+	for _, s := range sessions {
+		s.kill()
+	}
+	a.tails.Wait()
+	m.release(a, false)
+	_ = os.RemoveAll(a.dir)
+	ex.Time = time.Now()
+	m.events.push(ex)
+}
+
+// taskEnv builds the task's environment: base, then spec.Env, then the
+// manager's own variables.
+func (m *Manager) taskEnv(a *allocation, spec AllocationSpec) []string {
+	vars := make(map[string]string)
+	for _, kv := range m.baseEnv {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	for k, v := range spec.Env {
+		vars[k] = v
+	}
+	m.mu.Lock()
+	var gpus []string
+	for _, id := range a.slots {
+		if m.slots[id].Type == SlotCUDA {
+			gpus = append(gpus, strconv.Itoa(m.slots[id].DeviceIndex))
+		}
+	}
+	m.mu.Unlock()
+	if len(gpus) > 0 {
+		vars["CUDA_VISIBLE_DEVICES"] = strings.Join(gpus, ",")
+		// NVML indices follow the PCI bus; make CUDA count the same way.
+		vars["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
+		delete(vars, "NVIDIA_VISIBLE_DEVICES")
+	} else {
+		vars["CUDA_VISIBLE_DEVICES"] = ""
+		vars["NVIDIA_VISIBLE_DEVICES"] = "void"
+	}
+	ids := make([]string, len(a.slots))
+	for i, id := range a.slots {
+		ids[i] = strconv.Itoa(id)
+	}
+	vars["DET_SLOT_IDS"] = "[" + strings.Join(ids, ",") + "]"
+	vars["DET_AGENT_ID"] = m.opts.AgentID
+	if len(spec.PythonPath) > 0 {
+		var parts []string
+		for _, p := range spec.PythonPath {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(a.workDir, p)
+			}
+			parts = append(parts, p)
+		}
+		if old := vars["PYTHONPATH"]; old != "" {
+			parts = append(parts, old)
+		}
+		vars["PYTHONPATH"] = strings.Join(parts, string(os.PathListSeparator))
+	}
+	env := make([]string, 0, len(vars))
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env
+}
+
+// lookPath finds name in the task's PATH (not the master's). Names with a
+// slash are used as they are; relative ones are resolved from dir by exec.
+func lookPath(name string, env []string, dir string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, d := range filepath.SplitList(path) {
+		if d == "" {
+			d = "."
+		}
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(dir, d)
+		}
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", resolute.Errorf(resolute.EInvalid, "entrypoint %q is not in the task's PATH", name)
+}
+
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}

@@ -1,0 +1,331 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/resolute-ml/resolute"
+)
+
+// Slot types.
+const (
+	SlotCPU  = "cpu"
+	SlotCUDA = "cuda"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxContextBytes = 512 << 20
+	DefaultMaxQueuedLogs   = 100_000
+)
+
+// maxFinished is how many ended allocations the manager remembers, so that
+// killing them is a no-op rather than not_found.
+const maxFinished = 4096
+
+// Options configure a Manager.
+type Options struct {
+	// StateDir holds one directory per allocation: its state file and its
+	// output files. Required; created with mode 0700.
+	StateDir string
+	// Slots is the number of CPU slots when no GPU is found; 0 means
+	// runtime.NumCPU().
+	Slots int
+	// Discover lists GPUs; nil means DiscoverNVIDIA.
+	Discover DiscoverFunc
+	// AgentID names this machine in snapshots and DET_AGENT_ID; "" means
+	// the host name.
+	AgentID string
+	// BaseEnv is the environment every task starts from, as KEY=VALUE. Nil
+	// means the variables of the master's environment named in InheritedEnv,
+	// so the master's own secrets never reach tasks.
+	BaseEnv []string
+	// MaxContextBytes caps the unpacked size of a ContextTarGz; 0 means
+	// DefaultMaxContextBytes.
+	MaxContextBytes int64
+	// MaxQueuedLogs is how many events may wait in Events before log tailing
+	// pauses; 0 means DefaultMaxQueuedLogs.
+	MaxQueuedLogs int
+	// PollInterval is how often adopted allocations are checked for exit;
+	// 0 means 500ms.
+	PollInterval time.Duration
+	// Logger gets the manager's own diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// InheritedEnv names the variables of the master's environment that tasks
+// get when Options.BaseEnv is nil.
+var InheritedEnv = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
+	"TZ", "TMPDIR", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH",
+}
+
+// Slot is one unit of capacity: a GPU, or a CPU share.
+type Slot struct {
+	ID           int
+	Type         string // SlotCPU or SlotCUDA
+	DeviceIndex  int    // the GPU's index; the slot's ID for CPU slots
+	Device       string // the GPU's name, or "cpu"
+	UUID         string // the GPU's UUID
+	MemoryBytes  uint64 // the GPU's memory
+	AllocationID string // the allocation holding it, or ""
+}
+
+// AllocationInfo describes an allocation that has not ended.
+type AllocationInfo struct {
+	AllocationID string
+	TaskID       string
+	Slots        []int
+	PID          int
+	StartedAt    time.Time
+	Adopted      bool // found by Recover after a restart
+}
+
+// Snapshot is what the machine has and what holds it.
+type Snapshot struct {
+	AgentID     string
+	Slots       []Slot
+	Allocations []AllocationInfo // sorted by AllocationID
+}
+
+// Manager runs allocations as process groups on this machine. Its methods
+// are safe for concurrent use.
+type Manager struct {
+	opts    Options
+	log     *slog.Logger
+	baseEnv []string
+	events  *queue
+	stop    chan struct{} // closed by Close: tailers and watchers end
+	readers sync.WaitGroup
+
+	mu       sync.Mutex
+	closed   bool
+	slots    []Slot
+	allocs   map[string]*allocation
+	finished []string // ended allocation IDs, oldest first
+}
+
+// New discovers the machine's slots and returns a Manager. GPU discovery
+// failures are logged and leave the machine with CPU slots.
+func New(opts Options) (*Manager, error) {
+	if opts.StateDir == "" {
+		return nil, resolute.Errorf(resolute.EInvalid, "local: a state directory is required")
+	}
+	if opts.Slots < 0 {
+		return nil, resolute.Errorf(resolute.EInvalid, "local: slots must not be negative")
+	}
+	if err := os.MkdirAll(opts.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("local: create state dir: %w", err)
+	}
+	if opts.Discover == nil {
+		opts.Discover = DiscoverNVIDIA
+	}
+	if opts.AgentID == "" {
+		opts.AgentID, _ = os.Hostname()
+	}
+	if opts.MaxContextBytes <= 0 {
+		opts.MaxContextBytes = DefaultMaxContextBytes
+	}
+	if opts.MaxQueuedLogs <= 0 {
+		opts.MaxQueuedLogs = DefaultMaxQueuedLogs
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 500 * time.Millisecond
+	}
+	m := &Manager{
+		opts:   opts,
+		log:    opts.Logger,
+		events: newQueue(opts.MaxQueuedLogs),
+		stop:   make(chan struct{}),
+		allocs: make(map[string]*allocation),
+	}
+	if m.log == nil {
+		m.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	m.baseEnv = opts.BaseEnv
+	if m.baseEnv == nil {
+		for _, k := range InheritedEnv {
+			if v, ok := os.LookupEnv(k); ok {
+				m.baseEnv = append(m.baseEnv, k+"="+v)
+			}
+		}
+	}
+	m.slots = discoverSlots(opts, m.log)
+	return m, nil
+}
+
+func discoverSlots(opts Options, log *slog.Logger) []Slot {
+	gpus, err := safeDiscover(opts.Discover)
+	if err != nil {
+		log.Info("no GPUs: using CPU slots", "error", err)
+	}
+	if err == nil && len(gpus) > 0 {
+		sort.Slice(gpus, func(i, j int) bool { return gpus[i].Index < gpus[j].Index })
+		slots := make([]Slot, len(gpus))
+		for i, g := range gpus {
+			slots[i] = Slot{ID: i, Type: SlotCUDA, DeviceIndex: g.Index, Device: g.Name, UUID: g.UUID, MemoryBytes: g.MemoryBytes}
+		}
+		return slots
+	}
+	n := opts.Slots
+	if n == 0 {
+		n = runtime.NumCPU()
+	}
+	slots := make([]Slot, n)
+	for i := range slots {
+		slots[i] = Slot{ID: i, Type: SlotCPU, DeviceIndex: i, Device: "cpu"}
+	}
+	return slots
+}
+
+// safeDiscover runs a discovery function, turning a panic into an error: a
+// broken driver must not take the master down.
+func safeDiscover(f DiscoverFunc) (gpus []GPU, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			gpus, err = nil, fmt.Errorf("gpu discovery panicked: %v", r)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return f(ctx)
+}
+
+// Events delivers the events of all allocations (see the package doc for
+// order and buffering). It is closed by Close; events still queued then are
+// dropped.
+func (m *Manager) Events() <-chan Event { return m.events.out }
+
+// Capacity returns the slots and what holds them.
+func (m *Manager) Capacity() Snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := Snapshot{AgentID: m.opts.AgentID, Slots: slices.Clone(m.slots)}
+	for _, a := range m.allocs {
+		if a.ended {
+			continue
+		}
+		s.Allocations = append(s.Allocations, AllocationInfo{
+			AllocationID: a.id, TaskID: a.taskID, Slots: slices.Clone(a.slots),
+			PID: a.pid, StartedAt: a.startedAt, Adopted: a.adopted,
+		})
+	}
+	sort.Slice(s.Allocations, func(i, j int) bool {
+		return s.Allocations[i].AllocationID < s.Allocations[j].AllocationID
+	})
+	return s
+}
+
+// Close stops log tailing, exit watching of adopted allocations and event
+// delivery. Running tasks keep running; a new Manager on the same state
+// directory can adopt them with Recover.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	m.mu.Unlock()
+	close(m.stop)
+	m.events.close()
+	m.readers.Wait()
+	return nil
+}
+
+// reserve registers a new allocation holding slots, or fails with conflict
+// or invalid. The caller holds a.mu until the allocation has started.
+func (m *Manager) reserve(a *allocation) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return resolute.Errorf(resolute.EUnavailable, "local: the resource manager is closed")
+	}
+	if _, ok := m.allocs[a.id]; ok {
+		return resolute.Errorf(resolute.EConflict, "allocation %s already exists", a.id)
+	}
+	if err := m.checkSlots(a.slots); err != nil {
+		return err
+	}
+	for _, id := range a.slots {
+		m.slots[id].AllocationID = a.id
+	}
+	m.allocs[a.id] = a
+	return nil
+}
+
+func (m *Manager) checkSlots(ids []int) error {
+	seen := make(map[int]bool, len(ids))
+	var busy []string
+	for _, id := range ids {
+		if id < 0 || id >= len(m.slots) {
+			return resolute.Errorf(resolute.EInvalid, "slot %d does not exist (this machine has %d)", id, len(m.slots))
+		}
+		if seen[id] {
+			return resolute.Errorf(resolute.EInvalid, "slot %d is listed twice", id)
+		}
+		seen[id] = true
+		if holder := m.slots[id].AllocationID; holder != "" {
+			busy = append(busy, fmt.Sprintf("slot %d is held by %s", id, holder))
+		}
+	}
+	if len(busy) > 0 {
+		return resolute.Errorf(resolute.EConflict, "%s", strings.Join(busy, "; "))
+	}
+	return nil
+}
+
+// release frees a's slots and remembers it as ended (or forgets it when
+// it never started).
+func (m *Manager) release(a *allocation, forget bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, id := range a.slots {
+		if id >= 0 && id < len(m.slots) && m.slots[id].AllocationID == a.id {
+			m.slots[id].AllocationID = ""
+		}
+	}
+	if forget {
+		delete(m.allocs, a.id)
+		return
+	}
+	a.ended = true
+	m.finished = append(m.finished, a.id)
+	if len(m.finished) > maxFinished {
+		delete(m.allocs, m.finished[0])
+		m.finished = m.finished[1:]
+	}
+}
+
+func (m *Manager) lookup(id string) (*allocation, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.allocs[id]
+	if !ok {
+		return nil, resolute.Errorf(resolute.ENotFound, "allocation %s not found", id)
+	}
+	return a, nil
+}
+
+// FreeSlots returns the ids of the slots no allocation holds.
+func (m *Manager) FreeSlots() []int {
+	var free []int
+	for _, s := range m.Capacity().Slots {
+		if s.AllocationID == "" {
+			free = append(free, s.ID)
+		}
+	}
+	return free
+}
+
+// TotalSlots is the number of slots of this machine.
+func (m *Manager) TotalSlots() int { return len(m.Capacity().Slots) }

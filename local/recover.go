@@ -1,0 +1,218 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/resolute-ml/resolute"
+)
+
+const stateFileName = "state.json"
+
+// RunningAllocation is an allocation that Recover found alive and adopted.
+type RunningAllocation struct {
+	AllocationID string
+	TaskID       string
+	PID          int
+	Slots        []int
+	WorkDir      string
+	StartedAt    time.Time
+}
+
+// state is what an allocation's state file holds: enough to find its
+// processes again, and to exec into it, after a restart.
+type state struct {
+	AllocationID string    `json:"allocationId"`
+	TaskID       string    `json:"taskId"`
+	PID          int       `json:"pid"`
+	PGID         int       `json:"pgid"`
+	StartTicks   uint64    `json:"startTicks"` // /proc/<pid>/stat field 22
+	StartedAt    time.Time `json:"startedAt"`
+	Slots        []int     `json:"slots"`
+	WorkDir      string    `json:"workDir"`
+	Env          []string  `json:"env"` // holds the task's tokens: the file is 0600
+}
+
+func writeState(a *allocation) error {
+	b, err := json.Marshal(state{
+		AllocationID: a.id, TaskID: a.taskID, PID: a.pid, PGID: a.pgid, StartTicks: a.startTicks,
+		StartedAt: a.startedAt, Slots: a.slots, WorkDir: a.workDir, Env: a.env,
+	})
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(a.dir, stateFileName+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(a.dir, stateFileName))
+}
+
+type procStat struct {
+	state      byte
+	startTicks uint64
+}
+
+// readProcStat reads a process's state and start time (in clock ticks since
+// boot) from /proc/<pid>/stat.
+func readProcStat(pid int) (procStat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	// The command name is in parentheses and may hold anything, ')' too.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, fmt.Errorf("parse /proc/%d/stat", pid)
+	}
+	f := bytes.Fields(b[i+1:]) // f[0] is field 3 (state); start time is field 22
+	if len(f) < 20 || len(f[0]) != 1 {
+		return procStat{}, fmt.Errorf("parse /proc/%d/stat", pid)
+	}
+	ticks, err := strconv.ParseUint(string(f[19]), 10, 64)
+	if err != nil {
+		return procStat{}, fmt.Errorf("parse /proc/%d/stat: %w", pid, err)
+	}
+	return procStat{state: f[0][0], startTicks: ticks}, nil
+}
+
+// alive reports whether pid is still the process that started at ticks.
+func alive(pid int, ticks uint64) bool {
+	st, err := readProcStat(pid)
+	if err != nil || st.startTicks != ticks {
+		return false
+	}
+	// A zombie has ended; reaping it is its parent's job (never ours: the
+	// parent may be a Manager of this very process, waiting on it).
+	return st.state != 'Z' && st.state != 'X'
+}
+
+// Recover adopts the allocations of the state directory whose leader
+// process is still alive, removes the state of those that ended, and returns
+// the adopted ones plus those this manager already runs. Adopted
+// allocations hold their slots again, can be killed and exec'd into, and get
+// an Exited event (with ErrExitUnknown) when they end; no Started event is
+// sent for them.
+func (m *Manager) Recover(ctx context.Context) ([]RunningAllocation, error) {
+	entries, err := os.ReadDir(m.opts.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("recover: %w", err)
+	}
+	var out []RunningAllocation
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !e.IsDir() || !allocationIDPattern.MatchString(e.Name()) {
+			continue
+		}
+		dir := filepath.Join(m.opts.StateDir, e.Name())
+		if r, running, known := m.known(e.Name()); known {
+			if running {
+				out = append(out, r)
+			}
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, stateFileName))
+		if os.IsNotExist(err) {
+			_ = os.RemoveAll(dir) // a launch that never started
+			continue
+		}
+		var st state
+		if err == nil {
+			err = json.Unmarshal(b, &st)
+		}
+		if err != nil || st.AllocationID != e.Name() {
+			m.log.Warn("skipping unreadable allocation state", "dir", dir, "error", err)
+			continue
+		}
+		if !alive(st.PID, st.StartTicks) {
+			_ = os.RemoveAll(dir)
+			continue
+		}
+		a, err := m.adopt(st, dir)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, runningOf(a))
+	}
+	return out, nil
+}
+
+// known reports whether the manager has id already, and whether it has
+// started and not ended.
+func (m *Manager) known(id string) (r RunningAllocation, running, known bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.allocs[id]
+	if !ok || a.ended || a.pid == 0 {
+		return r, false, ok
+	}
+	return runningOf(a), true, true
+}
+
+// runningOf describes a; the caller holds Manager.mu or owns a alone.
+func runningOf(a *allocation) RunningAllocation {
+	return RunningAllocation{
+		AllocationID: a.id, TaskID: a.taskID, PID: a.pid, Slots: slices.Clone(a.slots),
+		WorkDir: a.workDir, StartedAt: a.startedAt,
+	}
+}
+
+// adopt registers a surviving allocation and starts tailing its output
+// (from the current end) and watching for its exit.
+func (m *Manager) adopt(st state, dir string) (*allocation, error) {
+	a := &allocation{
+		id: st.AllocationID, taskID: st.TaskID, dir: dir, workDir: st.WorkDir, env: st.Env,
+		adopted: true, exited: make(chan struct{}), sessions: make(map[*Stream]struct{}),
+		pid: st.PID, pgid: st.PGID, startTicks: st.StartTicks, startedAt: st.StartedAt,
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, resolute.Errorf(resolute.EUnavailable, "local: the resource manager is closed")
+	}
+	for _, id := range st.Slots {
+		if id < 0 || id >= len(m.slots) || m.slots[id].AllocationID != "" {
+			m.log.Warn("adopted allocation's slot is gone or taken", "allocation", a.id, "slot", id)
+			continue
+		}
+		m.slots[id].AllocationID = a.id
+		a.slots = append(a.slots, id)
+	}
+	m.allocs[a.id] = a
+	m.mu.Unlock()
+	var sizes [2]int64
+	for i, name := range []string{Stdout, Stderr} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			sizes[i] = fi.Size()
+		}
+	}
+	m.startTailers(a, sizes[0], sizes[1])
+	m.goReader(func() { m.watch(a) })
+	return a, nil
+}
+
+// watch polls an adopted allocation's leader until it is gone.
+func (m *Manager) watch(a *allocation) {
+	t := time.NewTicker(m.opts.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			if !alive(a.pid, a.startTicks) {
+				m.finish(a, Exited{AllocationID: a.id, ExitCode: -1, Err: ErrExitUnknown})
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package resolute
+
+import (
+	"syscall"
+	"time"
+)
+
+// The resource-manager seam: what control asks a resource manager to run,
+// and the events it reports back. local/ (and later k8s/) use these types.
+
+// LaunchSpec is one allocation to start.
+type LaunchSpec struct {
+	AllocationID string // letters, digits, '.', '_' and '-'
+	TaskID       string
+	// Slots are the slot IDs the scheduler chose; they must be free. None
+	// means a CPU-only task that holds no slot.
+	Slots []int
+	// WorkDir is the absolute directory the task runs in; it is created
+	// with mode 0700 when missing.
+	WorkDir string
+	// ContextTarGz, when set, is a gzipped tar unpacked into WorkDir.
+	ContextTarGz []byte
+	// Files are written under WorkDir (after ContextTarGz, so they win) with
+	// mode 0700; keys are relative slash-separated paths.
+	Files map[string][]byte
+	// Env is added to the resource manager's base environment, which sets
+	// CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES, DET_SLOT_IDS and
+	// DET_AGENT_ID itself.
+	Env map[string]string
+	// Entrypoint is the argv to run; a bare name is looked up in the task's
+	// PATH, a relative path is taken from WorkDir.
+	Entrypoint []string
+	// Shell, set instead of Entrypoint, is run as `sh -c Shell`.
+	Shell string
+	// PythonPath entries are put before PYTHONPATH; relative ones are taken
+	// from WorkDir.
+	PythonPath []string
+}
+
+// AllocationEvent is what a resource manager reports: an AllocationStarted,
+// AllocationLog or AllocationExited value.
+type AllocationEvent interface {
+	// Allocation is the ID of the allocation the event is about.
+	Allocation() string
+}
+
+// AllocationStarted reports that an allocation's process is running.
+type AllocationStarted struct {
+	AllocationID string
+	PID          int
+	Addr         string // where the task's services listen
+	Time         time.Time
+}
+
+// AllocationLog is one line of a task's output.
+type AllocationLog struct {
+	AllocationID string
+	Time         time.Time // when the line was read
+	Stream       string    // stdout or stderr
+	// Level is DEBUG, INFO, WARNING, ERROR or CRITICAL when the line starts
+	// with Determined's LOG_FORMAT prefix ("INFO: [pid] name: message"), else "".
+	Level string
+	// Rank is N when the line starts with "[rank=N] ", else nil.
+	Rank *int
+	// Line is the line as printed, without its newline; invalid UTF-8 is
+	// replaced and NUL bytes dropped, and lines over 64 KiB come in pieces.
+	Line string
+	// Message is Line without the rank and level prefixes.
+	Message string
+}
+
+// AllocationExited reports that an allocation's leader process ended. By
+// then the rest of its process group has been killed, its slots are free and
+// all its output has been delivered.
+type AllocationExited struct {
+	AllocationID string
+	// ExitCode is the process's exit status, or 128+N when signal N killed
+	// it (as shells and Docker report it), or -1 when unknown (see Err).
+	ExitCode int
+	Signal   syscall.Signal // the signal that killed it, or 0
+	Killed   bool           // Kill was called for it
+	Err      error          // why the status is unknown, when it is
+	Time     time.Time
+}
+
+// Allocation implements AllocationEvent.
+func (e AllocationStarted) Allocation() string { return e.AllocationID }
+
+// Allocation implements AllocationEvent.
+func (e AllocationLog) Allocation() string { return e.AllocationID }
+
+// Allocation implements AllocationEvent.
+func (e AllocationExited) Allocation() string { return e.AllocationID }
