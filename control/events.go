@@ -125,10 +125,14 @@ func (x *Experiments) AllocationExited(ctx context.Context, allocationID string,
 		}
 		return x.trialRunEnded(ctx, q, r, t, a, exitCode == nil || *exitCode == 0)
 	})
-	if err == nil {
-		x.Wake()
+	if err != nil {
+		return err
 	}
-	return err
+	x.Wake()
+	if err := x.CollectGarbage(ctx, t.ExperimentID); err != nil {
+		x.logger.Error("checkpoint garbage collection", "experiment", t.ExperimentID, "err", err)
+	}
+	return nil
 }
 
 func (x *Experiments) trialRunEnded(ctx context.Context, q *db.Queries, r *run, t resolute.Trial, a resolute.Allocation, ok bool) error {

@@ -70,6 +70,12 @@ type CreateRequest struct {
 // Create validates a submission and stores the experiment with the trials
 // its searcher asks for first.
 func (x *Experiments) Create(ctx context.Context, req CreateRequest) (resolute.Experiment, error) {
+	if req.ParentID != nil {
+		// Fork or continue: what the request leaves out comes from the parent.
+		if err := x.inherit(ctx, &req); err != nil {
+			return resolute.Experiment{}, err
+		}
+	}
 	if len(req.Context) > MaxContextBytes {
 		return resolute.Experiment{}, resolute.Errorf(resolute.ETooLarge, "the context directory is %d bytes; the limit is %d (96 MiB)", len(req.Context), MaxContextBytes)
 	}
@@ -121,6 +127,31 @@ func (x *Experiments) Create(ctx context.Context, req CreateRequest) (resolute.E
 	x.Wake()
 	x.logger.Info("experiment created", "experiment", id, "name", cfg.Name, "searcher", cfg.Searcher.Name)
 	return x.db.Experiment(ctx, id)
+}
+
+// inherit fills a fork's config and context from its parent.
+func (x *Experiments) inherit(ctx context.Context, req *CreateRequest) error {
+	parent, err := x.db.Experiment(ctx, *req.ParentID)
+	if err != nil {
+		return err
+	}
+	if req.ConfigYAML == "" {
+		if req.ConfigYAML, err = x.db.ExperimentOriginalConfig(ctx, parent.ID); err != nil {
+			return err
+		}
+		if req.Template == "" {
+			req.Template = parent.Template
+		}
+	}
+	if len(req.Context) == 0 {
+		if req.Context, err = x.db.ExperimentContext(ctx, parent.ID); err != nil {
+			return err
+		}
+	}
+	if req.ProjectID == 0 {
+		req.ProjectID = parent.ProjectID
+	}
+	return nil
 }
 
 // projectFor picks the project: the request's, the config's workspace and

@@ -2,6 +2,7 @@ package control_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"sort"
@@ -305,5 +306,24 @@ func TestAnASHASearchRunsToTheEnd(t *testing.T) {
 	got := h.experiment(e.ID)
 	if got.State != resolute.StateCompleted || got.NumTrials != 16 || got.Progress < 0.99 {
 		t.Fatalf("experiment %s, %d trials, progress %.2f", got.State, got.NumTrials, got.Progress)
+	}
+}
+
+func TestAForkTakesItsParentsConfigAndContext(t *testing.T) {
+	h := newHarness(t, 1)
+	parent := h.create(single)
+	child, err := h.x.Create(h.ctx, control.CreateRequest{ParentID: &parent.ID, Overrides: []string{"max_restarts=3"}, UserID: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if child.Name != parent.Name || child.ParentID == nil || *child.ParentID != parent.ID || child.ProjectID != parent.ProjectID {
+		t.Fatalf("fork %+v", child)
+	}
+	var cfg struct {
+		MaxRestarts int `json:"max_restarts"`
+	}
+	json.Unmarshal(child.Config, &cfg)
+	if cfg.MaxRestarts != 3 {
+		t.Fatalf("the fork's override is lost: %d", cfg.MaxRestarts)
 	}
 }

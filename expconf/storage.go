@@ -1,7 +1,9 @@
 package expconf
 
 import (
+	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -218,4 +220,26 @@ func (cs *CheckpointStorageConfig) render() map[string]any {
 		put("credential", s.Credential)
 	}
 	return m
+}
+
+// LocalDir is the directory on this machine that holds the checkpoints of
+// shared_fs storage (host_path, plus storage_path) or directory storage
+// (container_path); cloud storage has none and gives an error.
+func (cs *CheckpointStorageConfig) LocalDir() (string, error) {
+	switch {
+	case cs == nil:
+		return "", fmt.Errorf("no checkpoint storage is configured")
+	case cs.SharedFS != nil:
+		base := cs.SharedFS.HostPath
+		if p := cs.SharedFS.StoragePath; p != "" {
+			if filepath.IsAbs(p) {
+				return p, nil
+			}
+			return filepath.Join(base, p), nil
+		}
+		return base, nil
+	case cs.Directory != nil:
+		return cs.Directory.ContainerPath, nil
+	}
+	return "", fmt.Errorf("%s storage is not on this machine", cs.Type)
 }

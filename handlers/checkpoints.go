@@ -194,22 +194,11 @@ func (s *Server) checkpointDir(r *http.Request, c resolute.Checkpoint) (string, 
 	if err != nil {
 		return "", err
 	}
-	st := cfg.CheckpointStorage
-	switch {
-	case st != nil && st.SharedFS != nil:
-		base := st.SharedFS.HostPath
-		if p := st.SharedFS.StoragePath; p != "" {
-			if filepath.IsAbs(p) {
-				base = p
-			} else {
-				base = filepath.Join(base, p)
-			}
-		}
-		return filepath.Join(base, c.UUID), nil
-	case st != nil && st.Directory != nil:
-		return filepath.Join(st.Directory.ContainerPath, c.UUID), nil
+	base, err := cfg.CheckpointStorage.LocalDir()
+	if err != nil {
+		return "", resolute.Errorf(resolute.EInvalid, "checkpoint %s: %v; this master cannot read it", c.UUID, err)
 	}
-	return "", resolute.Errorf(resolute.EInvalid, "checkpoint %s is in %s storage, which this master cannot read", c.UUID, st.Type)
+	return filepath.Join(base, c.UUID), nil
 }
 
 // handleCheckpointDownload serves GET /api/v1/checkpoints/{uuid}/download:

@@ -87,8 +87,12 @@ func TestTheStdlibExampleRunsToCompletion(t *testing.T) {
 	}
 	var cps resolute.CheckpointsResponse
 	api(t, m, "GET", "/api/v1/experiments/"+itoa(e.ID)+"/checkpoints", token, "", &cps)
-	if len(cps.Checkpoints) == 0 || cps.Checkpoints[0].Validation == nil {
-		t.Fatalf("checkpoints %+v", cps.Checkpoints)
+	if len(cps.Checkpoints) == 0 || len(cps.Checkpoints) > 2 || cps.Checkpoints[0].Validation == nil {
+		t.Fatalf("after GC (best and latest of the trial) %d checkpoints: %+v", len(cps.Checkpoints), cps.Checkpoints)
+	}
+	entries, _ := os.ReadDir(m.CheckpointDir)
+	if len(entries) != len(cps.Checkpoints) {
+		t.Fatalf("%d checkpoint directories in storage, %d checkpoints kept", len(entries), len(cps.Checkpoints))
 	}
 	// The checkpoint downloads as a tar holding the model.
 	req2, _ := http.NewRequest("GET", m.URL+"/api/v1/checkpoints/"+trial.LatestCheckpoint+"/download", nil)
