@@ -1,0 +1,142 @@
+package handlers_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/auth"
+	"github.com/resolute-ml/resolute/handlers/handlerstest"
+)
+
+// runningTrial makes an experiment whose trial has a running allocation with
+// a token the benchmark knows, without starting a process.
+func runningTrial(b *testing.B, m *handlerstest.Master, token string) (int64, string) {
+	b.Helper()
+	var e resolute.ExperimentResponse
+	cfg := "name: bench\nentrypoint: sleep 1000\nsearcher: {name: single, metric: loss}\nresources: {slots_per_trial: 0}\n"
+	req := resolute.CreateExperimentRequest{ExperimentConfigRequest: resolute.ExperimentConfigRequest{Config: cfg}, Activate: new(bool)}
+	body, _ := json.Marshal(req)
+	r, _ := http.NewRequest("POST", m.URL+"/api/v1/experiments", bytes.NewReader(body))
+	r.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	json.NewDecoder(resp.Body).Decode(&e)
+	resp.Body.Close()
+	ctx := context.Background()
+	trials, _ := m.DB.Trials(ctx, e.Experiment.ID)
+	trialID := trials[0].ID
+	taskToken, hash := auth.NewToken()
+	id := fmt.Sprintf("bench-%d", trialID)
+	if err := m.DB.CreateAllocation(ctx, id, "trial-bench", &trialID, 0, []byte(id)); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := m.DB.StartAllocation(ctx, id, nil, hash); err != nil {
+		b.Fatal(err)
+	}
+	return trialID, taskToken
+}
+
+// BenchmarkMetricIngestion reports training metrics through the task API as
+// Determined's harness sends them, from 16 concurrent clients, 50 values a
+// report, and prints values stored per second.
+func BenchmarkMetricIngestion(b *testing.B) {
+	m := handlerstest.Start(b, handlerstest.Options{})
+	token := loginB(b, m)
+	trialID, taskToken := runningTrial(b, m, token)
+	metrics := map[string]float64{}
+	for i := 0; i < 50; i++ {
+		metrics[fmt.Sprintf("m%02d", i)] = float64(i) / 7
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	var next atomic.Int64
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				step := next.Add(1)
+				if step > int64(b.N) {
+					return
+				}
+				body, _ := json.Marshal(map[string]any{"group": "training", "metrics": map[string]any{
+					"trial_id": trialID, "trial_run_id": 1, "steps_completed": step,
+					"metrics": map[string]any{"avg_metrics": metrics}}})
+				req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/trials/%d/metrics", m.URL, trialID), bytes.NewReader(body))
+				req.Header.Set("Grpc-Metadata-x-allocation-token", "Bearer "+taskToken)
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Errorf("status %d", resp.StatusCode)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	secs := time.Since(start).Seconds()
+	b.ReportMetric(float64(b.N*50)/secs, "values/s")
+	b.ReportMetric(float64(b.N)/secs, "reports/s")
+}
+
+// BenchmarkCreateExperiment creates experiments through the API one after
+// another and prints the p99 latency.
+func BenchmarkCreateExperiment(b *testing.B) {
+	m := handlerstest.Start(b, handlerstest.Options{})
+	token := loginB(b, m)
+	cfg := "name: bench\nentrypoint: python3 train.py\nhyperparameters: {lr: {type: log, minval: -4, maxval: -1}}\n" +
+		"searcher: {name: random, metric: loss, max_trials: 4}\n"
+	req := resolute.CreateExperimentRequest{ExperimentConfigRequest: resolute.ExperimentConfigRequest{Config: cfg}, Activate: new(bool)}
+	body, _ := json.Marshal(req)
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		r, _ := http.NewRequest("POST", m.URL+"/api/v1/experiments", bytes.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+}
+
+func loginB(b *testing.B, m *handlerstest.Master) string {
+	body, _ := json.Marshal(resolute.LoginRequest{Username: "admin"})
+	resp, err := http.Post(m.URL+"/api/v1/auth/login", "application/json", bytes.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out resolute.LoginResponse
+	json.NewDecoder(resp.Body).Decode(&out)
+	return out.Token
+}
