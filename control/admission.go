@@ -183,9 +183,11 @@ func (x *Experiments) taskLog(ctx context.Context, a resolute.Allocation, level,
 }
 
 // Recover brings the experiments back after a master restart: allocations
-// that still run (alive) are kept; the others are put back in the queue to
-// resume from their latest checkpoint, without counting as failures.
-func (x *Experiments) Recover(ctx context.Context, alive map[string]bool) error {
+// that still run (alive) are kept; those that ended while no master ran
+// (ended, with the exit status they recorded) end as they did; the others
+// are put back in the queue to resume from their latest checkpoint, without
+// counting as failures.
+func (x *Experiments) Recover(ctx context.Context, alive map[string]bool, ended map[string]int) error {
 	running, err := x.db.RunningAllocations(ctx)
 	if err != nil {
 		return err
@@ -193,6 +195,14 @@ func (x *Experiments) Recover(ctx context.Context, alive map[string]bool) error 
 	for _, a := range running {
 		if alive[a.ID] {
 			x.logger.Info("adopted allocation that survived the restart", "allocation", a.ID)
+			continue
+		}
+		if code, ok := ended[a.ID]; ok {
+			x.logger.Info("allocation ended while the master was down", "allocation", a.ID, "exit_code", code)
+			x.taskLog(ctx, a, "INFO", fmt.Sprintf("the task exited with status %d while the master was down", code))
+			if err := x.AllocationExited(ctx, a.ID, &code, "ended while the master was down"); err != nil {
+				return err
+			}
 			continue
 		}
 		x.logger.Info("allocation lost in the restart; it will resume from its latest checkpoint", "allocation", a.ID)

@@ -327,3 +327,51 @@ func TestAForkTakesItsParentsConfigAndContext(t *testing.T) {
 		t.Fatalf("the fork's override is lost: %d", cfg.MaxRestarts)
 	}
 }
+
+func TestRecoveryKeepsTheLivingEndsTheFinishedAndRequeuesTheLost(t *testing.T) {
+	h := newHarness(t, 3)
+	alive, finished, lost := h.create(single), h.create(single), h.create(single)
+	h.admit()
+	run := h.rm.running()
+	if len(run) != 3 {
+		t.Fatalf("running %d", len(run))
+	}
+	byExp := map[int64]string{}
+	for _, r := range run {
+		byExp[h.trialExperiment(r)] = r.AllocationID
+	}
+	// The master restarts: one task still runs, one finished while it was
+	// down (status 0), one is gone without a trace.
+	for _, r := range run {
+		h.rm.release(r.AllocationID)
+	}
+	h.rm.held[byExp[alive.ID]] = []int{0}
+	err := h.x.Recover(h.ctx, map[string]bool{byExp[alive.ID]: true}, map[string]int{byExp[finished.ID]: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.experiment(finished.ID); got.State != resolute.StateCompleted {
+		t.Errorf("finished while down: %s", got.State)
+	}
+	if got := h.experiment(alive.ID); got.State != resolute.StateActive {
+		t.Errorf("alive: %s", got.State)
+	}
+	h.admit()
+	var relaunched bool
+	for _, r := range h.rm.running() {
+		if h.trialExperiment(r) == lost.ID && r.Env["DET_TRIAL_RUN_ID"] == "2" {
+			relaunched = true
+		}
+	}
+	if got := h.experiment(lost.ID); !relaunched || got.Restarts != 0 {
+		t.Errorf("lost: relaunched %v, restarts %d", relaunched, got.Restarts)
+	}
+}
+
+func (h *harness) trialExperiment(s resolute.LaunchSpec) int64 {
+	t, err := h.db.Trial(h.ctx, h.trialOf(s))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return t.ExperimentID
+}

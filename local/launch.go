@@ -128,10 +128,37 @@ func (m *Manager) prepare(ctx context.Context, a *allocation, spec AllocationSpe
 	if err := os.MkdirAll(a.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("launch %s: create state dir: %w", a.id, err)
 	}
+	path, argv = recordExit(path, argv, filepath.Join(a.dir, exitFileName))
 	return &exec.Cmd{
 		Path: path, Args: argv, Dir: a.workDir, Env: a.env,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}, nil
+}
+
+// exitFileName holds an allocation's exit status, written by the task's own
+// leader process, so a master that was not running when the task ended still
+// learns how it ended.
+const exitFileName = "exit"
+
+// recordExit wraps a command in a shell that runs it, writes its exit status
+// to exitFile and exits with it. The shell's no-op trap lets the group's
+// SIGTERM reach the command (handled signals are reset on exec) while the
+// shell itself lives on to record the status; a command killed by a signal
+// makes the shell die of the same signal, so the exit reads the same.
+func recordExit(path string, argv []string, exitFile string) (string, []string) {
+	script := `f=$1; shift; trap : TERM INT HUP; "$@"; c=$?; echo "$c" > "$f.tmp" && mv "$f.tmp" "$f"; ` +
+		`if [ "$c" -gt 128 ]; then trap - TERM INT HUP; kill -$((c - 128)) $$; fi; exit "$c"`
+	return "/bin/sh", append([]string{"sh", "-c", script, "sh", exitFile, path}, argv[1:]...)
+}
+
+// readExit returns the exit status an allocation's leader recorded.
+func readExit(dir string) (int, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, exitFileName))
+	if err != nil {
+		return 0, false
+	}
+	code, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return code, err == nil
 }
 
 // start runs cmd with its output going to files in a.dir, then records the

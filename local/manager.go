@@ -111,7 +111,8 @@ type Manager struct {
 	closed   bool
 	slots    []Slot
 	allocs   map[string]*allocation
-	finished []string // ended allocation IDs, oldest first
+	ended    map[string]int // found ended by Recover: their recorded exit status
+	finished []string       // ended allocation IDs, oldest first
 }
 
 // New discovers the machine's slots and returns a Manager. GPU discovery
@@ -147,6 +148,7 @@ func New(opts Options) (*Manager, error) {
 		events: newQueue(opts.MaxQueuedLogs),
 		stop:   make(chan struct{}),
 		allocs: make(map[string]*allocation),
+		ended:  make(map[string]int),
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -134,6 +135,11 @@ func (m *Manager) Recover(ctx context.Context) ([]RunningAllocation, error) {
 			continue
 		}
 		if !alive(st.PID, st.StartTicks) {
+			if code, ok := readExit(dir); ok {
+				m.mu.Lock()
+				m.ended[st.AllocationID] = code
+				m.mu.Unlock()
+			}
 			_ = os.RemoveAll(dir)
 			continue
 		}
@@ -144,6 +150,14 @@ func (m *Manager) Recover(ctx context.Context) ([]RunningAllocation, error) {
 		out = append(out, runningOf(a))
 	}
 	return out, nil
+}
+
+// Ended returns the allocations Recover found finished, with the exit status
+// their leader recorded: they ended while no master was running.
+func (m *Manager) Ended() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.ended)
 }
 
 // known reports whether the manager has id already, and whether it has
@@ -210,7 +224,11 @@ func (m *Manager) watch(a *allocation) {
 			return
 		case <-t.C:
 			if !alive(a.pid, a.startTicks) {
-				m.finish(a, Exited{AllocationID: a.id, ExitCode: -1, Err: ErrExitUnknown})
+				if code, ok := readExit(a.dir); ok {
+					m.finish(a, Exited{AllocationID: a.id, ExitCode: code})
+				} else {
+					m.finish(a, Exited{AllocationID: a.id, ExitCode: -1, Err: ErrExitUnknown})
+				}
 				return
 			}
 		}

@@ -49,7 +49,7 @@ func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.D
 	for _, a := range adopted {
 		alive[a.AllocationID] = true
 	}
-	if err := exps.Recover(ctx, alive); err != nil {
+	if err := exps.Recover(ctx, alive, rm.Ended()); err != nil {
 		rm.Close()
 		return nil, nil, fmt.Errorf("recover experiments: %w", err)
 	}
