@@ -37,18 +37,57 @@ func (s *Server) handleAPIExperimentGet(w http.ResponseWriter, r *http.Request) 
 	writeJSON(w, http.StatusOK, resolute.ExperimentResponse{Experiment: e})
 }
 
+// changeExperiment loads the experiment of {id} and applies a state action
+// (activate, pause, cancel, kill) for the requester: the rules the API and
+// the pages share.
+func (s *Server) changeExperiment(r *http.Request, action string) (resolute.Experiment, error) {
+	e, err := s.experimentParam(r)
+	if err == nil {
+		err = mayChangeExperiment(r, e)
+	}
+	if err == nil {
+		err = s.exps.SetState(r.Context(), e.ID, action)
+	}
+	return e, err
+}
+
+// archiveExperiment archives or unarchives the experiment of {id}; only
+// finished experiments are archived.
+func (s *Server) archiveExperiment(r *http.Request, archived bool) (resolute.Experiment, error) {
+	e, err := s.experimentParam(r)
+	if err == nil {
+		err = mayChangeExperiment(r, e)
+	}
+	if err == nil && archived && !resolute.Terminal(e.State) {
+		err = resolute.Errorf(resolute.EConflict, "experiment %d is %s; only finished experiments can be archived", e.ID, e.State)
+	}
+	if err == nil {
+		err = s.db.SetExperimentArchived(r.Context(), e.ID, archived)
+	}
+	return e, err
+}
+
+// deleteExperiment deletes the experiment of {id}: only a finished one, with
+// everything it reported.
+func (s *Server) deleteExperiment(r *http.Request) (resolute.Experiment, error) {
+	e, err := s.experimentParam(r)
+	if err == nil {
+		err = mayChangeExperiment(r, e)
+	}
+	if err == nil && !resolute.Terminal(e.State) {
+		err = resolute.Errorf(resolute.EConflict, "experiment %d is %s; cancel or kill it before deleting it", e.ID, e.State)
+	}
+	if err == nil {
+		err = s.db.DeleteExperiment(r.Context(), e.ID)
+	}
+	return e, err
+}
+
 // handleAPIExperimentAction serves POST /api/v1/experiments/{id}/{activate,
 // pause, cancel, kill}.
 func (s *Server) handleAPIExperimentAction(action string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		e, err := s.experimentParam(r)
-		if err == nil {
-			err = mayChangeExperiment(r, e)
-		}
-		if err == nil {
-			err = s.exps.SetState(r.Context(), e.ID, action)
-		}
-		if err != nil {
+		if _, err := s.changeExperiment(r, action); err != nil {
 			s.error(w, r, err)
 			return
 		}
@@ -60,17 +99,7 @@ func (s *Server) handleAPIExperimentAction(action string) http.HandlerFunc {
 // and /unarchive; only finished experiments are archived.
 func (s *Server) handleAPIExperimentArchive(archived bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		e, err := s.experimentParam(r)
-		if err == nil {
-			err = mayChangeExperiment(r, e)
-		}
-		if err == nil && archived && !resolute.Terminal(e.State) {
-			err = resolute.Errorf(resolute.EConflict, "experiment %d is %s; only finished experiments can be archived", e.ID, e.State)
-		}
-		if err == nil {
-			err = s.db.SetExperimentArchived(r.Context(), e.ID, archived)
-		}
-		if err != nil {
+		if _, err := s.archiveExperiment(r, archived); err != nil {
 			s.error(w, r, err)
 			return
 		}
@@ -81,17 +110,7 @@ func (s *Server) handleAPIExperimentArchive(archived bool) http.HandlerFunc {
 // handleAPIExperimentDelete serves DELETE /api/v1/experiments/{id}: only
 // finished experiments, with everything they reported.
 func (s *Server) handleAPIExperimentDelete(w http.ResponseWriter, r *http.Request) {
-	e, err := s.experimentParam(r)
-	if err == nil {
-		err = mayChangeExperiment(r, e)
-	}
-	if err == nil && !resolute.Terminal(e.State) {
-		err = resolute.Errorf(resolute.EConflict, "experiment %d is %s; cancel or kill it before deleting it", e.ID, e.State)
-	}
-	if err == nil {
-		err = s.db.DeleteExperiment(r.Context(), e.ID)
-	}
-	if err != nil {
+	if _, err := s.deleteExperiment(r); err != nil {
 		s.error(w, r, err)
 		return
 	}

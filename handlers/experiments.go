@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"strconv"
 	"strings"
@@ -28,31 +29,19 @@ func readCreate(r *http.Request) (resolute.CreateExperimentRequest, error) {
 		return req, resolute.Errorf(resolute.EInvalid, "malformed multipart body: %v", err)
 	}
 	for {
-		part, err := mr.NextPart()
+		part, err := nextPart(mr)
 		if errors.Is(err, io.EOF) {
 			break
-		}
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return req, resolute.Errorf(resolute.ETooLarge, "the upload is larger than %d bytes; the context directory may be at most 96 MiB", tooBig.Limit)
 		} else if err != nil {
-			return req, resolute.Errorf(resolute.EInvalid, "malformed multipart body: %v", err)
+			return req, err
 		}
 		limit := int64(1 << 20)
 		if part.FormName() == "context" {
-			limit = control.MaxContextBytes + 1
+			limit = control.MaxContextBytes
 		}
-		data, err := io.ReadAll(io.LimitReader(part, limit+1))
-		if errors.As(err, &tooBig) {
-			return req, resolute.Errorf(resolute.ETooLarge, "the upload is larger than %d bytes; the context directory may be at most 96 MiB", tooBig.Limit)
-		} else if err != nil {
-			return req, resolute.Errorf(resolute.EInvalid, "reading %s: %v", part.FormName(), err)
-		}
-		if int64(len(data)) > limit {
-			if part.FormName() == "context" {
-				return req, resolute.Errorf(resolute.ETooLarge, "context: the context directory is larger than 96 MiB (%d bytes)", control.MaxContextBytes)
-			}
-			return req, resolute.Errorf(resolute.ETooLarge, "%s: larger than 1 MiB", part.FormName())
+		data, err := readPart(part, limit)
+		if err != nil {
+			return req, err
 		}
 		v := string(data)
 		switch part.FormName() {
@@ -82,6 +71,45 @@ func readCreate(r *http.Request) (resolute.CreateExperimentRequest, error) {
 		}
 	}
 	return req, nil
+}
+
+// nextPart returns the next part of a multipart body, io.EOF at its end; a
+// body over the limit is a 413.
+func nextPart(mr *multipart.Reader) (*multipart.Part, error) {
+	part, err := mr.NextPart()
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil, io.EOF
+	case errors.As(err, &tooBig):
+		return nil, uploadTooLarge(tooBig)
+	case err != nil:
+		return nil, resolute.Errorf(resolute.EInvalid, "malformed multipart body: %v", err)
+	}
+	return part, nil
+}
+
+// readPart reads one part of at most limit bytes: the context directory
+// (96 MiB) or a small field.
+func readPart(part *multipart.Part, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(part, limit+1))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, uploadTooLarge(tooBig)
+	} else if err != nil {
+		return nil, resolute.Errorf(resolute.EInvalid, "reading %s: %v", part.FormName(), err)
+	}
+	if int64(len(data)) > limit {
+		if limit >= control.MaxContextBytes {
+			return nil, resolute.Errorf(resolute.ETooLarge, "%s: the context directory is larger than 96 MiB (%d bytes)", part.FormName(), control.MaxContextBytes)
+		}
+		return nil, resolute.Errorf(resolute.ETooLarge, "%s: larger than %d MiB", part.FormName(), limit>>20)
+	}
+	return data, nil
+}
+
+func uploadTooLarge(e *http.MaxBytesError) error {
+	return resolute.Errorf(resolute.ETooLarge, "the upload is larger than %d bytes; the context directory may be at most 96 MiB", e.Limit)
 }
 
 // handleAPIExperimentCreate serves POST /api/v1/experiments: a config and a

@@ -150,7 +150,7 @@ func (s *Server) requireAdmin(next http.Handler) http.Handler {
 func (s *Server) limitBodies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit := s.cfg.MaxBodyBytes
-		if r.Method == http.MethodPost && r.URL.Path == "/api/v1/experiments" {
+		if r.Method == http.MethodPost && (r.URL.Path == "/api/v1/experiments" || r.URL.Path == "/experiments/new") {
 			limit = maxUploadBytes // a context directory of up to 96 MiB
 		}
 		if r.ContentLength > limit {

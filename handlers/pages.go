@@ -36,14 +36,12 @@ func (s *Server) masterView() views.MasterInfo {
 
 // coming describes the sections that are not built yet.
 var coming = map[string]views.Coming{
-	"experiments": {What: "Experiments", About: "Submitting experiments, watching trials train and comparing them arrives with running experiments."},
-	"jobs":        {What: "Job Queue", About: "The queue of every pool, with drag-to-reorder and priorities, arrives with the scheduler."},
-	"models":      {What: "Model Registry", About: "Models, versions and aliases built from checkpoints arrive with the model registry."},
-	"tasks":       {What: "Tasks", About: "Notebooks, shells, TensorBoards and commands arrive with interactive tasks."},
+	"jobs":   {What: "Job Queue", About: "The queue of every pool, with drag-to-reorder and priorities, arrives with the scheduler."},
+	"models": {What: "Model Registry", About: "Models, versions and aliases built from checkpoints arrive with the model registry."},
+	"tasks":  {What: "Tasks", About: "Notebooks, shells, TensorBoards and commands arrive with interactive tasks."},
 }
 
-// handleComing serves the sections not built yet: /experiments, /jobs,
-// /models, /tasks.
+// handleComing serves the sections not built yet: /jobs, /models, /tasks.
 func (s *Server) handleComing(key string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := coming[key]

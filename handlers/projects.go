@@ -200,7 +200,12 @@ func (s *Server) handleProjectPage(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	s.page(w, r, views.ProjectView(views.ProjectPage{Shell: s.shell(r, p.Name, "workspaces"), Project: p,
+	exps, err := s.db.Experiments(r.Context(), db.ExperimentFilter{ProjectID: &id, Limit: 20})
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.page(w, r, views.ProjectView(views.ProjectPage{Shell: s.shell(r, p.Name, "workspaces"), Project: p, Experiments: exps,
 		Form: views.ProjectForm{Name: p.Name, Description: p.Description}}))
 }
 

@@ -116,9 +116,10 @@ type ProjectForm struct {
 
 // ProjectPage is one project.
 type ProjectPage struct {
-	Shell   Shell
-	Project resolute.Project
-	Form    ProjectForm
+	Shell       Shell
+	Project     resolute.Project
+	Experiments []resolute.Experiment // the newest, a few
+	Form        ProjectForm
 }
 
 // UserList is the admin page of users.
@@ -192,4 +193,122 @@ type TemplatePage struct {
 	Template resolute.Template
 	YAML     string // what the editor holds: the stored YAML, or the rejected edit
 	Errors   FormErrors
+}
+
+// ExperimentList is the experiments page.
+type ExperimentList struct {
+	Shell Shell
+	Table ExperimentTable
+}
+
+// ExperimentTable is the live table of the experiments page: one page of
+// experiments, newest first, under a filter.
+type ExperimentTable struct {
+	Rows     []ExperimentRow
+	State    string // "" for every state
+	Archived bool   // archived ones are shown too
+	Page     int    // from 1
+	HasNext  bool
+}
+
+// ExperimentRow is one experiment as lists show it.
+type ExperimentRow struct {
+	Experiment resolute.Experiment
+	Metric     string // the searcher's metric
+	Duration   string
+}
+
+// ExperimentForm is the new-experiment form with what was typed.
+type ExperimentForm struct {
+	Shell     Shell
+	YAML      string
+	Template  string
+	ProjectID int64
+	Paused    bool
+	Projects  []resolute.Project
+	Templates []resolute.Template
+	// HadCode says a code archive came with a rejected submission; browsers
+	// cannot keep a chosen file, so the form asks for it again.
+	HadCode bool
+	Errors  FormErrors // yaml, code, template, project_id
+}
+
+// ExperimentPage is one experiment.
+type ExperimentPage struct {
+	Shell Shell
+	Live  ExperimentLive
+	// ConfigYAML is the expanded config; OriginalYAML what was submitted.
+	ConfigYAML   string
+	OriginalYAML string
+	Logs         *TrialLogs // the only trial's logs, for single-trial experiments
+}
+
+// ExperimentLive is the part of an experiment's page that follows the run:
+// header, actions, trials, checkpoints and latest metrics.
+type ExperimentLive struct {
+	Experiment      resolute.Experiment
+	Metric          string // the searcher's metric
+	SmallerIsBetter bool
+	Duration        string
+	CanChange       bool // the viewer may pause, kill, archive or delete it
+	Trials          []TrialRow
+	Checkpoints     []CheckpointRow
+	Latest          []MetricsTable // the latest report of each group, of the first trial
+}
+
+// TrialRow is one trial as tables show it.
+type TrialRow struct {
+	Trial   resolute.Trial
+	Hparams string // compact JSON
+}
+
+// CheckpointRow is one checkpoint as tables show it.
+type CheckpointRow struct {
+	Checkpoint resolute.Checkpoint
+	Validation string // the searcher metric's value at its step, or ""
+	Size       string
+}
+
+// MetricsTable is a group's reports: one row per report, one column per metric.
+type MetricsTable struct {
+	Group   string
+	Columns []string
+	Rows    []MetricsRow
+}
+
+// MetricsRow is one report in a MetricsTable.
+type MetricsRow struct {
+	Steps  int64
+	Time   string
+	Values []string // in the table's column order; "" where not reported
+}
+
+// TrialPage is one trial.
+type TrialPage struct {
+	Shell      Shell
+	Experiment resolute.Experiment
+	Live       TrialLive
+	Logs       TrialLogs
+}
+
+// TrialLive is the part of a trial's page that follows the run.
+type TrialLive struct {
+	Trial       resolute.Trial
+	Metric      string      // the searcher's metric
+	Hparams     [][2]string // name, compact JSON value; sorted by name
+	Training    MetricsTable
+	Validation  MetricsTable
+	Checkpoints []CheckpointRow
+	Allocations []resolute.Allocation
+}
+
+// TrialLogs is a trial's log with its filter, followed while it runs.
+type TrialLogs struct {
+	TrialID int64
+	Lines   []LogLine
+	After   int64  // the last line's id, where following continues
+	Level   string // "" for every level
+	Search  string
+	Done    bool   // the trial ended and every line is shown: stop following
+	Action  string // the page the filter form reloads
 }
