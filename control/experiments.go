@@ -235,6 +235,13 @@ func (x *Experiments) apply(ctx context.Context, q *db.Queries, r *run, actions 
 			if err != nil {
 				return err
 			}
+			if t.LatestCheckpoint, err = x.warmStart(ctx, q, r.cfg); err != nil {
+				return err
+			} else if t.LatestCheckpoint != "" {
+				if err := q.SetTrialLatestCheckpoint(ctx, t.ID, t.LatestCheckpoint); err != nil {
+					return err
+				}
+			}
 			if trialState == resolute.StateActive {
 				if err := x.queueTrial(ctx, q, t, r.cfg); err != nil {
 					return err
@@ -260,6 +267,29 @@ func (x *Experiments) apply(ctx context.Context, q *db.Queries, r *run, actions 
 		return err
 	}
 	return x.settle(ctx, q, r)
+}
+
+// warmStart is the checkpoint new trials start from: the config's
+// searcher.source_checkpoint_uuid, or the latest checkpoint of
+// searcher.source_trial_id, as Determined's warm start.
+func (x *Experiments) warmStart(ctx context.Context, q *db.Queries, cfg *expconf.ExperimentConfig) (string, error) {
+	if id := cfg.Searcher.SourceCheckpointUUID; id != nil && *id != "" {
+		if _, err := q.Checkpoint(ctx, *id); err != nil {
+			return "", resolute.Errorf(resolute.EInvalid, "searcher.source_checkpoint_uuid: %s", resolute.ErrorMessage(err))
+		}
+		return *id, nil
+	}
+	if id := cfg.Searcher.SourceTrialID; id != nil {
+		t, err := q.Trial(ctx, int64(*id))
+		if err != nil {
+			return "", resolute.Errorf(resolute.EInvalid, "searcher.source_trial_id: %s", resolute.ErrorMessage(err))
+		}
+		if t.LatestCheckpoint == "" {
+			return "", resolute.Errorf(resolute.EInvalid, "searcher.source_trial_id: trial %d has no checkpoint", t.ID)
+		}
+		return t.LatestCheckpoint, nil
+	}
+	return "", nil
 }
 
 // queueTrial adds a pending allocation for the trial's next run.

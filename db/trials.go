@@ -71,6 +71,12 @@ func (q *Queries) SetTrialRunnerState(ctx context.Context, id int64, s string) e
 	return translate(q.q.SetTrialRunnerState(ctx, gen.SetTrialRunnerStateParams{ID: id, RunnerState: s}), "trial %d", id)
 }
 
+// SetTrialLatestCheckpoint makes uuid the checkpoint the trial resumes from,
+// e.g. a warm start from another experiment's checkpoint.
+func (q *Queries) SetTrialLatestCheckpoint(ctx context.Context, id int64, uuid string) error {
+	return translate(q.q.SetTrialCheckpoint(ctx, gen.SetTrialCheckpointParams{ID: id, LatestCheckpoint: &uuid}), "trial %d", id)
+}
+
 // SetTrialBestValidation records the trial's best searcher metric.
 func (q *Queries) SetTrialBestValidation(ctx context.Context, id int64, v float64) error {
 	return translate(q.q.SetTrialBestValidation(ctx, gen.SetTrialBestValidationParams{ID: id, BestValidation: &v}), "trial %d", id)

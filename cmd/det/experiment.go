@@ -25,7 +25,8 @@ func (a *app) experimentCmd() *cobra.Command {
 		a.experimentArchiveCmd("archive", true), a.experimentArchiveCmd("unarchive", false),
 		a.experimentDeleteCmd(), a.experimentMoveCmd(), a.experimentListTrialsCmd(),
 		a.experimentListCheckpointsCmd(), a.experimentDownloadCmd(), a.experimentModelDefCmd(),
-		a.experimentWaitCmd(), a.experimentSetCmd(), a.experimentLabelCmd())
+		a.experimentWaitCmd(), a.experimentSetCmd(), a.experimentLabelCmd(),
+		a.experimentForkCmd(), a.experimentContinueCmd())
 	return cmd
 }
 
