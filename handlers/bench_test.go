@@ -1,12 +1,16 @@
 package handlers_test
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -139,4 +143,85 @@ func loginB(b *testing.B, m *handlerstest.Master) string {
 	var out resolute.LoginResponse
 	json.NewDecoder(resp.Body).Decode(&out)
 	return out.Token
+}
+
+// BenchmarkASHA100Trials runs an adaptive_asha search of 100 trials of a
+// trivial script on the local resource manager and prints how many trials
+// reached each rung of the main bracket next to the searcher's plan.
+func BenchmarkASHA100Trials(b *testing.B) {
+	m := handlerstest.Start(b, handlerstest.Options{Slots: 4})
+	token := loginB(b, m)
+	cfg := `
+name: asha-100
+entrypoint: python3 train.py
+hyperparameters: {x: {type: double, minval: 0.1, maxval: 10}}
+searcher: {name: adaptive_asha, metric: loss, max_trials: 100, max_time: 64, time_metric: batches,
+           divisor: 4, max_rungs: 3, mode: aggressive, max_concurrent_trials: 4}
+max_restarts: 0
+`
+	var tgz bytes.Buffer
+	packTestdata(b, "testdata/asha-trivial", &tgz)
+	req := resolute.CreateExperimentRequest{ExperimentConfigRequest: resolute.ExperimentConfigRequest{Config: cfg}, ContextTgz: tgz.Bytes()}
+	body, _ := json.Marshal(req)
+	r, _ := http.NewRequest("POST", m.URL+"/api/v1/experiments", bytes.NewReader(body))
+	r.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var created resolute.ExperimentResponse
+	json.NewDecoder(resp.Body).Decode(&created)
+	resp.Body.Close()
+	start := time.Now()
+	ctx := context.Background()
+	for {
+		e, err := m.DB.Experiment(ctx, created.Experiment.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if resolute.Terminal(e.State) {
+			if e.State != resolute.StateCompleted {
+				b.Fatalf("search ended %s", e.State)
+			}
+			break
+		}
+		if time.Since(start) > 10*time.Minute {
+			b.Fatal("the search did not finish in 10 minutes")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	trials, _ := m.DB.Trials(ctx, created.Experiment.ID)
+	reached := map[int64]int{}
+	for _, t := range trials {
+		reports, _ := m.DB.TrialMetrics(ctx, t.ID, "validation")
+		for _, target := range []int64{4, 16, 64} {
+			for _, rep := range reports {
+				if rep.StepsCompleted >= target {
+					reached[target]++
+					break
+				}
+			}
+		}
+	}
+	b.ReportMetric(float64(len(trials)), "trials")
+	b.ReportMetric(float64(reached[4]), "rung1")
+	b.ReportMetric(float64(reached[16]), "rung2")
+	b.ReportMetric(float64(reached[64]), "rung3")
+	b.ReportMetric(time.Since(start).Seconds(), "seconds")
+	if len(trials) != 100 {
+		b.Fatalf("%d trials, want 100", len(trials))
+	}
+}
+
+func packTestdata(b *testing.B, dir string, w io.Writer) {
+	zw := gzip.NewWriter(w)
+	tw := tar.NewWriter(zw)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		tw.WriteHeader(&tar.Header{Name: e.Name(), Mode: 0o644, Size: int64(len(data))})
+		tw.Write(data)
+	}
+	tw.Close()
+	zw.Close()
 }
