@@ -177,7 +177,9 @@ type LogFilter struct {
 	After  int64  // only lines with a larger id
 	Level  string // "" for all
 	Search string // case-insensitive text, "" for all
-	Limit  int
+	// Since and Until bound the lines' times; nil for no bound.
+	Since, Until *time.Time
+	Limit        int
 }
 
 // TaskLogs lists a task's log lines in order.
@@ -185,7 +187,7 @@ func (q *Queries) TaskLogs(ctx context.Context, taskID string, f LogFilter) ([]r
 	if f.Limit <= 0 {
 		f.Limit = 1000
 	}
-	p := gen.ListTaskLogsParams{TaskID: taskID, ID: f.After, Limit: int32(f.Limit)}
+	p := gen.ListTaskLogsParams{TaskID: taskID, ID: f.After, Limit: int32(f.Limit), AfterTime: f.Since, BeforeTime: f.Until}
 	if f.Level != "" {
 		p.Level = &f.Level
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 )
 
@@ -335,7 +336,9 @@ func (s *Server) handleAPITrialCheckpoints(w http.ResponseWriter, r *http.Reques
 	writeJSON(w, http.StatusOK, resolute.CheckpointsResponse{Checkpoints: list})
 }
 
-// handleAPITrialMetrics serves GET /api/v1/trials/{id}/metrics?group=validation.
+// handleAPITrialMetrics serves GET /api/v1/trials/{id}/metrics?group=
+// validation[&max_points=N&metric=M]: with max_points the series comes
+// downsampled for a chart of that width (see control.Downsample).
 func (s *Server) handleAPITrialMetrics(w http.ResponseWriter, r *http.Request) {
 	t, err := s.trialParam(r)
 	if err != nil {
@@ -353,6 +356,14 @@ func (s *Server) handleAPITrialMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	if list == nil {
 		list = []resolute.MetricsReport{}
+	}
+	maxPoints, err := optInt(r.URL.Query().Get("max_points"), "max_points")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if maxPoints > 0 {
+		list = control.Downsample(list, maxPoints, r.URL.Query().Get("metric"))
 	}
 	writeJSON(w, http.StatusOK, resolute.MetricsResponse{Metrics: list})
 }
@@ -402,6 +413,16 @@ func (s *Server) streamLogs(w http.ResponseWriter, r *http.Request, taskID strin
 		return
 	}
 	f := db.LogFilter{Level: q.Get("level"), Search: q.Get("search"), Limit: 1000}
+	for name, dst := range map[string]**time.Time{"timestamp_after": &f.Since, "timestamp_before": &f.Until} {
+		if v := q.Get(name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				s.error(w, r, resolute.Errorf(resolute.EInvalid, "%s: expected a time like 2026-01-02T15:04:05Z, got %q", name, v))
+				return
+			}
+			*dst = &t
+		}
+	}
 	follow := q.Get("follow") == "true" || q.Get("follow") == "1"
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)

@@ -187,3 +187,69 @@ func TestATaskReachesOnlyItsOwnTrial(t *testing.T) {
 	api(t, m, "POST", "/api/v1/experiments/"+itoa(a.Experiment.ID)+"/kill", token, "", nil)
 	api(t, m, "POST", "/api/v1/experiments/"+itoa(b.Experiment.ID)+"/kill", token, "", nil)
 }
+
+func TestThePreemptionLongPollAnswersWhenTheExperimentPauses(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{Slots: 1})
+	token := login(t, m, "admin", "")
+	cfg := "name: x\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\nresources: {slots_per_trial: 0}\n"
+	var e resolute.ExperimentResponse
+	api(t, m, "POST", "/api/v1/experiments", token, jsonBody(resolute.CreateExperimentRequest{ExperimentConfigRequest: resolute.ExperimentConfigRequest{Config: cfg}}), &e)
+	ctx := context.Background()
+	var alloc resolute.Allocation
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		trials, _ := m.DB.Trials(ctx, e.Experiment.ID)
+		if len(trials) == 1 {
+			if a, err := m.DB.CurrentTrialAllocation(ctx, trials[0].ID); err == nil && a.State == resolute.AllocationRunning {
+				alloc = a
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if alloc.ID == "" {
+		t.Fatal("the trial did not start")
+	}
+	// Swap in a token the test knows for the running allocation.
+	taskToken, hash := auth.NewToken()
+	if _, err := m.DB.EndAllocation(ctx, alloc.ID, nil, "test"); err != nil {
+		t.Fatal(err)
+	}
+	trialID := *alloc.TrialID
+	m.DB.CreateAllocation(ctx, "poll-1", alloc.TaskID, &trialID, 0, []byte("poll-1"))
+	m.DB.StartAllocation(ctx, "poll-1", nil, hash)
+	poll := func(timeout string) (bool, time.Duration) {
+		start := time.Now()
+		req, _ := http.NewRequest("GET", m.URL+"/api/v1/allocations/poll-1/signals/preemption?timeout_seconds="+timeout, nil)
+		req.Header.Set("Grpc-Metadata-x-allocation-token", "Bearer "+taskToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct{ Preempt bool }
+		json.NewDecoder(resp.Body).Decode(&out)
+		return out.Preempt, time.Since(start)
+	}
+	if p, _ := poll("0"); p {
+		t.Fatal("preempt before the pause")
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		api(t, m, "POST", "/api/v1/experiments/"+itoa(e.Experiment.ID)+"/pause", token, "", nil)
+	}()
+	p, took := poll("30")
+	if !p || took > 5*time.Second {
+		t.Fatalf("long poll: preempt %v after %v", p, took)
+	}
+	req, _ := http.NewRequest("POST", m.URL+"/api/v1/allocations/poll-1/signals/ack_preemption", nil)
+	req.Header.Set("Grpc-Metadata-x-allocation-token", "Bearer "+taskToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("ack: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if a, _ := m.DB.Allocation(ctx, "poll-1"); !a.PreemptAcked {
+		t.Fatal("the ack is not recorded")
+	}
+}

@@ -7,6 +7,7 @@ package gen
 
 import (
 	"context"
+	"time"
 )
 
 const createCheckpoint = `-- name: CreateCheckpoint :exec
@@ -139,16 +140,20 @@ SELECT id, task_id, allocation_id, time, level, stdtype, rank, source, log FROM 
 WHERE task_id = $1 AND id > $2
   AND ($4::text IS NULL OR level = $4)
   AND ($5::text IS NULL OR log ILIKE '%' || $5 || '%')
+  AND ($6::timestamptz IS NULL OR time > $6)
+  AND ($7::timestamptz IS NULL OR time < $7)
 ORDER BY id
 LIMIT $3
 `
 
 type ListTaskLogsParams struct {
-	TaskID string
-	ID     int64
-	Limit  int32
-	Level  *string
-	Search *string
+	TaskID     string
+	ID         int64
+	Limit      int32
+	Level      *string
+	Search     *string
+	AfterTime  *time.Time
+	BeforeTime *time.Time
 }
 
 func (q *Queries) ListTaskLogs(ctx context.Context, arg ListTaskLogsParams) ([]TaskLog, error) {
@@ -158,6 +163,8 @@ func (q *Queries) ListTaskLogs(ctx context.Context, arg ListTaskLogsParams) ([]T
 		arg.Limit,
 		arg.Level,
 		arg.Search,
+		arg.AfterTime,
+		arg.BeforeTime,
 	)
 	if err != nil {
 		return nil, err
