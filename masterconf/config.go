@@ -88,20 +88,37 @@ type ResourceManager struct {
 	// Slots is the number of CPU slots of the local resource manager when no
 	// GPU is found; default: the number of cores.
 	Slots                      int            `yaml:"slots"`
-	Scheduler                  map[string]any `yaml:"scheduler"`
-	DefaultAuxResourcePool     string         `yaml:"default_aux_resource_pool"`
+	Scheduler                  *Scheduler `yaml:"scheduler"`
+	DefaultAuxResourcePool     string     `yaml:"default_aux_resource_pool"`
 	DefaultComputeResourcePool string         `yaml:"default_compute_resource_pool"`
 }
 
-// ResourcePool is one entry of resource_pools. The scheduler issue gives its
-// scheduler block a type; it is kept as given until then.
+// ResourcePool is one entry of resource_pools. On the local resource
+// manager a pool gets the slots its slot_ids name, or the next `slots` of
+// the machine's slots in order; the first pool without either gets the rest.
 type ResourcePool struct {
-	PoolName              string         `yaml:"pool_name"`
-	Description           string         `yaml:"description"`
-	Scheduler             map[string]any `yaml:"scheduler"`
+	PoolName    string `yaml:"pool_name"`
+	Description string `yaml:"description"`
+	// Scheduler, when given, replaces resource_manager.scheduler whole (a
+	// blank type there means fair_share), as in the seeds' example.
+	Scheduler             *Scheduler     `yaml:"scheduler"`
 	TaskContainerDefaults map[string]any `yaml:"task_container_defaults"`
 	KubernetesNamespace   string         `yaml:"kubernetes_namespace"`
 	Slots                 int            `yaml:"slots"`
+	SlotIDs               []int          `yaml:"slot_ids"`
+}
+
+// Scheduler is a scheduler block: resource_manager.scheduler or a pool's.
+type Scheduler struct {
+	Type            string `yaml:"type"` // priority, fair_share or round_robin
+	Preemption      bool   `yaml:"preemption"`
+	FittingPolicy   string `yaml:"fitting_policy"` // best or worst
+	DefaultPriority int    `yaml:"default_priority"`
+	// Priority is Determined's nested form: priority: {preemption, default_priority}.
+	Priority *struct {
+		Preemption      bool `yaml:"preemption"`
+		DefaultPriority int  `yaml:"default_priority"`
+	} `yaml:"priority"`
 }
 
 // Duration is a time.Duration written as "30m" or "168h" in YAML.
@@ -116,7 +133,7 @@ func Default() Config {
 		Security:            Security{SessionLifetime: Duration{7 * 24 * time.Hour}},
 		Log:                 Log{Level: "info", Format: "text"},
 		MaxRequestBodyBytes: 1 << 20,
-		ResourceManager:     ResourceManager{Type: "local", DefaultAuxResourcePool: "default", DefaultComputeResourcePool: "default"},
+		ResourceManager:     ResourceManager{Type: "local"},
 		TensorboardTimeout:  300,
 	}
 }
@@ -246,6 +263,20 @@ func (c *Config) validate() Errors {
 		names[p.PoolName] = true
 	}
 	errs = append(errs, checkDefaults("", c.CheckpointStorage, c.TaskContainerDefaults)...)
+	errs = append(errs, checkScheduler("resource_manager.scheduler", c.ResourceManager.Scheduler)...)
+	for i, p := range c.ResourcePools {
+		errs = append(errs, checkScheduler(fmt.Sprintf("resource_pools[%d].scheduler", i), p.Scheduler)...)
+	}
+	known := map[string]bool{}
+	for _, n := range c.PoolNames() {
+		known[n] = true
+	}
+	for key, name := range map[string]string{"default_aux_resource_pool": c.ResourceManager.DefaultAuxResourcePool,
+		"default_compute_resource_pool": c.ResourceManager.DefaultComputeResourcePool} {
+		if name != "" && !known[name] {
+			bad("resource_manager."+key, "pool %q does not exist; the pools are %s", name, strings.Join(c.PoolNames(), ", "))
+		}
+	}
 	for i, p := range c.ResourcePools {
 		errs = append(errs, checkDefaults(fmt.Sprintf("resource_pools[%d].", i), nil, p.TaskContainerDefaults)...)
 	}

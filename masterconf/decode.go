@@ -66,6 +66,20 @@ func decode(node *yaml.Node, v reflect.Value, path string, errs *Errors) {
 			return
 		}
 		v.Set(reflect.ValueOf(Duration{d}))
+	case t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct:
+		p := reflect.New(t.Elem())
+		decode(node, p.Elem(), path, errs)
+		v.Set(p)
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Int:
+		if node.Kind != yaml.SequenceNode {
+			bad("expected a list of integers")
+			return
+		}
+		s := reflect.MakeSlice(t, len(node.Content), len(node.Content))
+		for i, item := range node.Content {
+			decode(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i), errs)
+		}
+		v.Set(s)
 	case t.Kind() == reflect.Struct:
 		if node.Kind != yaml.MappingNode {
 			bad("expected a map of keys")
@@ -139,6 +153,8 @@ func leaves(t reflect.Type, prefix string) []string {
 			out = append(out, join(prefix, key))
 		case ft.Kind() == reflect.Struct:
 			out = append(out, leaves(ft, join(prefix, key))...)
+		case ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct:
+			out = append(out, leaves(ft.Elem(), join(prefix, key))...)
 		case ft.Kind() == reflect.Map || ft.Kind() == reflect.Slice:
 		default:
 			out = append(out, join(prefix, key))

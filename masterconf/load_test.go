@@ -158,3 +158,43 @@ func TestDefaultsAreCheckedAsConfigs(t *testing.T) {
 		t.Fatalf("defaults layer:\n%s", d)
 	}
 }
+
+func TestPoolsGetTheirSlotsAndSchedulers(t *testing.T) {
+	cfg, err := load(t, `
+resource_manager:
+  scheduler: {type: priority, preemption: true, default_priority: 40}
+resource_pools:
+  - pool_name: big
+    slots: 3
+  - pool_name: pinned
+    slot_ids: [7]
+    scheduler: {preemption: true}
+  - pool_name: rest
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pools, err := cfg.Pools(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Pool{
+		{Name: "big", Scheduler: Scheduler{Type: "priority", Preemption: true, FittingPolicy: "best", DefaultPriority: 40}, SlotIDs: []int{0, 1, 2}},
+		// A pool's own block inherits nothing: its blank type is fair_share.
+		{Name: "pinned", Scheduler: Scheduler{Type: "fair_share", Preemption: true, FittingPolicy: "best", DefaultPriority: 42}, SlotIDs: []int{7}},
+		{Name: "rest", Scheduler: Scheduler{Type: "priority", Preemption: true, FittingPolicy: "best", DefaultPriority: 40}, SlotIDs: []int{3, 4, 5, 6}},
+	}
+	if diff := cmp.Diff(want, pools); diff != "" {
+		t.Fatalf("pools (-want +got):\n%s", diff)
+	}
+	if cfg.ComputePool() != "big" {
+		t.Errorf("compute pool %q", cfg.ComputePool())
+	}
+	if _, err := cfg.Pools(2); err == nil || !strings.Contains(err.Error(), "resource_pools[1].slot_ids: slot 7 does not exist") {
+		t.Errorf("too few slots: %v", err)
+	}
+	_, err = load(t, "resource_manager: {default_compute_resource_pool: gpu}\n", nil)
+	if err == nil || !strings.Contains(err.Error(), `pool "gpu" does not exist; the pools are default`) {
+		t.Errorf("unknown default pool: %v", err)
+	}
+}

@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 
 	configs := control.NewConfigs(database, cfg.Defaults(),
-		control.WithPoolDefaults(cfg.PoolDefaults(), cfg.ResourceManager.DefaultComputeResourcePool))
+		control.WithPoolDefaults(cfg.PoolDefaults(), cfg.ComputePool()))
 	exps, stopRM, err := startExperiments(ctx, cfg, database, configs, clusterID, logger)
 	if err != nil {
 		return err
