@@ -222,3 +222,72 @@ type PatchExperimentRequest struct {
 type MoveRequest struct {
 	DestinationProjectID int64 `json:"destinationProjectId"`
 }
+
+// Job is one entry of the job queue (GET /api/v1/job-queues), named as
+// Determined's.
+type Job struct {
+	JobID          string    `json:"jobId"`
+	Type           string    `json:"type"` // EXPERIMENT (NOTEBOOK, COMMAND... with tasks)
+	EntityID       string    `json:"entityId"`
+	Name           string    `json:"name"`
+	Username       string    `json:"username"`
+	State          string    `json:"state"` // QUEUED, SCHEDULED (running), SCHEDULED_BACKFILLED
+	Priority       int       `json:"priority"`
+	Weight         float64   `json:"weight"`
+	ResourcePool   string    `json:"resourcePool"`
+	IsPreemptible  bool      `json:"isPreemptible"`
+	RequestedSlots int       `json:"requestedSlots"`
+	AllocatedSlots int       `json:"allocatedSlots"`
+	QueuePosition  float64   `json:"queuePosition"`
+	JobsAhead      int       `json:"jobsAhead"`
+	Reason         string    `json:"reason,omitempty"` // why it waits
+	SubmissionTime time.Time `json:"submissionTime"`
+}
+
+// JobQueueResponse lists the jobs of a pool (or all), in queue order.
+type JobQueueResponse struct {
+	Jobs []Job `json:"jobs"`
+}
+
+// QueueControl is one change to the queue (POST /api/v1/job-queues): a new
+// priority, weight or pool, or a move ahead of or behind another job.
+type QueueControl struct {
+	JobID        string   `json:"jobId"`
+	Priority     *int     `json:"priority,omitempty"`
+	Weight       *float64 `json:"weight,omitempty"`
+	ResourcePool *string  `json:"resourcePool,omitempty"`
+	AheadOf      string   `json:"aheadOf,omitempty"`
+	BehindOf     string   `json:"behindOf,omitempty"`
+}
+
+// UpdateJobQueueRequest is the body of POST /api/v1/job-queues.
+type UpdateJobQueueRequest struct {
+	Updates []QueueControl `json:"updates"`
+}
+
+// ResourcePool is a pool and what holds its slots (GET /api/v1/resource-pools).
+type ResourcePool struct {
+	Name            string `json:"name"`
+	Description     string `json:"description"`
+	SchedulerType   string `json:"schedulerType"`
+	Preemption      bool   `json:"preemption"`
+	FittingPolicy   string `json:"fittingPolicy"`
+	DefaultPriority int    `json:"defaultPriority"`
+	SlotType        string `json:"slotType"` // cpu or cuda
+	Slots           []Slot `json:"slots"`
+	SlotsUsed       int    `json:"slotsUsed"`
+	DefaultCompute  bool   `json:"defaultComputePool"`
+	DefaultAux      bool   `json:"defaultAuxPool"`
+}
+
+// Slot is one slot and the allocation holding it.
+type Slot struct {
+	ID           int    `json:"id"`
+	Device       string `json:"device"`
+	AllocationID string `json:"allocationId,omitempty"`
+}
+
+// ResourcePoolsResponse lists the pools.
+type ResourcePoolsResponse struct {
+	ResourcePools []ResourcePool `json:"resourcePools"`
+}

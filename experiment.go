@@ -57,6 +57,8 @@ type Experiment struct {
 	Priority       *int            `json:"priority,omitempty"`
 	Weight         float64         `json:"weight"`
 	MaxSlots       *int            `json:"maxSlots,omitempty"`
+	ResourcePool   string          `json:"resourcePool"`
+	QueuePosition  float64         `json:"queuePosition"`
 	NumTrials      int             `json:"numTrials"`
 	SearcherDone   bool            `json:"searcherDone"`
 	CreatedAt      time.Time       `json:"startTime"`

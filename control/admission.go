@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/expconf"
+	"github.com/resolute-ml/resolute/scheduler"
 )
 
-// Run admits pending allocations to free slots, first come first served,
-// and kills allocations past their preemption deadline, until ctx ends. It
-// is the simple admission the scheduler will replace.
+// Run schedules until ctx ends: each cycle kills allocations past their
+// preemption deadline, asks the scheduler what to start and preempt, and
+// does it.
 func (x *Experiments) Run(ctx context.Context) error {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
@@ -35,7 +37,8 @@ func (x *Experiments) Run(ctx context.Context) error {
 	}
 }
 
-// cycle is one pass: kill what is overdue, then start what fits.
+// cycle is one pass: kill what is overdue, then carry out the scheduler's
+// decision.
 func (x *Experiments) cycle(ctx context.Context) error {
 	overdue, err := x.db.OverdueAllocations(ctx)
 	if err != nil {
@@ -47,31 +50,129 @@ func (x *Experiments) cycle(ctx context.Context) error {
 			x.logger.Error("kill", "allocation", a.ID, "err", err)
 		}
 	}
-	pending, err := x.db.PendingAllocations(ctx)
+	snap, live, err := x.snapshot(ctx)
 	if err != nil {
 		return err
 	}
-	free := x.rm.FreeSlots()
-	total := x.rm.TotalSlots()
-	for _, a := range pending {
-		if a.Slots > total {
-			continue // can never fit here; the scheduler will say why
-		}
-		if a.Slots > len(free) {
-			break // first come, first served: nothing jumps the queue
-		}
-		slots := free[:a.Slots]
-		free = free[a.Slots:]
-		if err := x.launch(ctx, a, slots); err != nil {
-			x.logger.Error("launch failed", "allocation", a.ID, "err", err)
-			code := -1
-			x.taskLog(ctx, a, "ERROR", "could not start: "+err.Error())
-			if err := x.AllocationExited(ctx, a.ID, &code, "launch failed: "+err.Error()); err != nil {
-				x.logger.Error("record failed launch", "allocation", a.ID, "err", err)
+	d := scheduler.Decide(snap)
+	x.mu.Lock()
+	x.last = d
+	x.mu.Unlock()
+	for _, act := range d.Actions {
+		switch act := act.(type) {
+		case scheduler.Preempt:
+			a := live[act.AllocationID]
+			x.logger.Info("preempting allocation", "allocation", a.ID, "reason", act.Reason)
+			if _, err := x.db.RequestPreemption(ctx, a.ID, x.now().Add(x.preemptionTimeoutOf(ctx, a.ExperimentID))); err != nil {
+				return err
+			}
+			x.taskLog(ctx, a.Allocation, "INFO", act.Reason+": checkpointing and giving the slots back")
+		case scheduler.Start:
+			a := live[act.AllocationID]
+			slots := make([]int, len(act.Slots))
+			for i, s := range act.Slots {
+				slots[i] = s.Slot
+			}
+			if err := x.launch(ctx, a.Allocation, slots); err != nil {
+				x.launchFailed(ctx, a.Allocation, err)
 			}
 		}
 	}
 	return nil
+}
+
+// launchFailed handles an allocation that could not start: a slot the
+// resource manager still holds puts it back in the queue; anything else
+// fails the run.
+func (x *Experiments) launchFailed(ctx context.Context, a resolute.Allocation, err error) {
+	if resolute.ErrorCode(err) == resolute.EConflict {
+		x.logger.Warn("slots still busy; the allocation waits", "allocation", a.ID, "err", err)
+		if err := x.db.UnstartAllocation(ctx, a.ID); err != nil {
+			x.logger.Error("requeue allocation", "allocation", a.ID, "err", err)
+		}
+		return
+	}
+	x.logger.Error("launch failed", "allocation", a.ID, "err", err)
+	code := -1
+	x.taskLog(ctx, a, "ERROR", "could not start: "+err.Error())
+	if err := x.AllocationExited(ctx, a.ID, &code, "launch failed: "+err.Error()); err != nil {
+		x.logger.Error("record failed launch", "allocation", a.ID, "err", err)
+	}
+}
+
+// snapshot is what the scheduler decides on: the pools with their slots and
+// every queued experiment with its waiting and running allocations.
+func (x *Experiments) snapshot(ctx context.Context) (scheduler.Snapshot, map[string]db.LiveAllocation, error) {
+	snap := scheduler.Snapshot{Now: x.now()}
+	total := x.rm.TotalSlots()
+	for _, p := range x.opts.Pools {
+		ids := p.SlotIDs
+		if ids == nil {
+			ids = make([]int, total)
+			for i := range ids {
+				ids[i] = i
+			}
+		}
+		snap.Pools = append(snap.Pools, scheduler.Pool{Name: p.Name, Config: p.Scheduler,
+			Agents: []scheduler.Agent{{ID: localAgent, SlotIDs: ids}}})
+	}
+	exps, err := x.db.QueuedExperiments(ctx, "")
+	if err != nil {
+		return snap, nil, err
+	}
+	allocs, err := x.db.LiveAllocations(ctx)
+	if err != nil {
+		return snap, nil, err
+	}
+	live := make(map[string]db.LiveAllocation, len(allocs))
+	tasks := map[int64][]scheduler.Task{}
+	for _, a := range allocs {
+		live[a.ID] = a
+		t := scheduler.Task{AllocationID: a.ID, Slots: a.Slots, Running: a.State == resolute.AllocationRunning, Preempting: a.Preempt}
+		for _, id := range a.SlotIDs {
+			t.Assigned = append(t.Assigned, scheduler.SlotRef{Agent: localAgent, Slot: id})
+		}
+		tasks[a.ExperimentID] = append(tasks[a.ExperimentID], t)
+	}
+	for _, e := range exps {
+		job := scheduler.Job{ID: JobID(e.ID), Pool: e.ResourcePool, Weight: e.Weight, Position: e.QueuePosition,
+			Submitted: e.CreatedAt, Preemptible: true, Tasks: tasks[e.ID]}
+		if e.Priority != nil {
+			job.Priority = *e.Priority
+		}
+		if e.MaxSlots != nil {
+			job.MaxSlots = *e.MaxSlots
+		}
+		snap.Jobs = append(snap.Jobs, job)
+	}
+	return snap, live, nil
+}
+
+// localAgent names the one machine of the local resource manager.
+const localAgent = "local"
+
+// JobID names an experiment's job in the queue.
+func JobID(experimentID int64) string { return "experiment-" + strconv.FormatInt(experimentID, 10) }
+
+// LastDecision is the scheduler's latest decision: why jobs wait, and how
+// many jobs are ahead of each.
+func (x *Experiments) LastDecision() scheduler.Decision {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.last
+}
+
+// preemptionTimeoutOf is an experiment's preemption_timeout.
+func (x *Experiments) preemptionTimeoutOf(ctx context.Context, experimentID int64) time.Duration {
+	e, err := x.db.Experiment(ctx, experimentID)
+	if err != nil {
+		return DefaultPreemptionTimeout
+	}
+	cfg, err := expconf.ParseExperiment(e.Config)
+	if err != nil {
+		return DefaultPreemptionTimeout
+	}
+	return preemptionTimeout(cfg)
 }
 
 // launch starts a trial's allocation on slots.

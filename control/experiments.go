@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/expconf"
+	"github.com/resolute-ml/resolute/scheduler"
 	"github.com/resolute-ml/resolute/searcher"
 )
 
@@ -30,6 +33,19 @@ type RunOptions struct {
 	BinDir     string // holds python3/python links to the task Python, put first on PATH
 	Python     string // the task Python (DET_PYTHON_EXECUTABLE)
 	KillGrace  time.Duration
+	// Pools are the resource pools and their slots; none means one pool,
+	// "default", with every slot and the priority scheduler.
+	Pools       []Pool
+	ComputePool string // default pool of work with slots; "" = the first pool
+	AuxPool     string // default pool of zero-slot work; "" = the first pool
+}
+
+// Pool is a resource pool of the local resource manager.
+type Pool struct {
+	Name        string
+	Description string
+	Scheduler   scheduler.Config
+	SlotIDs     []int // nil: every slot of the machine
 }
 
 // Experiments runs experiments: it creates their trials as the searcher
@@ -44,12 +60,25 @@ type Experiments struct {
 	logger  *slog.Logger
 	wake    chan struct{}
 	now     func() time.Time
+
+	mu   sync.Mutex
+	last scheduler.Decision // of the latest cycle, for the job queue
 }
 
 // NewExperiments returns the experiment runner; call Run to admit work.
 func NewExperiments(database *db.DB, configs *Configs, rm ResourceManager, opts RunOptions, logger *slog.Logger) *Experiments {
 	if opts.KillGrace == 0 {
 		opts.KillGrace = 10 * time.Second
+	}
+	if len(opts.Pools) == 0 {
+		opts.Pools = []Pool{{Name: "default", Scheduler: scheduler.Config{Type: scheduler.TypePriority,
+			FittingPolicy: scheduler.FitBest, DefaultPriority: 42}}}
+	}
+	if opts.ComputePool == "" {
+		opts.ComputePool = opts.Pools[0].Name
+	}
+	if opts.AuxPool == "" {
+		opts.AuxPool = opts.Pools[0].Name
 	}
 	return &Experiments{db: database, configs: configs, rm: rm, opts: opts, logger: logger,
 		wake: make(chan struct{}, 1), now: time.Now}
@@ -90,6 +119,10 @@ func (x *Experiments) Create(ctx context.Context, req CreateRequest) (resolute.E
 	if err != nil {
 		return resolute.Experiment{}, err
 	}
+	pool, err := x.poolFor(cfg.Resources.ResourcePool)
+	if err != nil {
+		return resolute.Experiment{}, err
+	}
 	seed := uint32(cfg.Reproducibility.ExperimentSeed)
 	s, err := searcher.New(cfg.Searcher, cfg.Hyperparameters, seed)
 	if err != nil {
@@ -114,7 +147,7 @@ func (x *Experiments) Create(ctx context.Context, req CreateRequest) (resolute.E
 			ProjectID: projectID, UserID: req.UserID, Name: cfg.Name, Description: cfg.Description, Labels: cfg.Labels,
 			State: state, Config: configJSON, OriginalConfig: req.ConfigYAML, Template: req.Template, ParentID: req.ParentID,
 			SearcherState: snap, Seed: int64(seed), Priority: cfg.Resources.Priority, Weight: cfg.Resources.Weight,
-			MaxSlots: cfg.Resources.MaxSlots, Context: req.Context,
+			MaxSlots: cfg.Resources.MaxSlots, ResourcePool: pool, Context: req.Context,
 		})
 		if err != nil {
 			return err
@@ -128,6 +161,25 @@ func (x *Experiments) Create(ctx context.Context, req CreateRequest) (resolute.E
 	x.logger.Info("experiment created", "experiment", id, "name", cfg.Name, "searcher", cfg.Searcher.Name)
 	return x.db.Experiment(ctx, id)
 }
+
+// poolFor routes an experiment: its resources.resource_pool, else the
+// default compute pool (seeds: experiments go to the compute pool).
+func (x *Experiments) poolFor(asked string) (string, error) {
+	if asked == "" {
+		return x.opts.ComputePool, nil
+	}
+	var names []string
+	for _, p := range x.opts.Pools {
+		if p.Name == asked {
+			return asked, nil
+		}
+		names = append(names, p.Name)
+	}
+	return "", resolute.Errorf(resolute.EInvalid, "resources.resource_pool: pool %q does not exist; the pools are %s", asked, strings.Join(names, ", "))
+}
+
+// Pools are the resource pools this master schedules.
+func (x *Experiments) Pools() []Pool { return x.opts.Pools }
 
 // inherit fills a fork's config and context from its parent.
 func (x *Experiments) inherit(ctx context.Context, req *CreateRequest) error {

@@ -25,6 +25,7 @@ type NewExperiment struct {
 	Priority       *int
 	Weight         float64
 	MaxSlots       *int
+	ResourcePool   string
 	Context        []byte // tar.gz of the context directory
 }
 
@@ -42,6 +43,7 @@ func (q *Queries) CreateExperiment(ctx context.Context, e NewExperiment) (int64,
 		ProjectID: e.ProjectID, UserID: e.UserID, Name: e.Name, Description: e.Description, Labels: labels,
 		State: e.State, Config: e.Config, OriginalConfig: e.OriginalConfig, Template: tmpl, ParentID: e.ParentID,
 		SearcherState: e.SearcherState, Seed: e.Seed, Priority: int32p(e.Priority), Weight: e.Weight, MaxSlots: int32p(e.MaxSlots),
+		ResourcePool: e.ResourcePool,
 	})
 	if err != nil {
 		return 0, translate(err, "experiment %q", e.Name)
@@ -187,6 +189,7 @@ func toExperiment(e gen.ExperimentView) resolute.Experiment {
 		ParentID: e.ParentID, Seed: e.Seed, Restarts: int(e.Restarts), Progress: e.Progress, BestValidation: e.BestValidation,
 		Priority: intp(e.Priority), Weight: e.Weight, MaxSlots: intp(e.MaxSlots), NumTrials: int(e.NumTrials),
 		SearcherDone: e.SearcherDone, CreatedAt: e.CreatedAt, EndedAt: e.EndedAt,
+		ResourcePool: e.ResourcePool, QueuePosition: e.QueuePosition,
 	}
 	if e.Template != nil {
 		out.Template = *e.Template
@@ -211,4 +214,53 @@ func intp(p *int32) *int {
 	}
 	v := int(*p)
 	return &v
+}
+
+// QueuedExperiments lists the experiments that may still run, by pool and
+// queue position; pool "" lists every pool.
+func (q *Queries) QueuedExperiments(ctx context.Context, pool string) ([]resolute.Experiment, error) {
+	var p *string
+	if pool != "" {
+		p = &pool
+	}
+	rows, err := q.q.ListQueuedExperiments(ctx, p)
+	if err != nil {
+		return nil, translate(err, "job queue")
+	}
+	out := make([]resolute.Experiment, len(rows))
+	for i, r := range rows {
+		out[i] = toExperiment(r)
+	}
+	return out, nil
+}
+
+// QueueEntry is one job's place in a pool's queue.
+type QueueEntry struct {
+	ID       int64
+	Position float64
+}
+
+// LockPoolQueue reads a pool's queue and locks it until the transaction
+// ends, so concurrent reorders apply one after another.
+func (q *Queries) LockPoolQueue(ctx context.Context, pool string) ([]QueueEntry, error) {
+	rows, err := q.q.LockPoolQueue(ctx, pool)
+	if err != nil {
+		return nil, translate(err, "queue of pool %q", pool)
+	}
+	out := make([]QueueEntry, len(rows))
+	for i, r := range rows {
+		out[i] = QueueEntry{ID: r.ID, Position: r.QueuePosition}
+	}
+	return out, nil
+}
+
+// SetQueuePosition moves an experiment in its pool's queue.
+func (q *Queries) SetQueuePosition(ctx context.Context, id int64, pos float64) error {
+	return translate(q.q.SetQueuePosition(ctx, gen.SetQueuePositionParams{ID: id, QueuePosition: pos}), "experiment %d", id)
+}
+
+// SetExperimentScheduling sets an experiment's priority, weight and pool.
+func (q *Queries) SetExperimentScheduling(ctx context.Context, id int64, priority *int, weight float64, pool string) error {
+	return translate(q.q.SetExperimentScheduling(ctx, gen.SetExperimentSchedulingParams{ID: id, Priority: int32p(priority),
+		Weight: weight, ResourcePool: pool}), "experiment %d", id)
 }

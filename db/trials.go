@@ -193,3 +193,27 @@ func toAllocation(a gen.Allocation) resolute.Allocation {
 		ExitReason: a.ExitReason, CreatedAt: a.CreatedAt, StartedAt: a.StartedAt, EndedAt: a.EndedAt,
 	}
 }
+
+// LiveAllocation is an allocation that waits or runs, with its experiment.
+type LiveAllocation struct {
+	resolute.Allocation
+	ExperimentID int64
+}
+
+// LiveAllocations lists the allocations that wait or run, oldest first.
+func (q *Queries) LiveAllocations(ctx context.Context) ([]LiveAllocation, error) {
+	rows, err := q.q.ListLiveAllocations(ctx)
+	if err != nil {
+		return nil, translate(err, "allocations")
+	}
+	out := make([]LiveAllocation, len(rows))
+	for i, r := range rows {
+		out[i] = LiveAllocation{Allocation: toAllocation(r.Allocation), ExperimentID: r.ExperimentID}
+	}
+	return out, nil
+}
+
+// UnstartAllocation puts a running allocation back to pending.
+func (q *Queries) UnstartAllocation(ctx context.Context, id string) error {
+	return translate(q.q.UnstartAllocation(ctx, id), "allocation %s", id)
+}

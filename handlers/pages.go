@@ -3,8 +3,11 @@ package handlers
 import (
 	"net/http"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/scheduler"
 	"github.com/resolute-ml/resolute/views"
 )
 
@@ -36,12 +39,11 @@ func (s *Server) masterView() views.MasterInfo {
 
 // coming describes the sections that are not built yet.
 var coming = map[string]views.Coming{
-	"jobs":   {What: "Job Queue", About: "The queue of every pool, with drag-to-reorder and priorities, arrives with the scheduler."},
 	"models": {What: "Model Registry", About: "Models, versions and aliases built from checkpoints arrive with the model registry."},
 	"tasks":  {What: "Tasks", About: "Notebooks, shells, TensorBoards and commands arrive with interactive tasks."},
 }
 
-// handleComing serves the sections not built yet: /jobs, /models, /tasks.
+// handleComing serves the sections not built yet: /models, /tasks.
 func (s *Server) handleComing(key string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := coming[key]
@@ -50,9 +52,55 @@ func (s *Server) handleComing(key string) http.HandlerFunc {
 	}
 }
 
-// handleCluster serves GET /cluster.
+// handleCluster serves GET /cluster: the master and each resource pool
+// with its scheduler and slots.
 func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) {
-	s.page(w, r, views.ClusterPage(views.Cluster{Shell: s.shell(r, "Cluster", "cluster"), Master: s.masterView()}))
+	s.page(w, r, views.ClusterPage(views.Cluster{Shell: s.shell(r, "Cluster", "cluster"), Master: s.masterView(), Live: s.clusterLive()}))
+}
+
+// handleClusterPools serves GET /cluster/pools: the htmx fragment of the
+// pools and their slots, polled every 3 s.
+func (s *Server) handleClusterPools(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, http.StatusOK, views.ClusterLiveView(s.clusterLive()))
+}
+
+func (s *Server) clusterLive() views.ClusterLive {
+	configs := map[string]scheduler.Config{}
+	for _, p := range s.exps.Pools() {
+		configs[p.Name] = p.Scheduler
+	}
+	var l views.ClusterLive
+	for _, p := range s.exps.ResourcePools() {
+		cp := views.ClusterPool{Pool: p, Order: priorityOrder(configs[p.Name])}
+		for _, sl := range p.Slots {
+			cp.Slots = append(cp.Slots, views.ClusterSlot{Slot: sl, TrialID: trialOfAllocation(sl.AllocationID)})
+		}
+		l.Pools = append(l.Pools, cp)
+	}
+	return l
+}
+
+// priorityOrder says which way a priority pool's numbers run.
+func priorityOrder(c scheduler.Config) string {
+	if c.HigherFirst {
+		return "higher number runs first"
+	}
+	return "lower number runs first"
+}
+
+// trialOfAllocation reads the trial of an allocation id, "trial-12.3"
+// (trial 12, its third run); 0 for anything else.
+func trialOfAllocation(id string) int64 {
+	rest, ok := strings.CutPrefix(id, "trial-")
+	if !ok {
+		return 0
+	}
+	rest, _, _ = strings.Cut(rest, ".")
+	n, err := strconv.ParseInt(rest, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // handleFavicon serves GET /favicon.ico with the SVG icon.

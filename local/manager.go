@@ -331,3 +331,22 @@ func (m *Manager) FreeSlots() []int {
 
 // TotalSlots is the number of slots of this machine.
 func (m *Manager) TotalSlots() int { return len(m.Capacity().Slots) }
+
+// SlotsInfo lists the slots with the allocation holding each, for the
+// cluster view.
+func (m *Manager) SlotsInfo() []resolute.Slot {
+	snap := m.Capacity()
+	out := make([]resolute.Slot, len(snap.Slots))
+	for i, s := range snap.Slots {
+		out[i] = resolute.Slot{ID: s.ID, Device: s.Device, AllocationID: s.AllocationID}
+	}
+	return out
+}
+
+// SlotType is cuda when the machine's slots are GPUs, else cpu.
+func (m *Manager) SlotType() string {
+	if s := m.Capacity().Slots; len(s) > 0 {
+		return s[0].Type
+	}
+	return SlotCPU
+}

@@ -87,10 +87,10 @@ type ResourceManager struct {
 	Type string `yaml:"type"` // local (default) or kubernetes
 	// Slots is the number of CPU slots of the local resource manager when no
 	// GPU is found; default: the number of cores.
-	Slots                      int            `yaml:"slots"`
+	Slots                      int        `yaml:"slots"`
 	Scheduler                  *Scheduler `yaml:"scheduler"`
 	DefaultAuxResourcePool     string     `yaml:"default_aux_resource_pool"`
-	DefaultComputeResourcePool string         `yaml:"default_compute_resource_pool"`
+	DefaultComputeResourcePool string     `yaml:"default_compute_resource_pool"`
 }
 
 // ResourcePool is one entry of resource_pools. On the local resource

@@ -169,6 +169,7 @@ type Logs struct {
 type Cluster struct {
 	Shell  Shell
 	Master MasterInfo
+	Live   ClusterLive
 }
 
 // TemplateList is the templates page.
@@ -311,4 +312,65 @@ type TrialLogs struct {
 	Search  string
 	Done    bool   // the trial ended and every line is shown: stop following
 	Action  string // the page the filter form reloads
+}
+
+// JobQueue is the Job Queue page.
+type JobQueue struct {
+	Shell Shell
+	Live  JobQueueLive
+}
+
+// JobQueueLive is the part of the Job Queue page that follows the queue:
+// one table per pool, replaced when the queue changes.
+type JobQueueLive struct {
+	// Version identifies the queue shown; the events stream sends the
+	// current one, and the page reloads the tables when they differ.
+	Version string
+	Pools   []JobPool
+	// PoolNames lists every pool, for moving a job to another; the pool
+	// select appears only when there is more than one.
+	PoolNames []string
+	// Draggable says SortableJS is embedded (after `make web`), so rows
+	// get a drag handle.
+	Draggable bool
+}
+
+// JobPool is one pool's queue.
+type JobPool struct {
+	Name          string
+	SchedulerType string // priority, fair_share or round_robin
+	// Order says in words which way the queue runs, e.g. "lower number runs
+	// first (1 is the highest priority)".
+	Order      string
+	SlotsUsed  int
+	SlotsTotal int
+	Jobs       []JobRow
+}
+
+// JobRow is one job in its pool's queue.
+type JobRow struct {
+	Job      resolute.Job
+	Position int    // 1-based, in the pool's queue
+	Prev     string // the job id just ahead in the pool, "" for the first
+	Next     string // the job id just behind, "" for the last
+	// CanChange says the viewer may change it: its owner or an administrator.
+	CanChange bool
+}
+
+// ClusterLive is the part of the cluster page that follows the slots.
+type ClusterLive struct {
+	Pools []ClusterPool
+}
+
+// ClusterPool is one resource pool with its scheduler and slots.
+type ClusterPool struct {
+	Pool  resolute.ResourcePool
+	Order string // which way priorities run, for priority pools
+	Slots []ClusterSlot
+}
+
+// ClusterSlot is one slot and what holds it.
+type ClusterSlot struct {
+	Slot    resolute.Slot
+	TrialID int64 // the trial whose allocation holds it; 0 when free or not a trial
 }

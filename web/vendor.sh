@@ -6,3 +6,4 @@ cd "$(dirname "$0")"
 rm -rf static/vendor
 mkdir -p static/vendor
 cp node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js
+cp node_modules/sortablejs/Sortable.min.js static/vendor/Sortable.min.js

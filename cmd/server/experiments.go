@@ -12,6 +12,7 @@ import (
 	"github.com/resolute-ml/resolute/harness"
 	"github.com/resolute-ml/resolute/local"
 	"github.com/resolute-ml/resolute/masterconf"
+	"github.com/resolute-ml/resolute/scheduler"
 )
 
 // startExperiments starts the local resource manager and the experiment
@@ -36,9 +37,22 @@ func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.D
 	}
 	snap := rm.Capacity()
 	logger.Info("local resource manager ready", "slots", len(snap.Slots), "slot_type", slotType(snap), "task_python", rt.Python)
+	confPools, err := cfg.Pools(len(snap.Slots))
+	if err != nil {
+		rm.Close()
+		return nil, nil, err
+	}
+	var pools []control.Pool
+	for _, p := range confPools {
+		pools = append(pools, control.Pool{Name: p.Name, Description: p.Description, SlotIDs: p.SlotIDs,
+			Scheduler: scheduler.Config{Type: p.Scheduler.Type, Preemption: p.Scheduler.Preemption,
+				FittingPolicy: p.Scheduler.FittingPolicy, DefaultPriority: p.Scheduler.DefaultPriority}})
+		logger.Info("resource pool", "pool", p.Name, "slots", len(p.SlotIDs), "scheduler", p.Scheduler.Type, "preemption", p.Scheduler.Preemption)
+	}
 	exps := control.NewExperiments(database, configs, rm, control.RunOptions{
 		MasterURL: cfg.URL(), ClusterID: clusterID, WorkRoot: filepath.Join(cfg.DataDir, "work"),
 		HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python, KillGrace: 10 * time.Second,
+		Pools: pools, ComputePool: cfg.ComputePool(), AuxPool: cfg.AuxPool(),
 	}, logger)
 	adopted, err := rm.Recover(ctx)
 	if err != nil {

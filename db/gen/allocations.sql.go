@@ -143,6 +143,56 @@ func (q *Queries) GetAllocationByToken(ctx context.Context, tokenHash []byte) (A
 	return i, err
 }
 
+const listLiveAllocations = `-- name: ListLiveAllocations :many
+SELECT a.id, a.task_id, a.trial_id, a.state, a.slots, a.slot_ids, a.token_hash, a.preempt, a.preempt_acked, a.kill_after, a.exit_code, a.exit_reason, a.created_at, a.started_at, a.ended_at, t.experiment_id
+FROM allocations a JOIN trials t ON t.id = a.trial_id
+WHERE a.state IN ('PENDING', 'RUNNING')
+ORDER BY a.created_at, a.id
+`
+
+type ListLiveAllocationsRow struct {
+	Allocation   Allocation
+	ExperimentID int64
+}
+
+// Allocations that wait or run, with their experiment, in creation order.
+func (q *Queries) ListLiveAllocations(ctx context.Context) ([]ListLiveAllocationsRow, error) {
+	rows, err := q.db.Query(ctx, listLiveAllocations)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListLiveAllocationsRow
+	for rows.Next() {
+		var i ListLiveAllocationsRow
+		if err := rows.Scan(
+			&i.Allocation.ID,
+			&i.Allocation.TaskID,
+			&i.Allocation.TrialID,
+			&i.Allocation.State,
+			&i.Allocation.Slots,
+			&i.Allocation.SlotIds,
+			&i.Allocation.TokenHash,
+			&i.Allocation.Preempt,
+			&i.Allocation.PreemptAcked,
+			&i.Allocation.KillAfter,
+			&i.Allocation.ExitCode,
+			&i.Allocation.ExitReason,
+			&i.Allocation.CreatedAt,
+			&i.Allocation.StartedAt,
+			&i.Allocation.EndedAt,
+			&i.ExperimentID,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listOverdueAllocations = `-- name: ListOverdueAllocations :many
 SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at FROM allocations WHERE state = 'RUNNING' AND kill_after IS NOT NULL AND kill_after < now()
 `
@@ -339,4 +389,14 @@ func (q *Queries) StartAllocation(ctx context.Context, arg StartAllocationParams
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const unstartAllocation = `-- name: UnstartAllocation :exec
+UPDATE allocations SET state = 'PENDING', slot_ids = '{}', started_at = NULL WHERE id = $1 AND state = 'RUNNING'
+`
+
+// Back to pending: the resource manager could not take it after all.
+func (q *Queries) UnstartAllocation(ctx context.Context, id string) error {
+	_, err := q.db.Exec(ctx, unstartAllocation, id)
+	return err
 }

@@ -22,8 +22,8 @@ func (q *Queries) AddExperimentRestart(ctx context.Context, id int64) (int32, er
 
 const createExperiment = `-- name: CreateExperiment :one
 INSERT INTO experiments (project_id, user_id, name, description, labels, state, config, original_config,
-                         template, parent_id, searcher_state, seed, priority, weight, max_slots)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                         template, parent_id, searcher_state, seed, priority, weight, max_slots, resource_pool)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 RETURNING id
 `
 
@@ -43,6 +43,7 @@ type CreateExperimentParams struct {
 	Priority       *int32
 	Weight         float64
 	MaxSlots       *int32
+	ResourcePool   string
 }
 
 func (q *Queries) CreateExperiment(ctx context.Context, arg CreateExperimentParams) (int64, error) {
@@ -62,6 +63,7 @@ func (q *Queries) CreateExperiment(ctx context.Context, arg CreateExperimentPara
 		arg.Priority,
 		arg.Weight,
 		arg.MaxSlots,
+		arg.ResourcePool,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -92,7 +94,7 @@ func (q *Queries) DeleteExperiment(ctx context.Context, id int64) error {
 }
 
 const getExperiment = `-- name: GetExperiment :one
-SELECT id, project_id, user_id, name, description, labels, notes, state, archived, config, template, parent_id, seed, restarts, progress, best_validation, priority, weight, max_slots, searcher_done, created_at, ended_at, username, project_name, workspace_id, workspace_name, num_trials FROM experiment_views WHERE id = $1
+SELECT id, project_id, user_id, name, description, labels, notes, state, archived, config, template, parent_id, seed, restarts, progress, best_validation, priority, weight, max_slots, searcher_done, created_at, ended_at, username, project_name, workspace_id, workspace_name, num_trials, resource_pool, queue_position FROM experiment_views WHERE id = $1
 `
 
 func (q *Queries) GetExperiment(ctx context.Context, id int64) (ExperimentView, error) {
@@ -126,6 +128,8 @@ func (q *Queries) GetExperiment(ctx context.Context, id int64) (ExperimentView, 
 		&i.WorkspaceID,
 		&i.WorkspaceName,
 		&i.NumTrials,
+		&i.ResourcePool,
+		&i.QueuePosition,
 	)
 	return i, err
 }
@@ -179,7 +183,7 @@ func (q *Queries) ListActiveExperimentIDs(ctx context.Context) ([]int64, error) 
 }
 
 const listExperiments = `-- name: ListExperiments :many
-SELECT id, project_id, user_id, name, description, labels, notes, state, archived, config, template, parent_id, seed, restarts, progress, best_validation, priority, weight, max_slots, searcher_done, created_at, ended_at, username, project_name, workspace_id, workspace_name, num_trials FROM experiment_views
+SELECT id, project_id, user_id, name, description, labels, notes, state, archived, config, template, parent_id, seed, restarts, progress, best_validation, priority, weight, max_slots, searcher_done, created_at, ended_at, username, project_name, workspace_id, workspace_name, num_trials, resource_pool, queue_position FROM experiment_views
 WHERE ($1::bigint IS NULL OR project_id = $1)
   AND ($2::boolean IS NULL OR archived = $2)
   AND (cardinality($3::text[]) = 0 OR state = ANY($3::text[]))
@@ -238,6 +242,66 @@ func (q *Queries) ListExperiments(ctx context.Context, arg ListExperimentsParams
 			&i.WorkspaceID,
 			&i.WorkspaceName,
 			&i.NumTrials,
+			&i.ResourcePool,
+			&i.QueuePosition,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listQueuedExperiments = `-- name: ListQueuedExperiments :many
+SELECT id, project_id, user_id, name, description, labels, notes, state, archived, config, template, parent_id, seed, restarts, progress, best_validation, priority, weight, max_slots, searcher_done, created_at, ended_at, username, project_name, workspace_id, workspace_name, num_trials, resource_pool, queue_position FROM experiment_views
+WHERE state IN ('ACTIVE', 'STOPPING_CANCELED', 'STOPPING_KILLED', 'STOPPING_COMPLETED', 'STOPPING_ERROR')
+  AND ($1::text IS NULL OR resource_pool = $1)
+ORDER BY resource_pool, queue_position, id
+`
+
+// The jobs of the queue: experiments that may still run, in queue order.
+func (q *Queries) ListQueuedExperiments(ctx context.Context, pool *string) ([]ExperimentView, error) {
+	rows, err := q.db.Query(ctx, listQueuedExperiments, pool)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ExperimentView
+	for rows.Next() {
+		var i ExperimentView
+		if err := rows.Scan(
+			&i.ID,
+			&i.ProjectID,
+			&i.UserID,
+			&i.Name,
+			&i.Description,
+			&i.Labels,
+			&i.Notes,
+			&i.State,
+			&i.Archived,
+			&i.Config,
+			&i.Template,
+			&i.ParentID,
+			&i.Seed,
+			&i.Restarts,
+			&i.Progress,
+			&i.BestValidation,
+			&i.Priority,
+			&i.Weight,
+			&i.MaxSlots,
+			&i.SearcherDone,
+			&i.CreatedAt,
+			&i.EndedAt,
+			&i.Username,
+			&i.ProjectName,
+			&i.WorkspaceID,
+			&i.WorkspaceName,
+			&i.NumTrials,
+			&i.ResourcePool,
+			&i.QueuePosition,
 		); err != nil {
 			return nil, err
 		}
@@ -281,6 +345,39 @@ func (q *Queries) LockExperiment(ctx context.Context, id int64) (LockExperimentR
 		&i.Seed,
 	)
 	return i, err
+}
+
+const lockPoolQueue = `-- name: LockPoolQueue :many
+SELECT id, queue_position FROM experiments
+WHERE resource_pool = $1 AND state NOT IN ('COMPLETED', 'CANCELED', 'ERROR')
+ORDER BY queue_position, id
+FOR UPDATE
+`
+
+type LockPoolQueueRow struct {
+	ID            int64
+	QueuePosition float64
+}
+
+// Locks the queue of a pool (its experiments' rows) for a reorder.
+func (q *Queries) LockPoolQueue(ctx context.Context, resourcePool string) ([]LockPoolQueueRow, error) {
+	rows, err := q.db.Query(ctx, lockPoolQueue, resourcePool)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []LockPoolQueueRow
+	for rows.Next() {
+		var i LockPoolQueueRow
+		if err := rows.Scan(&i.ID, &i.QueuePosition); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const moveExperiment = `-- name: MoveExperiment :exec
@@ -349,6 +446,27 @@ func (q *Queries) SetExperimentBestValidation(ctx context.Context, arg SetExperi
 	return err
 }
 
+const setExperimentScheduling = `-- name: SetExperimentScheduling :exec
+UPDATE experiments SET priority = $2, weight = $3, resource_pool = $4 WHERE id = $1
+`
+
+type SetExperimentSchedulingParams struct {
+	ID           int64
+	Priority     *int32
+	Weight       float64
+	ResourcePool string
+}
+
+func (q *Queries) SetExperimentScheduling(ctx context.Context, arg SetExperimentSchedulingParams) error {
+	_, err := q.db.Exec(ctx, setExperimentScheduling,
+		arg.ID,
+		arg.Priority,
+		arg.Weight,
+		arg.ResourcePool,
+	)
+	return err
+}
+
 const setExperimentState = `-- name: SetExperimentState :exec
 UPDATE experiments SET state = $2,
   ended_at = CASE WHEN $2 IN ('COMPLETED', 'CANCELED', 'ERROR') THEN now() ELSE NULL END
@@ -362,6 +480,20 @@ type SetExperimentStateParams struct {
 
 func (q *Queries) SetExperimentState(ctx context.Context, arg SetExperimentStateParams) error {
 	_, err := q.db.Exec(ctx, setExperimentState, arg.ID, arg.State)
+	return err
+}
+
+const setQueuePosition = `-- name: SetQueuePosition :exec
+UPDATE experiments SET queue_position = $2 WHERE id = $1
+`
+
+type SetQueuePositionParams struct {
+	ID            int64
+	QueuePosition float64
+}
+
+func (q *Queries) SetQueuePosition(ctx context.Context, arg SetQueuePositionParams) error {
+	_, err := q.db.Exec(ctx, setQueuePosition, arg.ID, arg.QueuePosition)
 	return err
 }
 

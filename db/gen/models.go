@@ -72,6 +72,8 @@ type Experiment struct {
 	MaxSlots       *int32
 	CreatedAt      time.Time
 	EndedAt        *time.Time
+	ResourcePool   string
+	QueuePosition  float64
 }
 
 type ExperimentContext struct {
@@ -107,6 +109,8 @@ type ExperimentView struct {
 	WorkspaceID    int64
 	WorkspaceName  string
 	NumTrials      int32
+	ResourcePool   string
+	QueuePosition  float64
 }
 
 type Metric struct {

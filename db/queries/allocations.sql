@@ -38,3 +38,14 @@ UPDATE allocations SET preempt_acked = true WHERE id = $1;
 
 -- name: ListOverdueAllocations :many
 SELECT * FROM allocations WHERE state = 'RUNNING' AND kill_after IS NOT NULL AND kill_after < now();
+
+-- name: ListLiveAllocations :many
+-- Allocations that wait or run, with their experiment, in creation order.
+SELECT sqlc.embed(a), t.experiment_id
+FROM allocations a JOIN trials t ON t.id = a.trial_id
+WHERE a.state IN ('PENDING', 'RUNNING')
+ORDER BY a.created_at, a.id;
+
+-- name: UnstartAllocation :exec
+-- Back to pending: the resource manager could not take it after all.
+UPDATE allocations SET state = 'PENDING', slot_ids = '{}', started_at = NULL WHERE id = $1 AND state = 'RUNNING';

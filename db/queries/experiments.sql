@@ -1,7 +1,7 @@
 -- name: CreateExperiment :one
 INSERT INTO experiments (project_id, user_id, name, description, labels, state, config, original_config,
-                         template, parent_id, searcher_state, seed, priority, weight, max_slots)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+                         template, parent_id, searcher_state, seed, priority, weight, max_slots, resource_pool)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 RETURNING id;
 
 -- name: CreateExperimentContext :exec
@@ -62,3 +62,23 @@ DELETE FROM experiments WHERE id = $1;
 
 -- name: SetExperimentBestValidation :exec
 UPDATE experiments SET best_validation = $2 WHERE id = $1;
+
+-- name: ListQueuedExperiments :many
+-- The jobs of the queue: experiments that may still run, in queue order.
+SELECT * FROM experiment_views
+WHERE state IN ('ACTIVE', 'STOPPING_CANCELED', 'STOPPING_KILLED', 'STOPPING_COMPLETED', 'STOPPING_ERROR')
+  AND (sqlc.narg(pool)::text IS NULL OR resource_pool = sqlc.narg(pool))
+ORDER BY resource_pool, queue_position, id;
+
+-- name: LockPoolQueue :many
+-- Locks the queue of a pool (its experiments' rows) for a reorder.
+SELECT id, queue_position FROM experiments
+WHERE resource_pool = $1 AND state NOT IN ('COMPLETED', 'CANCELED', 'ERROR')
+ORDER BY queue_position, id
+FOR UPDATE;
+
+-- name: SetQueuePosition :exec
+UPDATE experiments SET queue_position = $2 WHERE id = $1;
+
+-- name: SetExperimentScheduling :exec
+UPDATE experiments SET priority = $2, weight = $3, resource_pool = $4 WHERE id = $1;

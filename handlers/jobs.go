@@ -1,0 +1,74 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/resolute-ml/resolute"
+)
+
+// handleAPIJobQueue serves GET /api/v1/job-queues[?resource_pool=P]: the jobs
+// in queue order, with jobs ahead and why each waits.
+func (s *Server) handleAPIJobQueue(w http.ResponseWriter, r *http.Request) {
+	pool := r.URL.Query().Get("resource_pool")
+	if pool != "" && !s.poolExists(pool) {
+		s.error(w, r, resolute.Errorf(resolute.ENotFound, "resource pool %q not found", pool))
+		return
+	}
+	jobs, err := s.exps.Queue(r.Context(), pool)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.JobQueueResponse{Jobs: jobs})
+}
+
+// handleAPIJobQueueUpdate serves POST /api/v1/job-queues: priority, weight,
+// pool, and moves ahead of or behind another job. Users change their own
+// jobs; administrators any.
+func (s *Server) handleAPIJobQueueUpdate(w http.ResponseWriter, r *http.Request) {
+	var req resolute.UpdateJobQueueRequest
+	if err := decodeJSON(r, &req); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if len(req.Updates) == 0 {
+		s.error(w, r, resolute.Errorf(resolute.EInvalid, "updates: give at least one"))
+		return
+	}
+	me, _ := userFrom(r)
+	if !me.Admin {
+		jobs, err := s.exps.Queue(r.Context(), "")
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		for _, u := range req.Updates {
+			for _, j := range jobs {
+				if j.JobID == u.JobID && j.Username != me.Username {
+					s.error(w, r, resolute.Errorf(resolute.EForbidden, "%s belongs to %s; only they or an administrator may change it", j.JobID, j.Username))
+					return
+				}
+			}
+		}
+	}
+	if err := s.exps.UpdateQueue(r.Context(), req.Updates); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+func (s *Server) poolExists(name string) bool {
+	for _, p := range s.exps.Pools() {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// handleAPIResourcePools serves GET /api/v1/resource-pools: each pool with its
+// scheduler and which allocation holds each slot.
+func (s *Server) handleAPIResourcePools(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, resolute.ResourcePoolsResponse{ResourcePools: s.exps.ResourcePools()})
+}

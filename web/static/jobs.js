@@ -1,0 +1,102 @@
+// The Job Queue page's comfort: drag to reorder (SortableJS) and live
+// updates (server-sent events from /jobs/events). Without it the page still
+// works: the move buttons and the row forms post and come back.
+(() => {
+  const region = () => document.getElementById("job-queue");
+  if (!region()) return;
+  const message = document.getElementById("queue-message");
+  let dragging = false;
+  let pending = false;
+
+  function show(text) {
+    message.textContent = text;
+    message.hidden = !text;
+  }
+
+  // Typing in a row's priority or weight is not wiped by a refresh.
+  function editing() {
+    const el = document.activeElement;
+    return el && region().contains(el) && el.matches("input, select");
+  }
+
+  async function refresh() {
+    if (dragging || editing()) {
+      pending = true;
+      return;
+    }
+    pending = false;
+    const resp = await fetch("/jobs/table", { credentials: "same-origin" });
+    if (!resp.ok) return;
+    const box = document.createElement("div");
+    box.innerHTML = (await resp.text()).trim();
+    const fresh = box.firstElementChild;
+    if (fresh && fresh.id === "job-queue") {
+      region().replaceWith(fresh);
+      sortable();
+    }
+  }
+
+  // move asks the master to put the dropped row ahead of the row now below
+  // it, or behind the one above when it was dropped last.
+  async function move(ev) {
+    const row = ev.item;
+    const next = row.nextElementSibling;
+    const prev = row.previousElementSibling;
+    const update = { jobId: row.dataset.jobId };
+    if (next) update.aheadOf = next.dataset.jobId;
+    else if (prev) update.behindOf = prev.dataset.jobId;
+    else return;
+    const resp = await fetch("/api/v1/job-queues", {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ updates: [update] }),
+    });
+    if (!resp.ok) {
+      const body = await resp.json().catch(() => ({}));
+      throw new Error((body.error && body.error.message) || `Moving ${update.jobId} failed (${resp.status}).`);
+    }
+  }
+
+  // restore puts a row back where it was dragged from.
+  function restore(ev) {
+    const rows = ev.from.children;
+    ev.from.insertBefore(ev.item, rows[ev.oldIndex < ev.newIndex ? ev.oldIndex : ev.oldIndex + 1] || null);
+  }
+
+  function sortable() {
+    if (!window.Sortable) return;
+    region().querySelectorAll("tbody[data-pool]").forEach((tbody) => {
+      Sortable.create(tbody, {
+        handle: ".drag-handle",
+        draggable: "tr",
+        animation: 120,
+        onStart: () => { dragging = true; },
+        onEnd: async (ev) => {
+          dragging = false;
+          if (ev.oldIndex !== ev.newIndex) {
+            try {
+              await move(ev);
+              show("");
+            } catch (err) {
+              restore(ev);
+              show(err.message);
+            }
+          }
+          refresh();
+        },
+      });
+    });
+  }
+
+  if (window.EventSource) {
+    const events = new EventSource("/jobs/events");
+    events.addEventListener("queue", (e) => {
+      if (e.data !== region().dataset.version) refresh();
+    });
+  }
+  document.addEventListener("focusout", () => {
+    setTimeout(() => { if (pending) refresh(); }, 0);
+  });
+  sortable();
+})();
