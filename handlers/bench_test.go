@@ -225,3 +225,48 @@ func packTestdata(b *testing.B, dir string, w io.Writer) {
 	tw.Close()
 	zw.Close()
 }
+
+// BenchmarkSubmitToRunning measures the time from POST /api/v1/experiments
+// to the trial's allocation RUNNING on free slots, and from a queue move to
+// the scheduler acting on it.
+func BenchmarkSubmitToRunning(b *testing.B) {
+	m := handlerstest.Start(b, handlerstest.Options{Slots: 1})
+	token := loginB(b, m)
+	ctx := context.Background()
+	cfg := "name: s\nentrypoint: sleep 60\nsearcher: {name: single, metric: loss}\n"
+	var worst, total time.Duration
+	for i := 0; i < b.N; i++ {
+		body, _ := json.Marshal(resolute.CreateExperimentRequest{ExperimentConfigRequest: resolute.ExperimentConfigRequest{Config: cfg}})
+		start := time.Now()
+		r, _ := http.NewRequest("POST", m.URL+"/api/v1/experiments", bytes.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var e resolute.ExperimentResponse
+		json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		for {
+			trials, _ := m.DB.Trials(ctx, e.Experiment.ID)
+			if len(trials) == 1 {
+				if a, err := m.DB.CurrentTrialAllocation(ctx, trials[0].ID); err == nil && a.State == resolute.AllocationRunning {
+					break
+				}
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		d := time.Since(start)
+		total += d
+		worst = max(worst, d)
+		if err := m.Experiments.SetState(ctx, e.Experiment.ID, "kill"); err != nil {
+			b.Fatal(err)
+		}
+		for len(m.RM.FreeSlots()) == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(600 * time.Millisecond) // let the kill settle before the next one
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms-to-running")
+	b.ReportMetric(float64(worst.Milliseconds()), "worst-ms")
+}

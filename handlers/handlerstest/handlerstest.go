@@ -21,6 +21,7 @@ import (
 	"github.com/resolute-ml/resolute/harness"
 	"github.com/resolute-ml/resolute/local"
 	"github.com/resolute-ml/resolute/masterlog"
+	"github.com/resolute-ml/resolute/scheduler"
 )
 
 // Master is a running test master.
@@ -46,6 +47,9 @@ type Options struct {
 	// Slots is the number of CPU slots of the local resource manager that
 	// runs experiments' trials as real processes; default 2.
 	Slots int
+	// Scheduler of the one pool, "default"; zero: priority without
+	// preemption.
+	Scheduler scheduler.Config
 }
 
 // Start runs a master on a fresh database until t ends.
@@ -96,7 +100,7 @@ func Start(t testing.TB, opts Options) *Master {
 	configs := control.NewConfigs(d, opts.Defaults)
 	m.Experiments = control.NewExperiments(d, configs, m.RM, control.RunOptions{MasterURL: m.URL, ClusterID: clusterID,
 		WorkRoot: filepath.Join(dir, "work"), HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python,
-		KillGrace: time.Second}, logger)
+		KillGrace: time.Second, Pools: pools(opts.Scheduler)}, logger)
 	metrics := control.NewMetricsWriter(d, logger)
 	ctx, cancel := context.WithCancel(context.Background())
 	go metrics.Run(ctx)
@@ -121,4 +125,18 @@ func Start(t testing.TB, opts Options) *Master {
 		m.srv.Close()
 	})
 	return m
+}
+
+// pools is the one pool of a test master.
+func pools(c scheduler.Config) []control.Pool {
+	if c.Type == "" {
+		c.Type = scheduler.TypePriority
+	}
+	if c.FittingPolicy == "" {
+		c.FittingPolicy = scheduler.FitBest
+	}
+	if c.DefaultPriority == 0 {
+		c.DefaultPriority = 42
+	}
+	return []control.Pool{{Name: "default", Scheduler: c}}
 }
