@@ -1,6 +1,9 @@
 package resolute
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // The JSON bodies of /api/v1, shared by handlers and client. Names follow
 // Determined's REST API (camelCase), so its clients and scripts keep working.
@@ -290,4 +293,56 @@ type Slot struct {
 // ResourcePoolsResponse lists the pools.
 type ResourcePoolsResponse struct {
 	ResourcePools []ResourcePool `json:"resourcePools"`
+}
+
+// ModelRequest creates or (PATCH) edits a model; absent fields stay.
+type ModelRequest struct {
+	Name        *string          `json:"name,omitempty"`
+	Description *string          `json:"description,omitempty"`
+	Metadata    *json.RawMessage `json:"metadata,omitempty"`
+	Labels      *[]string        `json:"labels,omitempty"`
+	Notes       *string          `json:"notes,omitempty"`
+	WorkspaceID int64            `json:"workspaceId,omitempty"`
+}
+
+// ModelResponse wraps one model.
+type ModelResponse struct {
+	Model Model `json:"model"`
+}
+
+// ModelsResponse lists models.
+type ModelsResponse struct {
+	Models []Model `json:"models"`
+}
+
+// ModelVersionRequest registers a checkpoint (POST) or edits a version
+// (PATCH; absent fields stay).
+type ModelVersionRequest struct {
+	CheckpointUUID string           `json:"checkpointUuid,omitempty"`
+	Name           *string          `json:"name,omitempty"`
+	Comment        *string          `json:"comment,omitempty"`
+	Notes          *string          `json:"notes,omitempty"`
+	Metadata       *json.RawMessage `json:"metadata,omitempty"`
+	Labels         *[]string        `json:"labels,omitempty"`
+}
+
+// ModelVersionResponse wraps one version.
+type ModelVersionResponse struct {
+	ModelVersion ModelVersion `json:"modelVersion"`
+}
+
+// ModelVersionsResponse lists a model's versions, newest first.
+type ModelVersionsResponse struct {
+	Model         Model          `json:"model"`
+	ModelVersions []ModelVersion `json:"modelVersions"`
+}
+
+// AliasRequest points an alias at a version.
+type AliasRequest struct {
+	Version int `json:"version"`
+}
+
+// MoveModelRequest moves a model to another workspace.
+type MoveModelRequest struct {
+	DestinationWorkspaceID int64 `json:"destinationWorkspaceId"`
 }

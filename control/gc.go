@@ -117,6 +117,18 @@ func (x *Experiments) CollectGarbage(ctx context.Context, experimentID int64) er
 			keep[t.LatestCheckpoint] = true
 		}
 	}
+	// A checkpoint registered in the model registry is never collected.
+	uuids := make([]string, len(cps))
+	for i, c := range cps {
+		uuids[i] = c.UUID
+	}
+	registered, err := x.db.RegisteredCheckpoints(ctx, uuids)
+	if err != nil {
+		return err
+	}
+	for uuid := range registered {
+		keep[uuid] = true
+	}
 	scored := make([]ScoredCheckpoint, len(cps))
 	for i, c := range cps {
 		scored[i] = ScoredCheckpoint{Checkpoint: c}

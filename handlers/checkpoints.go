@@ -171,6 +171,9 @@ func (s *Server) handleTaskCheckpointPatch(w http.ResponseWriter, r *http.Reques
 		}
 		res, _, err := resourceSizes(c.Resources.Resources)
 		if err == nil {
+			err = s.refuseIfRegistered(r, c.UUID)
+		}
+		if err == nil {
 			err = s.db.UpdateCheckpointResources(r.Context(), c.UUID, res)
 		}
 		if err == nil && len(res) == 0 {
@@ -261,4 +264,19 @@ func (s *Server) handleCheckpointDownload(w http.ResponseWriter, r *http.Request
 		return
 	}
 	tw.Close()
+}
+
+// refuseIfRegistered refuses to delete (part of) a checkpoint that a model
+// version uses, naming the model and version.
+func (s *Server) refuseIfRegistered(r *http.Request, uuids ...string) error {
+	reg, err := s.db.RegisteredCheckpoints(r.Context(), uuids)
+	if err != nil {
+		return err
+	}
+	for _, u := range uuids {
+		if v, ok := reg[u]; ok {
+			return resolute.Errorf(resolute.EConflict, "checkpoint %s is version %d of model %q; delete that version first", u, v.Version, v.Model)
+		}
+	}
+	return nil
 }

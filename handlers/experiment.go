@@ -79,6 +79,17 @@ func (s *Server) deleteExperiment(r *http.Request) (resolute.Experiment, error) 
 		err = resolute.Errorf(resolute.EConflict, "experiment %d is %s; cancel or kill it before deleting it", e.ID, e.State)
 	}
 	if err == nil {
+		// Its checkpoints go with it: none may be a model version.
+		var cps []resolute.Checkpoint
+		if cps, err = s.db.ExperimentCheckpoints(r.Context(), e.ID); err == nil {
+			uuids := make([]string, len(cps))
+			for i, c := range cps {
+				uuids[i] = c.UUID
+			}
+			err = s.refuseIfRegistered(r, uuids...)
+		}
+	}
+	if err == nil {
 		err = s.db.DeleteExperiment(r.Context(), e.ID)
 	}
 	return e, err

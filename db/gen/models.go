@@ -123,6 +123,81 @@ type Metric struct {
 	ReportedAt     time.Time
 }
 
+type Model struct {
+	ID          int64
+	Name        string
+	Description string
+	Metadata    []byte
+	Labels      []string
+	Notes       string
+	WorkspaceID int64
+	UserID      int64
+	Archived    bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+type ModelAlias struct {
+	ModelID   int64
+	Alias     string
+	VersionID int64
+}
+
+type ModelVersion struct {
+	ID             int64
+	ModelID        int64
+	Version        int32
+	CheckpointUuid string
+	Name           string
+	Comment        string
+	Notes          string
+	Metadata       []byte
+	Labels         []string
+	UserID         int64
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+type ModelVersionView struct {
+	ID              int64
+	ModelID         int64
+	Version         int32
+	CheckpointUuid  string
+	Name            string
+	Comment         string
+	Notes           string
+	Metadata        []byte
+	Labels          []string
+	UserID          int64
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	ModelName       string
+	Username        string
+	TrialID         int64
+	ExperimentID    int64
+	StepsCompleted  int64
+	CheckpointState string
+	CheckpointSize  int64
+	Aliases         []string
+}
+
+type ModelView struct {
+	ID            int64
+	Name          string
+	Description   string
+	Metadata      []byte
+	Labels        []string
+	Notes         string
+	WorkspaceID   int64
+	UserID        int64
+	Archived      bool
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	Username      string
+	WorkspaceName string
+	NumVersions   int32
+}
+
 type Project struct {
 	ID          int64
 	Name        string
