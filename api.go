@@ -346,3 +346,24 @@ type AliasRequest struct {
 type MoveModelRequest struct {
 	DestinationWorkspaceID int64 `json:"destinationWorkspaceId"`
 }
+
+// CreateTaskRequest launches a command, notebook, shell or TensorBoard
+// (POST /api/v1/commands, /notebooks, /shells, /tensorboards).
+type CreateTaskRequest struct {
+	Config       string   `json:"config,omitempty"` // YAML
+	TemplateName string   `json:"templateName,omitempty"`
+	Overrides    []string `json:"overrides,omitempty"`
+	ContextTgz   []byte   `json:"contextTgz,omitempty"`
+	ProjectID    int64    `json:"projectId,omitempty"`
+	Entrypoint   []string `json:"entrypoint,omitempty"` // commands
+}
+
+// TaskResponse wraps one task.
+type TaskResponse struct {
+	Task Task `json:"task"`
+}
+
+// TasksResponse lists tasks.
+type TasksResponse struct {
+	Tasks []Task `json:"tasks"`
+}

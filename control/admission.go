@@ -128,11 +128,28 @@ func (x *Experiments) snapshot(ctx context.Context) (scheduler.Snapshot, map[str
 	tasks := map[int64][]scheduler.Task{}
 	for _, a := range allocs {
 		live[a.ID] = a
-		t := scheduler.Task{AllocationID: a.ID, Slots: a.Slots, Running: a.State == resolute.AllocationRunning, Preempting: a.Preempt}
-		for _, id := range a.SlotIDs {
-			t.Assigned = append(t.Assigned, scheduler.SlotRef{Agent: localAgent, Slot: id})
+		if a.TrialID != nil {
+			tasks[a.ExperimentID] = append(tasks[a.ExperimentID], taskOfAllocation(a))
 		}
-		tasks[a.ExperimentID] = append(tasks[a.ExperimentID], t)
+	}
+	live2 := true
+	liveTasks, err := x.db.Tasks(ctx, db.TaskFilter{Live: &live2})
+	if err != nil {
+		return snap, nil, err
+	}
+	byTask := map[string][]scheduler.Task{}
+	for _, a := range allocs {
+		if a.TrialID == nil {
+			byTask[a.TaskID] = append(byTask[a.TaskID], taskOfAllocation(a))
+		}
+	}
+	for _, t := range liveTasks {
+		job := scheduler.Job{ID: t.ID, Pool: t.ResourcePool, Weight: t.Weight, Position: float64(t.CreatedAt.UnixMicro()),
+			Submitted: t.CreatedAt, Tasks: byTask[t.ID]}
+		if t.Priority != nil {
+			job.Priority = *t.Priority
+		}
+		snap.Jobs = append(snap.Jobs, job)
 	}
 	for _, e := range exps {
 		job := scheduler.Job{ID: JobID(e.ID), Pool: e.ResourcePool, Weight: e.Weight, Position: e.QueuePosition,
@@ -146,6 +163,15 @@ func (x *Experiments) snapshot(ctx context.Context) (scheduler.Snapshot, map[str
 		snap.Jobs = append(snap.Jobs, job)
 	}
 	return snap, live, nil
+}
+
+// taskOfAllocation is what the scheduler sees of an allocation.
+func taskOfAllocation(a db.LiveAllocation) scheduler.Task {
+	t := scheduler.Task{AllocationID: a.ID, Slots: a.Slots, Running: a.State == resolute.AllocationRunning, Preempting: a.Preempt}
+	for _, id := range a.SlotIDs {
+		t.Assigned = append(t.Assigned, scheduler.SlotRef{Agent: localAgent, Slot: id})
+	}
+	return t
 }
 
 // localAgent names the one machine of the local resource manager.
@@ -183,7 +209,7 @@ func (x *Experiments) launch(ctx context.Context, a resolute.Allocation, slots [
 		return err
 	}
 	if a.TrialID == nil {
-		return fmt.Errorf("allocation %s has no trial", a.ID)
+		return x.launchTask(ctx, a, slots, token)
 	}
 	t, err := x.db.Trial(ctx, *a.TrialID)
 	if err != nil {

@@ -98,8 +98,7 @@ func (x *Experiments) AllocationExited(ctx context.Context, allocationID string,
 		return err
 	}
 	if a.TrialID == nil {
-		_, err := x.db.EndAllocation(ctx, allocationID, exitCode, reason)
-		return err
+		return x.taskEnded(ctx, a, exitCode, reason)
 	}
 	if exitCode == nil {
 		// Its exit status is lost (adopted after a restart): run it again

@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/resolute-ml/resolute"
@@ -44,6 +45,9 @@ func (x *Experiments) Pump(ctx context.Context, events <-chan resolute.Allocatio
 				}
 				batch = append(batch, resolute.TaskLog{TaskID: task, AllocationID: e.AllocationID, Time: e.Time,
 					Level: e.Level, StdType: e.Stream, Rank: e.Rank, Log: e.Line})
+				if !strings.HasPrefix(task, "trial-") {
+					x.taskLine(ctx, task, e.Line)
+				}
 				if len(batch) >= 1000 {
 					flush()
 				}

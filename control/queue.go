@@ -2,11 +2,13 @@ package control
 
 import (
 	"context"
+	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/scheduler"
 )
 
 // Queue lists the jobs of a pool ("" for all) in queue order, with what the
@@ -56,6 +58,49 @@ func (x *Experiments) Queue(ctx context.Context, pool string) ([]resolute.Job, e
 		}
 		out = append(out, j)
 	}
+	tasks, err := x.taskJobs(ctx, pool, allocs, d)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, tasks...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].ResourcePool != out[j].ResourcePool {
+			return out[i].ResourcePool < out[j].ResourcePool
+		}
+		return out[i].QueuePosition < out[j].QueuePosition
+	})
+	return out, nil
+}
+
+// taskJobs are the queue entries of live commands, notebooks, shells and
+// TensorBoards (not preemptible).
+func (x *Experiments) taskJobs(ctx context.Context, pool string, allocs []db.LiveAllocation, d scheduler.Decision) ([]resolute.Job, error) {
+	live := true
+	tasks, err := x.db.Tasks(ctx, db.TaskFilter{Live: &live})
+	if err != nil {
+		return nil, err
+	}
+	var out []resolute.Job
+	for _, t := range tasks {
+		if pool != "" && t.ResourcePool != pool {
+			continue
+		}
+		j := resolute.Job{JobID: t.ID, Type: t.Type, EntityID: t.ID, Name: t.Description, Username: t.Username,
+			State: "QUEUED", Priority: x.effectivePriority(resolute.Experiment{Priority: t.Priority, ResourcePool: t.ResourcePool}),
+			Weight: t.Weight, ResourcePool: t.ResourcePool, RequestedSlots: t.Slots, QueuePosition: float64(t.CreatedAt.UnixMicro()),
+			JobsAhead: d.JobsAhead[t.ID], SubmissionTime: t.CreatedAt}
+		for _, a := range allocs {
+			if a.TaskID != t.ID {
+				continue
+			}
+			if a.State == resolute.AllocationRunning {
+				j.State, j.AllocatedSlots = "SCHEDULED", a.Slots
+			} else {
+				j.Reason = d.Waiting[a.ID]
+			}
+		}
+		out = append(out, j)
+	}
 	return out, nil
 }
 
@@ -101,6 +146,9 @@ func (x *Experiments) UpdateQueue(ctx context.Context, updates []resolute.QueueC
 }
 
 func (x *Experiments) updateOne(ctx context.Context, q *db.Queries, u resolute.QueueControl) error {
+	if !strings.HasPrefix(u.JobID, "experiment-") {
+		return x.updateTaskJob(ctx, q, u)
+	}
 	id, err := experimentOfJob(u.JobID)
 	if err != nil {
 		return err
@@ -281,4 +329,28 @@ func (x *Experiments) ResourcePools() []resolute.ResourcePool {
 		out = append(out, rp)
 	}
 	return out
+}
+
+// updateTaskJob changes a task's priority; tasks keep their place by
+// submission time.
+func (x *Experiments) updateTaskJob(ctx context.Context, q *db.Queries, u resolute.QueueControl) error {
+	t, err := q.Task(ctx, u.JobID)
+	if resolute.ErrorCode(err) == resolute.ENotFound {
+		return resolute.Errorf(resolute.EInvalid, "jobId: %q is not a job of this master (experiment-N or a task id)", u.JobID)
+	} else if err != nil {
+		return err
+	}
+	if t.State == resolute.TaskTerminated {
+		return resolute.Errorf(resolute.EInvalid, "%s has ended", t.ID)
+	}
+	if u.Weight != nil || u.ResourcePool != nil || u.AheadOf != "" || u.BehindOf != "" {
+		return resolute.Errorf(resolute.EInvalid, "%s: only the priority of a %s can be changed", t.ID, strings.ToLower(t.Type))
+	}
+	if u.Priority != nil {
+		if *u.Priority < 1 || *u.Priority > 99 {
+			return resolute.Errorf(resolute.EInvalid, "priority: must be between 1 and 99, got %d", *u.Priority)
+		}
+		return q.SetTaskPriority(ctx, t.ID, *u.Priority)
+	}
+	return nil
 }

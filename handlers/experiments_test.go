@@ -253,3 +253,25 @@ func TestThePreemptionLongPollAnswersWhenTheExperimentPauses(t *testing.T) {
 		t.Fatal("the ack is not recorded")
 	}
 }
+
+// fetchLogs reads an NDJSON log stream.
+func fetchLogs(t *testing.T, m *handlerstest.Master, token, path string) string {
+	t.Helper()
+	req, _ := http.NewRequest("GET", m.URL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out strings.Builder
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var l struct{ Result resolute.TaskLog }
+		if dec.Decode(&l) != nil {
+			break
+		}
+		out.WriteString(l.Result.Log + "\n")
+	}
+	return out.String()
+}

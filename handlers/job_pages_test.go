@@ -134,7 +134,7 @@ func TestTheJobQueuePageShowsThePoolAndItsFormsChangeIt(t *testing.T) {
 		"a move with no neighbour": {"/jobs/move", url.Values{"job": {a}},
 			"error: " + a + " is already at that end of its queue"},
 		"a job that is not one": {"/jobs/move", url.Values{"job": {"notebook-1"}, "ahead_of": {a}},
-			`error: jobId: &#34;notebook-1&#34; is not a job of this master (experiment-N)`},
+			`error: jobId: &#34;notebook-1&#34; is not a job of this master (experiment-N or a task id)`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

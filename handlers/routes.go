@@ -166,6 +166,17 @@ func (s *Server) Routes() chi.Router {
 			r.Post("/job-queues", s.handleAPIJobQueueUpdate)
 			r.Get("/resource-pools", s.handleAPIResourcePools)
 
+			for kind := range kinds {
+				r.Post("/"+kind, s.handleAPITaskCreate(kind))
+				r.Get("/"+kind, s.handleAPITaskList(kind))
+				r.Get("/"+kind+"/{id}", s.handleAPITaskGet(kind))
+				r.Post("/"+kind+"/{id}/kill", s.handleAPITaskKill(kind))
+				r.Post("/"+kind+"/{id}/set_priority", s.handleAPITaskSetPriority(kind))
+			}
+			r.Get("/tasks", s.handleAPITaskList(""))
+			r.Get("/tasks/{id}", s.handleAPITaskGet(""))
+			r.Get("/tasks/{id}/logs", s.handleAPITaskLogs)
+
 			r.Get("/models", s.handleAPIModelList)
 			r.Post("/models", s.handleAPIModelCreate)
 			r.Get("/models/{name}", s.handleAPIModelGet)

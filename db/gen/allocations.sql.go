@@ -144,8 +144,8 @@ func (q *Queries) GetAllocationByToken(ctx context.Context, tokenHash []byte) (A
 }
 
 const listLiveAllocations = `-- name: ListLiveAllocations :many
-SELECT a.id, a.task_id, a.trial_id, a.state, a.slots, a.slot_ids, a.token_hash, a.preempt, a.preempt_acked, a.kill_after, a.exit_code, a.exit_reason, a.created_at, a.started_at, a.ended_at, t.experiment_id
-FROM allocations a JOIN trials t ON t.id = a.trial_id
+SELECT a.id, a.task_id, a.trial_id, a.state, a.slots, a.slot_ids, a.token_hash, a.preempt, a.preempt_acked, a.kill_after, a.exit_code, a.exit_reason, a.created_at, a.started_at, a.ended_at, COALESCE(t.experiment_id, 0)::bigint AS experiment_id
+FROM allocations a LEFT JOIN trials t ON t.id = a.trial_id
 WHERE a.state IN ('PENDING', 'RUNNING')
 ORDER BY a.created_at, a.id
 `
@@ -155,7 +155,8 @@ type ListLiveAllocationsRow struct {
 	ExperimentID int64
 }
 
-// Allocations that wait or run, with their experiment, in creation order.
+// Allocations that wait or run, with their experiment (0 for tasks that
+// are not trials), in creation order.
 func (q *Queries) ListLiveAllocations(ctx context.Context) ([]ListLiveAllocationsRow, error) {
 	rows, err := q.db.Query(ctx, listLiveAllocations)
 	if err != nil {

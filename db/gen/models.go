@@ -231,6 +231,29 @@ type Session struct {
 	ExpiresAt time.Time
 }
 
+type Task struct {
+	ID            string
+	Type          string
+	State         string
+	Description   string
+	Config        []byte
+	Context       []byte
+	UserID        int64
+	ProjectID     int64
+	ResourcePool  string
+	Priority      *int32
+	Weight        float64
+	QueuePosition float64
+	Slots         int32
+	ServicePort   *int32
+	ServiceToken  string
+	Ready         bool
+	ExitCode      *int32
+	EndReason     string
+	CreatedAt     time.Time
+	EndedAt       *time.Time
+}
+
 type TaskLog struct {
 	ID           int64
 	TaskID       string
@@ -241,6 +264,29 @@ type TaskLog struct {
 	Rank         *int32
 	Source       string
 	Log          string
+}
+
+type TaskView struct {
+	ID            string
+	Type          string
+	State         string
+	Description   string
+	Config        []byte
+	UserID        int64
+	ProjectID     int64
+	ResourcePool  string
+	Priority      *int32
+	Weight        float64
+	QueuePosition float64
+	Slots         int32
+	ServicePort   *int32
+	ServiceToken  string
+	Ready         bool
+	ExitCode      *int32
+	EndReason     string
+	CreatedAt     time.Time
+	EndedAt       *time.Time
+	Username      string
 }
 
 type Template struct {

@@ -40,9 +40,10 @@ UPDATE allocations SET preempt_acked = true WHERE id = $1;
 SELECT * FROM allocations WHERE state = 'RUNNING' AND kill_after IS NOT NULL AND kill_after < now();
 
 -- name: ListLiveAllocations :many
--- Allocations that wait or run, with their experiment, in creation order.
-SELECT sqlc.embed(a), t.experiment_id
-FROM allocations a JOIN trials t ON t.id = a.trial_id
+-- Allocations that wait or run, with their experiment (0 for tasks that
+-- are not trials), in creation order.
+SELECT sqlc.embed(a), COALESCE(t.experiment_id, 0)::bigint AS experiment_id
+FROM allocations a LEFT JOIN trials t ON t.id = a.trial_id
 WHERE a.state IN ('PENDING', 'RUNNING')
 ORDER BY a.created_at, a.id;
 

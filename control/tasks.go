@@ -1,0 +1,303 @@
+package control
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/expconf"
+)
+
+// TaskRequest is a new command, notebook, shell or TensorBoard.
+type TaskRequest struct {
+	Type       string // resolute.TaskCommand...
+	ConfigYAML string
+	Template   string
+	Overrides  []string
+	Context    []byte // tar.gz, optional
+	ProjectID  int64
+	UserID     int64
+	// Entrypoint, for commands, comes from `det cmd run ENTRYPOINT...` and
+	// wins over the config's.
+	Entrypoint []string
+}
+
+// readyLines are the log lines that say a task's service serves.
+var readyLines = map[string]*regexp.Regexp{
+	resolute.TaskNotebook:    regexp.MustCompile(`(Jupyter Notebook|Jupyter Server|JupyterLab).* is running at|http://127\.0\.0\.1:\d+/proxy/`),
+	resolute.TaskTensorBoard: regexp.MustCompile(`TensorBoard .* at http`),
+}
+
+// CreateTask validates and queues a task (seeds: "Commands and Shells",
+// "Notebooks", "TensorBoards"). Tasks with slots go to the default compute
+// pool, zero-slot ones to the aux pool, unless resources.resource_pool says.
+func (x *Experiments) CreateTask(ctx context.Context, req TaskRequest) (resolute.Task, error) {
+	kind, ok := map[string]string{resolute.TaskCommand: expconf.TaskCommand, resolute.TaskNotebook: expconf.TaskNotebook,
+		resolute.TaskShell: expconf.TaskShell, resolute.TaskTensorBoard: expconf.TaskTensorBoard}[req.Type]
+	if !ok {
+		return resolute.Task{}, resolute.Errorf(resolute.EInvalid, "type: unknown task type %q", req.Type)
+	}
+	if len(req.Context) > MaxContextBytes {
+		return resolute.Task{}, resolute.Errorf(resolute.ETooLarge, "the context directory is %d bytes; the limit is %d (96 MiB)", len(req.Context), MaxContextBytes)
+	}
+	if err := CheckContext(req.Context, MaxContextBytes*4); err != nil {
+		return resolute.Task{}, err
+	}
+	layers := [][]byte{}
+	if req.Template != "" {
+		t, err := x.db.Template(ctx, req.Template)
+		if err != nil {
+			return resolute.Task{}, err
+		}
+		layers = append(layers, []byte(t.ConfigYAML))
+	}
+	layers = append(layers, []byte(req.ConfigYAML))
+	overrides := req.Overrides
+	if len(req.Entrypoint) > 0 {
+		ep, _ := json.Marshal(req.Entrypoint)
+		overrides = append(overrides, "entrypoint="+string(ep))
+	}
+	cfg, err := expconf.ParseTaskLayers(layers, overrides, kind)
+	if err != nil {
+		return resolute.Task{}, invalid(err)
+	}
+	pool := cfg.Resources.ResourcePool
+	if pool == "" {
+		pool = x.opts.AuxPool
+		if cfg.Slots > 0 {
+			pool = x.opts.ComputePool
+		}
+	} else if pool, err = x.poolFor(pool); err != nil {
+		return resolute.Task{}, err
+	}
+	projectID := req.ProjectID
+	if projectID == 0 {
+		projectID, err = x.projectFor(ctx, &expconf.ExperimentConfig{}, 0)
+		if err != nil {
+			return resolute.Task{}, err
+		}
+	}
+	configJSON, err := json.Marshal(cfg.Map())
+	if err != nil {
+		return resolute.Task{}, err
+	}
+	token := ""
+	if req.Type == resolute.TaskNotebook {
+		token = randomHex(16)
+	}
+	var id string
+	err = x.db.InTx(ctx, func(q *db.Queries) error {
+		id, err = q.CreateTask(ctx, db.NewTask{Type: req.Type, Description: taskDescription(req.Type, cfg), Config: configJSON,
+			Context: req.Context, UserID: req.UserID, ProjectID: projectID, ResourcePool: pool, Priority: cfg.Resources.Priority,
+			Slots: cfg.Slots, ServiceToken: token})
+		if err != nil {
+			return err
+		}
+		_, placeholder := newToken()
+		return q.CreateAllocation(ctx, id+".1", id, nil, cfg.Slots, placeholder)
+	})
+	if err != nil {
+		return resolute.Task{}, err
+	}
+	x.logger.Info("task created", "task", id, "type", req.Type, "pool", pool)
+	x.Wake()
+	return x.db.Task(ctx, id)
+}
+
+func taskDescription(kind string, cfg *expconf.TaskConfig) string {
+	if cfg.Description != "" {
+		return cfg.Description
+	}
+	if kind == resolute.TaskCommand {
+		if cfg.Entrypoint.Shell != "" {
+			return "Command: " + cfg.Entrypoint.Shell
+		}
+		return "Command: " + strings.Join(cfg.Entrypoint.Exec, " ")
+	}
+	return strings.ToUpper(kind[:1]) + strings.ToLower(kind[1:])
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// KillTask ends a task: a waiting one at once, a running one with SIGTERM
+// then SIGKILL. Tasks are not preemptible and do not checkpoint.
+func (x *Experiments) KillTask(ctx context.Context, id string) error {
+	t, err := x.db.Task(ctx, id)
+	if err != nil {
+		return err
+	}
+	if t.State == resolute.TaskTerminated {
+		return resolute.Errorf(resolute.EConflict, "task %s has ended", id)
+	}
+	allocs, err := x.db.LiveAllocations(ctx)
+	if err != nil {
+		return err
+	}
+	for _, a := range allocs {
+		if a.TaskID != id {
+			continue
+		}
+		if a.State == resolute.AllocationPending {
+			if _, err := x.db.EndAllocation(ctx, a.ID, nil, "killed before it started"); err != nil {
+				return err
+			}
+			return x.db.EndTask(ctx, id, nil, "killed before it started")
+		}
+		if err := x.db.SetTaskState(ctx, id, resolute.TaskTerminating); err != nil {
+			return err
+		}
+		return x.rm.Kill(ctx, a.ID, x.opts.KillGrace)
+	}
+	return x.db.EndTask(ctx, id, nil, "killed")
+}
+
+// taskEnded records the end of a task's allocation.
+func (x *Experiments) taskEnded(ctx context.Context, a resolute.Allocation, exitCode *int, reason string) error {
+	if _, err := x.db.EndAllocation(ctx, a.ID, exitCode, reason); err != nil {
+		return err
+	}
+	if reason == "" {
+		reason = "exited"
+		if exitCode != nil {
+			reason = fmt.Sprintf("exited with status %d", *exitCode)
+		}
+	}
+	x.logger.Info("task ended", "task", a.TaskID, "reason", reason)
+	return x.db.EndTask(ctx, a.TaskID, exitCode, reason)
+}
+
+// launchTask starts a task's allocation: the command, Jupyter, a shell's
+// keep-alive process, or TensorBoard, with the task's environment.
+func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slots []int, token string) error {
+	t, err := x.db.Task(ctx, a.TaskID)
+	if err != nil {
+		return err
+	}
+	cfg, err := expconf.ParseTask(t.Config, strings.ToLower(t.Type))
+	if err != nil {
+		return err
+	}
+	tgz, err := x.db.TaskContext(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	env := map[string]string{}
+	vars := cfg.Environment.EnvironmentVariables.CPU
+	if len(slots) > 0 && len(cfg.Environment.EnvironmentVariables.CUDA) > 0 {
+		vars = cfg.Environment.EnvironmentVariables.CUDA
+	}
+	for _, kv := range vars {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	for k, v := range map[string]string{
+		"DET_MASTER": x.opts.MasterURL, "DET_MASTER_ADDR": x.opts.MasterURL, "DET_CLUSTER_ID": x.opts.ClusterID,
+		"DET_TASK_ID": t.ID, "DET_ALLOCATION_ID": a.ID, "DET_RESOURCES_ID": a.ID, "DET_SESSION_TOKEN": token,
+		"DET_USER": t.Username, "DET_TASK_TYPE": t.Type, "DET_RESOURCES_TYPE": "process", "PYTHONUNBUFFERED": "1",
+	} {
+		env[k] = v
+	}
+	if x.opts.Python != "" {
+		env["DET_PYTHON_EXECUTABLE"] = x.opts.Python
+	}
+	if x.opts.BinDir != "" {
+		env["PATH"] = x.opts.BinDir + ":" + cmpOr(env["PATH"], "/usr/local/bin:/usr/bin:/bin")
+	}
+	spec := resolute.LaunchSpec{AllocationID: a.ID, TaskID: t.ID, Slots: slots, WorkDir: filepath.Join(x.opts.WorkRoot, a.ID),
+		ContextTarGz: tgz, Env: env, PythonPath: []string{x.opts.HarnessDir}}
+	prefix := "/proxy/" + t.ID + "/"
+	switch t.Type {
+	case resolute.TaskCommand:
+		spec.Shell, spec.Entrypoint = cfg.Entrypoint.Shell, cfg.Entrypoint.Exec
+	case resolute.TaskShell:
+		// The shell's terminals are opened into the allocation; this keeps
+		// it (and its environment) alive until it is killed.
+		spec.Shell = "echo 'shell ready'; while :; do sleep 3600; done"
+	case resolute.TaskNotebook:
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		if err := x.db.SetTaskService(ctx, t.ID, port); err != nil {
+			return err
+		}
+		env["NOTEBOOK_PORT"] = strconv.Itoa(port)
+		env["DET_NOTEBOOK_TOKEN"] = t.ServiceToken
+		spec.Entrypoint = jupyterCommand(x.opts.Python, port, prefix, t.ServiceToken)
+	case resolute.TaskTensorBoard:
+		if _, err := exec.LookPath(filepath.Join(x.opts.BinDir, "tensorboard")); err != nil {
+			if _, err := exec.LookPath("tensorboard"); err != nil {
+				return fmt.Errorf("tensorboard is not installed in the task environment (it ships on PyPI only); install it where tasks can run it")
+			}
+		}
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		if err := x.db.SetTaskService(ctx, t.ID, port); err != nil {
+			return err
+		}
+		env["TENSORBOARD_PORT"] = strconv.Itoa(port)
+		args := []string{"tensorboard", "--port", strconv.Itoa(port), "--host", "127.0.0.1", "--path_prefix", strings.TrimSuffix(prefix, "/"),
+			"--logdir", filepath.Join(x.opts.WorkRoot, a.ID, "tensorboard")}
+		spec.Entrypoint = append(args, cfg.TensorboardArgs...)
+	}
+	if err := x.db.SetTaskState(ctx, t.ID, resolute.TaskRunning); err != nil {
+		return err
+	}
+	if t.Type == resolute.TaskCommand || t.Type == resolute.TaskShell {
+		if err := x.db.SetTaskReady(ctx, t.ID); err != nil {
+			return err
+		}
+	}
+	return x.rm.Launch(ctx, spec)
+}
+
+// jupyterCommand runs the classic notebook server of Debian's
+// python3-notebook (or JupyterLab's server when installed) under base URL
+// prefix with the task's token, on loopback.
+func jupyterCommand(python string, port int, prefix, token string) []string {
+	if python == "" {
+		python = "python3"
+	}
+	return []string{python, "-m", "notebook", "--no-browser", "--ip=127.0.0.1", "--port=" + strconv.Itoa(port),
+		"--NotebookApp.port_retries=0", "--NotebookApp.base_url=" + prefix, "--NotebookApp.token=" + token,
+		"--NotebookApp.allow_remote_access=True", "--NotebookApp.notebook_dir=."}
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// taskLine looks at a task's log line for the sign that its service is ready.
+func (x *Experiments) taskLine(ctx context.Context, task, line string) {
+	kind := strings.ToUpper(task[:strings.IndexByte(task+"-", '-')])
+	re := readyLines[kind]
+	if re == nil || !re.MatchString(line) {
+		return
+	}
+	if err := x.db.SetTaskReady(ctx, task); err != nil {
+		x.logger.Error("task ready", "task", task, "err", err)
+	}
+}

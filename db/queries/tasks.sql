@@ -1,0 +1,36 @@
+-- name: NextTaskNumber :one
+SELECT nextval('task_numbers')::bigint;
+
+-- name: CreateTask :exec
+INSERT INTO tasks (id, type, state, description, config, context, user_id, project_id, resource_pool, priority, slots, service_token)
+VALUES ($1, $2, 'QUEUED', $3, $4, $5, $6, $7, $8, $9, $10, $11);
+
+-- name: GetTask :one
+SELECT * FROM task_views WHERE id = $1;
+
+-- name: GetTaskContext :one
+SELECT context FROM tasks WHERE id = $1;
+
+-- name: ListTasks :many
+SELECT * FROM task_views
+WHERE (sqlc.narg(type)::text IS NULL OR type = sqlc.narg(type))
+  AND (sqlc.narg(live)::boolean IS NULL OR (state <> 'TERMINATED') = sqlc.narg(live))
+ORDER BY created_at DESC;
+
+-- name: SetTaskState :exec
+UPDATE tasks SET state = $2,
+  ended_at = CASE WHEN $2 = 'TERMINATED' THEN now() ELSE ended_at END
+WHERE id = $1;
+
+-- name: EndTask :exec
+UPDATE tasks SET state = 'TERMINATED', exit_code = $2, end_reason = $3, ended_at = now(), ready = false
+WHERE id = $1 AND state <> 'TERMINATED';
+
+-- name: SetTaskService :exec
+UPDATE tasks SET service_port = $2 WHERE id = $1;
+
+-- name: SetTaskReady :exec
+UPDATE tasks SET ready = true WHERE id = $1;
+
+-- name: SetTaskPriority :exec
+UPDATE tasks SET priority = $2 WHERE id = $1;

@@ -1,0 +1,110 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db/gen"
+)
+
+// NewTask is what creating a task stores.
+type NewTask struct {
+	Type         string
+	Description  string
+	Config       []byte
+	Context      []byte
+	UserID       int64
+	ProjectID    int64
+	ResourcePool string
+	Priority     *int
+	Slots        int
+	ServiceToken string
+}
+
+// CreateTask stores a queued task and returns its id, <type>-<n>.
+func (q *Queries) CreateTask(ctx context.Context, t NewTask) (string, error) {
+	n, err := q.q.NextTaskNumber(ctx)
+	if err != nil {
+		return "", translate(err, "task number")
+	}
+	id := strings.ToLower(t.Type) + "-" + strconv.FormatInt(n, 10)
+	if t.Context == nil {
+		t.Context = []byte{}
+	}
+	err = q.q.CreateTask(ctx, gen.CreateTaskParams{ID: id, Type: t.Type, Description: t.Description, Config: t.Config,
+		Context: t.Context, UserID: t.UserID, ProjectID: t.ProjectID, ResourcePool: t.ResourcePool, Priority: int32p(t.Priority),
+		Slots: int32(t.Slots), ServiceToken: t.ServiceToken})
+	return id, translate(err, "task %s", id)
+}
+
+// Task returns the task with id.
+func (q *Queries) Task(ctx context.Context, id string) (resolute.Task, error) {
+	t, err := q.q.GetTask(ctx, id)
+	return toTask(t), translate(err, "task %s", id)
+}
+
+// TaskContext returns a task's uploaded context directory (tar.gz).
+func (q *Queries) TaskContext(ctx context.Context, id string) ([]byte, error) {
+	b, err := q.q.GetTaskContext(ctx, id)
+	return b, translate(err, "task %s", id)
+}
+
+// TaskFilter selects tasks; zero fields select all.
+type TaskFilter struct {
+	Type string
+	Live *bool // not terminated
+}
+
+// Tasks lists tasks, newest first.
+func (q *Queries) Tasks(ctx context.Context, f TaskFilter) ([]resolute.Task, error) {
+	var typ *string
+	if f.Type != "" {
+		typ = &f.Type
+	}
+	rows, err := q.q.ListTasks(ctx, gen.ListTasksParams{Type: typ, Live: f.Live})
+	if err != nil {
+		return nil, translate(err, "tasks")
+	}
+	out := make([]resolute.Task, len(rows))
+	for i, r := range rows {
+		out[i] = toTask(r)
+	}
+	return out, nil
+}
+
+// SetTaskState sets a task's state.
+func (q *Queries) SetTaskState(ctx context.Context, id, state string) error {
+	return translate(q.q.SetTaskState(ctx, gen.SetTaskStateParams{ID: id, State: state}), "task %s", id)
+}
+
+// EndTask records how a task ended.
+func (q *Queries) EndTask(ctx context.Context, id string, exitCode *int, reason string) error {
+	return translate(q.q.EndTask(ctx, gen.EndTaskParams{ID: id, ExitCode: int32p(exitCode), EndReason: reason}), "task %s", id)
+}
+
+// SetTaskService records the port a task's service listens on.
+func (q *Queries) SetTaskService(ctx context.Context, id string, port int) error {
+	p := int32(port)
+	return translate(q.q.SetTaskService(ctx, gen.SetTaskServiceParams{ID: id, ServicePort: &p}), "task %s", id)
+}
+
+// SetTaskReady marks a task's service ready.
+func (q *Queries) SetTaskReady(ctx context.Context, id string) error {
+	return translate(q.q.SetTaskReady(ctx, id), "task %s", id)
+}
+
+// SetTaskPriority changes a task's priority.
+func (q *Queries) SetTaskPriority(ctx context.Context, id string, priority int) error {
+	p := int32(priority)
+	return translate(q.q.SetTaskPriority(ctx, gen.SetTaskPriorityParams{ID: id, Priority: &p}), "task %s", id)
+}
+
+func toTask(t gen.TaskView) resolute.Task {
+	return resolute.Task{ID: t.ID, Type: t.Type, State: t.State, Description: t.Description, Config: json.RawMessage(t.Config),
+		UserID: t.UserID, Username: t.Username, ProjectID: t.ProjectID, ResourcePool: t.ResourcePool, Priority: intp(t.Priority),
+		Weight: t.Weight, Slots: int(t.Slots), ServicePort: intp(t.ServicePort), ServiceToken: t.ServiceToken, Ready: t.Ready,
+		ExitCode: intp(t.ExitCode), EndReason: t.EndReason, CreatedAt: t.CreatedAt, EndedAt: t.EndedAt}
+}

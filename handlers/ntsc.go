@@ -1,0 +1,158 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/db"
+)
+
+// The API of commands, notebooks, shells and TensorBoards ("NTSC"), one set
+// of routes per kind as Determined's: /api/v1/{commands,notebooks,shells,
+// tensorboards}[/{id}[/kill|/set_priority]].
+
+// kinds maps the path segment to the task type.
+var kinds = map[string]string{"commands": resolute.TaskCommand, "notebooks": resolute.TaskNotebook,
+	"shells": resolute.TaskShell, "tensorboards": resolute.TaskTensorBoard}
+
+// withAddress fills where a person opens a task.
+func withAddress(t resolute.Task) resolute.Task {
+	switch t.Type {
+	case resolute.TaskNotebook:
+		t.ServiceAddress = "/proxy/" + t.ID + "/?token=" + t.ServiceToken
+	case resolute.TaskTensorBoard:
+		t.ServiceAddress = "/proxy/" + t.ID + "/"
+	case resolute.TaskShell:
+		t.ServiceAddress = "/tasks/" + t.ID + "/terminal"
+	}
+	return t
+}
+
+// handleAPITaskCreate serves POST /api/v1/{kind}.
+func (s *Server) handleAPITaskCreate(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req resolute.CreateTaskRequest
+		if err := decodeJSON(r, &req); err != nil {
+			s.error(w, r, err)
+			return
+		}
+		me, _ := userFrom(r)
+		t, err := s.exps.CreateTask(r.Context(), control.TaskRequest{Type: kinds[kind], ConfigYAML: req.Config,
+			Template: req.TemplateName, Overrides: req.Overrides, Context: req.ContextTgz, ProjectID: req.ProjectID,
+			UserID: me.ID, Entrypoint: req.Entrypoint})
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, resolute.TaskResponse{Task: withAddress(t)})
+	}
+}
+
+// handleAPITaskList serves GET /api/v1/{kind}[?all=true] and GET
+// /api/v1/tasks: live tasks, or all with all=true.
+func (s *Server) handleAPITaskList(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f := db.TaskFilter{Type: kinds[kind]}
+		if all := r.URL.Query().Get("all"); all != "true" && all != "1" {
+			live := true
+			f.Live = &live
+		}
+		list, err := s.db.Tasks(r.Context(), f)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		for i := range list {
+			list[i] = withAddress(list[i])
+		}
+		writeJSON(w, http.StatusOK, resolute.TasksResponse{Tasks: list})
+	}
+}
+
+// taskParam loads {id}, of the route's kind when there is one.
+func (s *Server) taskParam(r *http.Request, kind string) (resolute.Task, error) {
+	t, err := s.db.Task(r.Context(), chi.URLParam(r, "id"))
+	if err == nil && kind != "" && t.Type != kinds[kind] {
+		return t, resolute.Errorf(resolute.ENotFound, "%s %s not found", strings.TrimSuffix(kind, "s"), t.ID)
+	}
+	return t, err
+}
+
+// mayChangeTask lets the owner and administrators change a task.
+func mayChangeTask(r *http.Request, t resolute.Task) error {
+	if me, _ := userFrom(r); me.Admin || me.ID == t.UserID {
+		return nil
+	}
+	return resolute.Errorf(resolute.EForbidden, "%s belongs to %s; only they or an administrator may change it", t.ID, t.Username)
+}
+
+// handleAPITaskGet serves GET /api/v1/{kind}/{id} and /api/v1/tasks/{id}.
+func (s *Server) handleAPITaskGet(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		t, err := s.taskParam(r, kind)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, resolute.TaskResponse{Task: withAddress(t)})
+	}
+}
+
+// handleAPITaskKill serves POST /api/v1/{kind}/{id}/kill.
+func (s *Server) handleAPITaskKill(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		t, err := s.taskParam(r, kind)
+		if err == nil {
+			err = mayChangeTask(r, t)
+		}
+		if err == nil {
+			err = s.exps.KillTask(r.Context(), t.ID)
+		}
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, struct{}{})
+	}
+}
+
+// handleAPITaskSetPriority serves POST /api/v1/{kind}/{id}/set_priority.
+func (s *Server) handleAPITaskSetPriority(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		t, err := s.taskParam(r, kind)
+		var req struct {
+			Priority int `json:"priority"`
+		}
+		if err == nil {
+			err = mayChangeTask(r, t)
+		}
+		if err == nil {
+			err = decodeJSON(r, &req)
+		}
+		if err == nil {
+			err = s.exps.UpdateQueue(r.Context(), []resolute.QueueControl{{JobID: t.ID, Priority: &req.Priority}})
+		}
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, struct{}{})
+	}
+}
+
+// handleAPITaskLogs serves GET /api/v1/tasks/{id}/logs[?follow=true...].
+func (s *Server) handleAPITaskLogs(w http.ResponseWriter, r *http.Request) {
+	t, err := s.taskParam(r, "")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.streamLogs(w, r, t.ID, func() bool {
+		t, err := s.db.Task(r.Context(), t.ID)
+		return err == nil && t.State == resolute.TaskTerminated
+	})
+}

@@ -1,0 +1,49 @@
+package resolute
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Task types, as Determined names them.
+const (
+	TaskCommand     = "COMMAND"
+	TaskNotebook    = "NOTEBOOK"
+	TaskShell       = "SHELL"
+	TaskTensorBoard = "TENSORBOARD"
+)
+
+// Task states.
+const (
+	TaskQueued      = "QUEUED"
+	TaskRunning     = "RUNNING"
+	TaskTerminating = "TERMINATING"
+	TaskTerminated  = "TERMINATED"
+)
+
+// Task is a command, notebook, shell or TensorBoard: a job of the queue
+// with one allocation, reached through the master's proxy when it serves.
+type Task struct {
+	ID           string          `json:"id"`
+	Type         string          `json:"type"`
+	State        string          `json:"state"`
+	Description  string          `json:"description"`
+	Config       json.RawMessage `json:"config"`
+	UserID       int64           `json:"userId"`
+	Username     string          `json:"username"`
+	ProjectID    int64           `json:"projectId"`
+	ResourcePool string          `json:"resourcePool"`
+	Priority     *int            `json:"priority,omitempty"`
+	Weight       float64         `json:"weight"`
+	Slots        int             `json:"slots"`
+	ServicePort  *int            `json:"-"`
+	ServiceToken string          `json:"-"`
+	Ready        bool            `json:"ready"`
+	ExitCode     *int            `json:"exitCode,omitempty"`
+	EndReason    string          `json:"endReason,omitempty"`
+	CreatedAt    time.Time       `json:"startTime"`
+	EndedAt      *time.Time      `json:"endTime,omitempty"`
+	// ServiceAddress is where a person opens it: /proxy/<id>/ (with the
+	// notebook's token), for notebooks and TensorBoards.
+	ServiceAddress string `json:"serviceAddress,omitempty"`
+}
