@@ -42,10 +42,22 @@ func waitOrder(t *testing.T, page playwright.Page, pool string, want ...string) 
 // SortableJS ignores moves while a row is still sliding aside.
 func dragAbove(t *testing.T, page playwright.Page, handle, target playwright.Locator) {
 	t.Helper()
-	from, err := handle.BoundingBox()
-	must(t, err)
-	to, err := target.BoundingBox()
-	must(t, err)
+	// A live refresh may swap the table while we look: ask again until both
+	// rows are on screen.
+	box := func(l playwright.Locator) *playwright.Rect {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			must(t, l.WaitFor(playwright.LocatorWaitForOptions{State: playwright.WaitForSelectorStateVisible}))
+			if b, err := l.BoundingBox(); err == nil && b != nil {
+				return b
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no bounding box for a row")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	from, to := box(handle), box(target)
 	x, y := from.X+from.Width/2, from.Y+from.Height/2
 	mouse := page.Mouse()
 	must(t, mouse.Move(x, y))
