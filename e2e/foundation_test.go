@@ -120,6 +120,6 @@ func TestThePhoneLayoutShowsNavigationAndTables(t *testing.T) {
 	if w, ok := width.(int); ok && w > 390 {
 		t.Fatalf("page is %dpx wide on a 390px screen", w)
 	}
-	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Model Registry", Exact: playwright.Bool(true)}).Click())
-	must(t, expect(t, page.Locator("#coming")).ToContainText("Model Registry is not built yet."))
+	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Tasks", Exact: playwright.Bool(true)}).Click())
+	must(t, expect(t, page.Locator("#coming")).ToContainText("Tasks is not built yet."))
 }

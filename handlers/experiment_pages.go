@@ -252,6 +252,9 @@ func (s *Server) experimentLive(r *http.Request, e resolute.Experiment) (views.E
 		return l, err
 	}
 	l.Checkpoints = checkpointRows(cps, l.Metric)
+	if l.Register, err = s.markRegistered(r, l.Checkpoints); err != nil {
+		return l, err
+	}
 	if len(trials) > 0 {
 		latest, err := s.db.LatestTrialMetrics(r.Context(), trials[0].ID)
 		if err != nil {

@@ -39,11 +39,10 @@ func (s *Server) masterView() views.MasterInfo {
 
 // coming describes the sections that are not built yet.
 var coming = map[string]views.Coming{
-	"models": {What: "Model Registry", About: "Models, versions and aliases built from checkpoints arrive with the model registry."},
-	"tasks":  {What: "Tasks", About: "Notebooks, shells, TensorBoards and commands arrive with interactive tasks."},
+	"tasks": {What: "Tasks", About: "Notebooks, shells, TensorBoards and commands arrive with interactive tasks."},
 }
 
-// handleComing serves the sections not built yet: /models, /tasks.
+// handleComing serves the sections not built yet: /tasks.
 func (s *Server) handleComing(key string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := coming[key]

@@ -105,6 +105,9 @@ func (s *Server) trialLive(r *http.Request, t resolute.Trial, e resolute.Experim
 		return l, err
 	}
 	l.Checkpoints = checkpointRows(cps, l.Metric)
+	if l.Register, err = s.markRegistered(r, l.Checkpoints); err != nil {
+		return l, err
+	}
 	l.Allocations, err = s.db.TrialAllocations(r.Context(), t.ID)
 	return l, err
 }

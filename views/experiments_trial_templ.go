@@ -348,7 +348,7 @@ func TrialLiveView(l TrialLive) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = checkpointTable(l.Checkpoints, false, l.Metric).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = checkpointTable(l.Checkpoints, false, l.Metric, l.Register).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

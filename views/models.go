@@ -255,6 +255,7 @@ type ExperimentLive struct {
 	Trials          []TrialRow
 	Checkpoints     []CheckpointRow
 	Latest          []MetricsTable // the latest report of each group, of the first trial
+	Register        RegisterChoices
 }
 
 // TrialRow is one trial as tables show it.
@@ -268,6 +269,10 @@ type CheckpointRow struct {
 	Checkpoint resolute.Checkpoint
 	Validation string // the searcher metric's value at its step, or ""
 	Size       string
+	// Registered names the model version the checkpoint is, e.g.
+	// "digits v1"; "" when it is none.
+	Registered     string
+	RegisteredPath string
 }
 
 // MetricsTable is a group's reports: one row per report, one column per metric.
@@ -301,6 +306,7 @@ type TrialLive struct {
 	Validation  MetricsTable
 	Checkpoints []CheckpointRow
 	Allocations []resolute.Allocation
+	Register    RegisterChoices
 }
 
 // TrialLogs is a trial's log with its filter, followed while it runs.
@@ -373,4 +379,111 @@ type ClusterPool struct {
 type ClusterSlot struct {
 	Slot    resolute.Slot
 	TrialID int64 // the trial whose allocation holds it; 0 when free or not a trial
+}
+
+// ModelSorts are the orders the Model Registry offers: value, label.
+var ModelSorts = [][2]string{{"", "Newest"}, {"name", "Name"}, {"updated", "Last updated"}, {"versions", "Most versions"}}
+
+// ModelList is the Model Registry page (GET /models): a filter in the
+// query string, the models, and a form to create one.
+type ModelList struct {
+	Shell    Shell
+	Models   []resolute.Model
+	Search   string // in names and descriptions
+	Label    string // only models with this label
+	Sort     string // one of ModelSorts
+	Archived bool   // archived models are shown too
+	Labels   []string
+	Form     ModelForm
+}
+
+// ModelForm is the create-model form with what was typed.
+type ModelForm struct {
+	Name        string
+	Description string
+	Labels      string // comma-separated
+	Errors      FormErrors
+}
+
+// ModelPage is one model (GET /models/{name}): its fields, each editable
+// in place, its versions and its aliases.
+type ModelPage struct {
+	Shell     Shell
+	Model     resolute.Model
+	Metadata  string // the model's metadata as indented JSON
+	Versions  []ModelVersionRow
+	CanChange bool // the viewer owns it or is an administrator
+	Edit      ModelEdit
+	Alias     AliasForm
+}
+
+// ModelEdit is what the model's edit forms hold: the stored values, or a
+// rejected edit with its errors.
+type ModelEdit struct {
+	Description string
+	Labels      string // comma-separated
+	Notes       string
+	Metadata    string // JSON
+	Open        string // the field whose form stays open: the rejected one
+	Errors      FormErrors
+}
+
+// AliasForm points an alias at a version.
+type AliasForm struct {
+	Alias   string
+	Version int
+	Errors  FormErrors // alias, version
+}
+
+// ModelVersionRow is one version as the model page lists it.
+type ModelVersionRow struct {
+	Version resolute.ModelVersion
+	Metric  string // the searcher metric of its experiment
+	Value   string // the metric at the checkpoint's step, or ""
+}
+
+// ModelVersionPage is one version (GET /models/{name}/versions/{num}).
+type ModelVersionPage struct {
+	Shell     Shell
+	Model     resolute.Model
+	Version   resolute.ModelVersion
+	Metric    string      // the searcher metric of its experiment
+	Metrics   [][2]string // the validation metrics at the checkpoint's step: name, value
+	History   MetricsTable
+	CanChange bool
+	Edit      VersionEdit
+}
+
+// VersionEdit is the version's edit form: the stored values, or a rejected
+// edit with its errors.
+type VersionEdit struct {
+	Name     string
+	Comment  string
+	Notes    string
+	Metadata string // JSON
+	Errors   FormErrors
+}
+
+// RegisterChoices is what checkpoint tables need for their Register form:
+// the models the viewer may add versions to.
+type RegisterChoices struct {
+	Models []string
+}
+
+// RegisterPage registers one checkpoint as a model version
+// (GET /models/register?checkpoint=UUID); a rejected registration from a
+// checkpoint table comes back here with its errors.
+type RegisterPage struct {
+	Shell      Shell
+	Checkpoint resolute.Checkpoint
+	Models     []string
+	Form       RegisterForm
+}
+
+// RegisterForm is the register form with what was chosen or typed.
+type RegisterForm struct {
+	CheckpointUUID string
+	Model          string // an existing model
+	NewModel       string // a model to create
+	Errors         FormErrors
 }
