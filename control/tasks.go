@@ -277,7 +277,8 @@ func jupyterCommand(python string, port int, prefix, token string) []string {
 	}
 	return []string{python, "-m", "notebook", "--no-browser", "--ip=127.0.0.1", "--port=" + strconv.Itoa(port),
 		"--NotebookApp.port_retries=0", "--NotebookApp.base_url=" + prefix, "--NotebookApp.token=" + token,
-		"--NotebookApp.allow_remote_access=True", "--NotebookApp.notebook_dir=."}
+		"--NotebookApp.allow_remote_access=True", "--NotebookApp.notebook_dir=.",
+		"--allow-root"} // tasks run as the master's user, which may be root here
 }
 
 // freePort asks the kernel for a free loopback port.

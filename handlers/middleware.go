@@ -149,6 +149,10 @@ func (s *Server) requireAdmin(next http.Handler) http.Handler {
 // handler answers 413.
 func (s *Server) limitBodies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/proxy/") {
+			next.ServeHTTP(w, r) // the task's own service sets its limits
+			return
+		}
 		limit := s.cfg.MaxBodyBytes
 		if r.Method == http.MethodPost && (r.URL.Path == "/api/v1/experiments" || r.URL.Path == "/experiments/new") {
 			limit = maxUploadBytes // a context directory of up to 96 MiB

@@ -18,6 +18,7 @@ func (s *Server) Routes() chi.Router {
 	r.Get("/info", s.handleInfo)
 	r.Handle("/static/*", s.assets)
 	r.Get("/favicon.ico", s.handleFavicon)
+	r.Handle("/proxy/*", s.proxy) // authorizes per task: owner, admin or notebook token
 	r.Get("/login", s.handleLoginPage)
 	r.Post("/login", s.handleLoginForm)
 

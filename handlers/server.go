@@ -10,6 +10,7 @@ import (
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/masterlog"
+	"github.com/resolute-ml/resolute/proxy"
 	"github.com/resolute-ml/resolute/web"
 )
 
@@ -45,16 +46,22 @@ type Server struct {
 	logs     *masterlog.Buffer
 	assets   *web.Assets
 	throttle *auth.Throttle
+	proxy    *proxy.Proxy
 	now      func() time.Time
 }
 
 // New returns the handlers' server; Routes gives its http.Handler.
 func New(cfg Config, d Deps) *Server {
-	return &Server{
+	s := &Server{
 		cfg: cfg, db: d.DB, configs: d.Configs, exps: d.Experiments, metrics: d.Metrics, logger: d.Logger, logs: d.Logs, assets: web.New(),
 		throttle: auth.NewThrottle(time.Now), now: time.Now,
 	}
+	s.proxy = s.newProxy()
+	return s
 }
+
+// Proxy is the task proxy, whose activity the idle-timeout watcher reads.
+func (s *Server) Proxy() *proxy.Proxy { return s.proxy }
 
 // Handler returns the routes wrapped in the protections every request gets.
 func (s *Server) Handler() http.Handler {
