@@ -38,6 +38,10 @@ type RunOptions struct {
 	Pools       []Pool
 	ComputePool string // default pool of work with slots; "" = the first pool
 	AuxPool     string // default pool of zero-slot work; "" = the first pool
+	// NotebookTimeout and TensorboardTimeout are the default idle timeouts
+	// (master notebook_timeout, tensorboard_timeout); 0 turns them off.
+	NotebookTimeout    time.Duration
+	TensorboardTimeout time.Duration
 }
 
 // Pool is a resource pool of the local resource manager.

@@ -53,6 +53,8 @@ func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.D
 		MasterURL: cfg.URL(), ClusterID: clusterID, WorkRoot: filepath.Join(cfg.DataDir, "work"),
 		HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python, KillGrace: 10 * time.Second,
 		Pools: pools, ComputePool: cfg.ComputePool(), AuxPool: cfg.AuxPool(),
+		NotebookTimeout:    time.Duration(cfg.NotebookTimeout) * time.Second,
+		TensorboardTimeout: time.Duration(cfg.TensorboardTimeout) * time.Second,
 	}, logger)
 	adopted, err := rm.Recover(ctx)
 	if err != nil {

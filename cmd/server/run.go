@@ -88,6 +88,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		MaxBodyBytes:    cfg.MaxRequestBodyBytes,
 	}, handlers.Deps{DB: database, Configs: configs, Experiments: exps, Metrics: metrics, Logger: logger, Logs: logs})
 
+	go exps.WatchIdle(ctx, h.Proxy().LastActivity, 5*time.Second)
+
 	ln, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port))
 	if err != nil {
 		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)

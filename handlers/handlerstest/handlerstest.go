@@ -113,6 +113,7 @@ func Start(t testing.TB, opts Options) *Master {
 		SessionLifetime: time.Hour,
 		MaxBodyBytes:    opts.MaxBodyBytes,
 	}, handlers.Deps{DB: d, Configs: configs, Experiments: m.Experiments, Metrics: metrics, Logger: logger, Logs: logs})
+	go m.Experiments.WatchIdle(ctx, h.Proxy().LastActivity, 200*time.Millisecond)
 	m.srv.Config.Handler = h.Handler()
 	m.srv.Start()
 	t.Cleanup(func() {

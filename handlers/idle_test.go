@@ -1,0 +1,97 @@
+package handlers_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/handlers/handlerstest"
+)
+
+func startNotebook(t *testing.T, m *handlerstest.Master, token, config string) resolute.Task {
+	t.Helper()
+	if exec.Command("/usr/bin/python3", "-c", "import notebook").Run() != nil {
+		t.Skip("Debian's jupyter-notebook is not installed (make test installs it)")
+	}
+	var tr resolute.TaskResponse
+	api(t, m, "POST", "/api/v1/notebooks", token, jsonBody(resolute.CreateTaskRequest{Config: config}), &tr)
+	task := waitTask(t, m, token, tr.Task.ID, func(t resolute.Task) bool { return t.Ready || t.State == resolute.TaskTerminated })
+	if !task.Ready {
+		t.Fatalf("the notebook never got ready: %+v", task)
+	}
+	return task
+}
+
+func TestAnIdleNotebookIsTerminatedWithTheReasonInItsLog(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	admin := login(t, m, "admin", "")
+	task := startNotebook(t, m, admin, "resources: {slots: 0}\nidle_timeout: 2s\n")
+	start := time.Now()
+	task = waitTask(t, m, admin, task.ID, func(t resolute.Task) bool { return t.State == resolute.TaskTerminated })
+	if task.State != resolute.TaskTerminated || time.Since(start) > 30*time.Second {
+		t.Fatalf("not terminated: %+v", task)
+	}
+	if logs := fetchLogs(t, m, admin, "/api/v1/tasks/"+task.ID+"/logs"); !strings.Contains(logs, "idle for more than 2s") {
+		t.Fatalf("logs lack the reason:\n%s", logs)
+	}
+}
+
+// TestABusyKernelKeepsAnActivityNotebookAlive runs code that sleeps in a
+// kernel through Jupyter's websocket (via the proxy): in activity mode the
+// busy kernel keeps the notebook up past its idle timeout.
+func TestABusyKernelKeepsAnActivityNotebookAlive(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	admin := login(t, m, "admin", "")
+	task := startNotebook(t, m, admin, "resources: {slots: 0}\nidle_timeout: 3s\nnotebook_idle_type: activity\n")
+	var kernel struct{ ID string }
+	if code := api(t, m, "POST", "/proxy/"+task.ID+"/api/kernels", admin, `{"name":"python3"}`, &kernel); code != 201 || kernel.ID == "" {
+		t.Fatalf("start a kernel: %d %+v", code, kernel)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	url := strings.Replace(m.URL, "http", "ws", 1) + "/proxy/" + task.ID + "/api/kernels/" + kernel.ID + "/channels"
+	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + admin}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	msg := map[string]any{
+		"header":        map[string]any{"msg_id": "m1", "username": "test", "session": "s1", "msg_type": "execute_request", "version": "5.3"},
+		"parent_header": map[string]any{}, "metadata": map[string]any{}, "channel": "shell",
+		"content": map[string]any{"code": "import time; time.sleep(12); print('slept')", "silent": false, "store_history": false,
+			"user_expressions": map[string]any{}, "allow_stdin": false},
+	}
+	b, _ := json.Marshal(msg)
+	if err := c.Write(ctx, websocket.MessageText, b); err != nil {
+		t.Fatal(err)
+	}
+	// Well past the 3 s timeout, the notebook still runs while the kernel works.
+	time.Sleep(8 * time.Second)
+	var tr resolute.TaskResponse
+	api(t, m, "GET", "/api/v1/tasks/"+task.ID, admin, "", &tr)
+	if tr.Task.State != resolute.TaskRunning {
+		t.Fatalf("a notebook with a busy kernel was stopped: %+v\n%s", tr.Task, fetchLogs(t, m, admin, "/api/v1/tasks/"+task.ID+"/logs"))
+	}
+	// Once the kernel rests, the notebook goes.
+	for {
+		_, data, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), "slept") {
+			break
+		}
+	}
+	end := waitTask(t, m, admin, task.ID, func(t resolute.Task) bool { return t.State == resolute.TaskTerminated })
+	if end.State != resolute.TaskTerminated {
+		t.Fatal(fmt.Sprintf("not terminated after the kernel rested: %+v", end))
+	}
+}
