@@ -51,7 +51,10 @@ func JupyterIdle(kind string, s JupyterState, seen time.Time) (bool, time.Time) 
 		return true, latest
 	case expconf.IdleActivity:
 		for _, k := range s.Kernels {
-			if k.ExecutionState == "busy" {
+			// Debian's notebook server (6.4) reports a new kernel as
+			// "starting" until its first cell has run, also while it runs:
+			// count it as busy, not idle.
+			if k.ExecutionState == "busy" || k.ExecutionState == "starting" {
 				return false, latest
 			}
 		}
