@@ -243,7 +243,10 @@ type QueueEntry struct {
 // LockPoolQueue reads a pool's queue and locks it until the transaction
 // ends, so concurrent reorders apply one after another.
 func (q *Queries) LockPoolQueue(ctx context.Context, pool string) ([]QueueEntry, error) {
-	rows, err := q.q.LockPoolQueue(ctx, pool)
+	if err := q.q.LockQueue(ctx, pool); err != nil {
+		return nil, translate(err, "queue of pool %q", pool)
+	}
+	rows, err := q.q.ListPoolQueue(ctx, pool)
 	if err != nil {
 		return nil, translate(err, "queue of pool %q", pool)
 	}

@@ -255,6 +255,37 @@ func (q *Queries) ListExperiments(ctx context.Context, arg ListExperimentsParams
 	return items, nil
 }
 
+const listPoolQueue = `-- name: ListPoolQueue :many
+SELECT id, queue_position FROM experiments
+WHERE resource_pool = $1 AND state NOT IN ('COMPLETED', 'CANCELED', 'ERROR')
+ORDER BY queue_position, id
+`
+
+type ListPoolQueueRow struct {
+	ID            int64
+	QueuePosition float64
+}
+
+func (q *Queries) ListPoolQueue(ctx context.Context, resourcePool string) ([]ListPoolQueueRow, error) {
+	rows, err := q.db.Query(ctx, listPoolQueue, resourcePool)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListPoolQueueRow
+	for rows.Next() {
+		var i ListPoolQueueRow
+		if err := rows.Scan(&i.ID, &i.QueuePosition); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listQueuedExperiments = `-- name: ListQueuedExperiments :many
 SELECT id, project_id, user_id, name, description, labels, notes, state, archived, config, template, parent_id, seed, restarts, progress, best_validation, priority, weight, max_slots, searcher_done, created_at, ended_at, username, project_name, workspace_id, workspace_name, num_trials, resource_pool, queue_position FROM experiment_views
 WHERE state IN ('ACTIVE', 'STOPPING_CANCELED', 'STOPPING_KILLED', 'STOPPING_COMPLETED', 'STOPPING_ERROR')
@@ -347,37 +378,15 @@ func (q *Queries) LockExperiment(ctx context.Context, id int64) (LockExperimentR
 	return i, err
 }
 
-const lockPoolQueue = `-- name: LockPoolQueue :many
-SELECT id, queue_position FROM experiments
-WHERE resource_pool = $1 AND state NOT IN ('COMPLETED', 'CANCELED', 'ERROR')
-ORDER BY queue_position, id
-FOR UPDATE
+const lockQueue = `-- name: LockQueue :exec
+SELECT pg_advisory_xact_lock(hashtext('resolute-queue:' || $1::text))
 `
 
-type LockPoolQueueRow struct {
-	ID            int64
-	QueuePosition float64
-}
-
-// Locks the queue of a pool (its experiments' rows) for a reorder.
-func (q *Queries) LockPoolQueue(ctx context.Context, resourcePool string) ([]LockPoolQueueRow, error) {
-	rows, err := q.db.Query(ctx, lockPoolQueue, resourcePool)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []LockPoolQueueRow
-	for rows.Next() {
-		var i LockPoolQueueRow
-		if err := rows.Scan(&i.ID, &i.QueuePosition); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+// One lock per pool's queue, held to the end of the transaction: reorders
+// of a pool apply one after another, and never deadlock on row order.
+func (q *Queries) LockQueue(ctx context.Context, pool string) error {
+	_, err := q.db.Exec(ctx, lockQueue, pool)
+	return err
 }
 
 const moveExperiment = `-- name: MoveExperiment :exec

@@ -70,12 +70,15 @@ WHERE state IN ('ACTIVE', 'STOPPING_CANCELED', 'STOPPING_KILLED', 'STOPPING_COMP
   AND (sqlc.narg(pool)::text IS NULL OR resource_pool = sqlc.narg(pool))
 ORDER BY resource_pool, queue_position, id;
 
--- name: LockPoolQueue :many
--- Locks the queue of a pool (its experiments' rows) for a reorder.
+-- name: LockQueue :exec
+-- One lock per pool's queue, held to the end of the transaction: reorders
+-- of a pool apply one after another, and never deadlock on row order.
+SELECT pg_advisory_xact_lock(hashtext('resolute-queue:' || sqlc.arg(pool)::text));
+
+-- name: ListPoolQueue :many
 SELECT id, queue_position FROM experiments
 WHERE resource_pool = $1 AND state NOT IN ('COMPLETED', 'CANCELED', 'ERROR')
-ORDER BY queue_position, id
-FOR UPDATE;
+ORDER BY queue_position, id;
 
 -- name: SetQueuePosition :exec
 UPDATE experiments SET queue_position = $2 WHERE id = $1;
