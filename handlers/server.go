@@ -33,6 +33,8 @@ type Deps struct {
 	Metrics     *control.MetricsWriter
 	Logger      *slog.Logger
 	Logs        *masterlog.Buffer
+	// Terminals opens the terminals of shells; nil refuses them.
+	Terminals Terminals
 }
 
 // Server holds the dependencies of every handler.
@@ -48,13 +50,18 @@ type Server struct {
 	throttle *auth.Throttle
 	proxy    *proxy.Proxy
 	now      func() time.Time
+
+	// terminals opens shells' terminals; activity, when set, is told of
+	// their traffic (for idle timeouts).
+	terminals Terminals
+	activity  func(taskID string)
 }
 
 // New returns the handlers' server; Routes gives its http.Handler.
 func New(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, db: d.DB, configs: d.Configs, exps: d.Experiments, metrics: d.Metrics, logger: d.Logger, logs: d.Logs, assets: web.New(),
-		throttle: auth.NewThrottle(time.Now), now: time.Now,
+		throttle: auth.NewThrottle(time.Now), now: time.Now, terminals: d.Terminals,
 	}
 	s.proxy = s.newProxy()
 	return s

@@ -7,3 +7,6 @@ rm -rf static/vendor
 mkdir -p static/vendor
 cp node_modules/htmx.org/dist/htmx.min.js static/vendor/htmx.min.js
 cp node_modules/sortablejs/Sortable.min.js static/vendor/Sortable.min.js
+cp node_modules/@xterm/xterm/lib/xterm.js static/vendor/xterm.js
+cp node_modules/@xterm/xterm/css/xterm.css static/vendor/xterm.css
+cp node_modules/@xterm/addon-fit/lib/addon-fit.js static/vendor/addon-fit.js

@@ -18,10 +18,11 @@ import (
 // startExperiments starts the local resource manager and the experiment
 // runner: it installs the harness for tasks, adopts the allocations that
 // survived a restart, and runs admission and the event pump until ctx ends.
-// stop closes the resource manager; tasks keep running, to be adopted by the
-// next start.
+// It returns the resource manager too (terminals are opened in its
+// allocations); closing it leaves tasks running, to be adopted by the next
+// start.
 func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.DB, configs *control.Configs,
-	clusterID string, logger *slog.Logger) (*control.Experiments, func(), error) {
+	clusterID string, logger *slog.Logger) (*control.Experiments, *local.Manager, error) {
 	python := cfg.TaskPython
 	if python == "" {
 		python = harness.DefaultPython()
@@ -71,7 +72,7 @@ func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.D
 	}
 	go exps.Pump(ctx, rm.Events())
 	go exps.Run(ctx)
-	return exps, func() { rm.Close() }, nil
+	return exps, rm, nil
 }
 
 func slotType(s local.Snapshot) string {

@@ -70,11 +70,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 
 	configs := control.NewConfigs(database, cfg.Defaults(),
 		control.WithPoolDefaults(cfg.PoolDefaults(), cfg.ComputePool()))
-	exps, stopRM, err := startExperiments(ctx, cfg, database, configs, clusterID, logger)
+	exps, rm, err := startExperiments(ctx, cfg, database, configs, clusterID, logger)
 	if err != nil {
 		return err
 	}
-	defer stopRM()
+	defer rm.Close()
 	metrics := control.NewMetricsWriter(database, logger)
 	go metrics.Run(ctx)
 
@@ -86,7 +86,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		SessionLifetime: cfg.Security.SessionLifetime.Duration,
 		SecureCookies:   cfg.TLS.Cert != "",
 		MaxBodyBytes:    cfg.MaxRequestBodyBytes,
-	}, handlers.Deps{DB: database, Configs: configs, Experiments: exps, Metrics: metrics, Logger: logger, Logs: logs})
+	}, handlers.Deps{DB: database, Configs: configs, Experiments: exps, Metrics: metrics, Logger: logger, Logs: logs,
+		Terminals: handlers.ExecTerminals(rm.Exec)})
 
 	go exps.WatchIdle(ctx, h.Proxy().LastActivity, 5*time.Second)
 
