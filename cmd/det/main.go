@@ -30,12 +30,15 @@ func (e usageError) Unwrap() error { return e.err }
 
 // report prints err for people as "Error: <message>" and returns the exit
 // status: 2 for usage mistakes, 1 for everything else (server errors
-// included), 130 when interrupted.
+// included), 130 when interrupted, and that of `det cmd run`'s command.
 func report(stderr io.Writer, err error) int {
 	var ue usageError
+	var es exitStatus
 	switch {
 	case errors.Is(err, context.Canceled):
 		return 130
+	case errors.As(err, &es):
+		return es.code
 	case errors.As(err, &ue), strings.HasPrefix(err.Error(), "unknown command "):
 		fmt.Fprintf(stderr, "Error: %s\n", err.Error())
 		return 2

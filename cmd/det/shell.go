@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/client"
+)
+
+// shellTerminalCmds are `det shell start` and `det shell open`: a terminal
+// into a shell over the master's websocket GET /tasks/{id}/terminal/ws.
+func (a *app) shellTerminalCmds() []*cobra.Command {
+	return []*cobra.Command{a.shellStartCmd(), a.shellOpenCmd()}
+}
+
+func (a *app) shellStartCmd() *cobra.Command {
+	var f launchFlags
+	cmd := &cobra.Command{
+		Use:   "start [--config-file F] [--config K=V]... [-c DIR] [--template T] [-d]",
+		Short: "Start a shell, wait until it is ready, and open a terminal into it",
+		Long: "Start a shell: a task whose allocation keeps its environment, with terminals opened into it.\n" +
+			"Without -d, det waits until it is ready and opens a terminal, as det shell open does;\n" +
+			"leaving the terminal leaves the shell running, until det shell kill.",
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			s, t, err := a.launch(ctx, shellKind, f, nil, nil)
+			if err != nil {
+				return err
+			}
+			if f.detach {
+				fmt.Fprintln(a.stdout, t.ID)
+				return nil
+			}
+			fmt.Fprintf(a.stderr, "Launched shell %s; waiting for it to be ready...\n", t.ID)
+			return a.attachShell(ctx, s.Client, t.ID)
+		},
+	}
+	f.add(cmd, shellKind, true, false)
+	return cmd
+}
+
+func (a *app) shellOpenCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "open SHELL_ID",
+		Short: "Open a new terminal into a shell",
+		Long: "Open a new terminal into a shell: a login shell of its own in the shell's allocation.\n" +
+			"Keystrokes, Ctrl-C included, go to the remote side; det ends when the remote shell exits\n" +
+			"(exit or Ctrl-D), with its exit status. The shell task keeps running.",
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			s, err := a.login(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return a.attachShell(cmd.Context(), s.Client, argv[0])
+		},
+	}
+}
+
+// attachShell waits until shell id is ready, then runs a terminal into it.
+func (a *app) attachShell(ctx context.Context, c *client.Client, id string) error {
+	s := &session{Client: c}
+	t, err := a.waitTask(ctx, s, shellKind, id, func(t resolute.Task) bool {
+		return t.Ready || t.State == resolute.TaskTerminated
+	})
+	if err != nil {
+		return err
+	}
+	if t.State == resolute.TaskTerminated {
+		return resolute.Errorf(resolute.EGone, "shell %s has ended: %s", id, t.EndReason)
+	}
+	// Between ready and the allocation's start the master says "not
+	// running yet": try again for a while.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		err := a.runTerminal(ctx, c, id)
+		if resolute.ErrorCode(err) != resolute.EConflict || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(taskPoll):
+		}
+	}
+}
+
+// runTerminal opens one terminal and copies it to and from det's stdin and
+// stdout until its remote shell exits. A terminal on stdin is put in raw
+// mode, always restored, and its size follows the window's.
+func (a *app) runTerminal(ctx context.Context, c *client.Client, id string) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	t, err := c.OpenTerminal(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+
+	in, inTTY := a.stdin.(*os.File)
+	inTTY = inTTY && term.IsTerminal(int(in.Fd()))
+	out, outTTY := a.stdout.(*os.File)
+	outTTY = outTTY && term.IsTerminal(int(out.Fd()))
+	resize := func() {
+		if outTTY {
+			if cols, rows, err := term.GetSize(int(out.Fd())); err == nil {
+				t.Resize(cols, rows)
+			}
+		}
+	}
+	resize()
+	winch := make(chan os.Signal, 1)
+	if outTTY {
+		signal.Notify(winch, syscall.SIGWINCH)
+		defer signal.Stop(winch)
+	}
+	if inTTY {
+		fmt.Fprintf(a.stderr, "Terminal into shell %s: leave with exit or Ctrl-D; the shell keeps running.\n", id)
+		old, err := term.MakeRaw(int(in.Fd()))
+		if err != nil {
+			return fmt.Errorf("put the terminal in raw mode: %w", err)
+		}
+		defer term.Restore(int(in.Fd()), old)
+	}
+
+	done := make(chan error, 1)
+	go func() { // the remote side's output
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := t.Read(buf)
+			if n > 0 {
+				if _, werr := a.stdout.Write(buf[:n]); werr != nil {
+					done <- werr
+					return
+				}
+			}
+			if err != nil {
+				done <- err // EConflict comes first, if at all: attachShell tries again
+				return
+			}
+		}
+	}()
+	go func() { // keystrokes
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := a.stdin.Read(buf)
+			if n > 0 {
+				if _, werr := t.Write(buf[:n]); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				if !inTTY && errors.Is(err, io.EOF) {
+					eofUntilExit(ctx, t)
+				}
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-winch:
+			resize()
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-done:
+			if !errors.Is(err, io.EOF) {
+				return err
+			}
+			if code, ok := t.ExitCode(); ok && code != 0 {
+				return exitStatus{code}
+			}
+			return nil
+		}
+	}
+}
+
+// eofUntilExit says that piped input has ended: Ctrl-D, as a terminal
+// would, once a second until the remote shell exits (a Ctrl-D typed ahead
+// while the shell is busy may never reach its prompt).
+func eofUntilExit(ctx context.Context, t *client.Terminal) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		if _, err := t.Write([]byte{4}); err != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
