@@ -160,7 +160,15 @@ func (x *Experiments) KillTask(ctx context.Context, id string) error {
 		if err := x.db.SetTaskState(ctx, id, resolute.TaskTerminating); err != nil {
 			return err
 		}
-		return x.rm.Kill(ctx, a.ID, x.opts.KillGrace)
+		// Marked overdue too: if the resource manager does not have it yet
+		// (it is being launched), the next cycle kills it.
+		if _, err := x.db.RequestPreemption(ctx, a.ID, x.now()); err != nil {
+			return err
+		}
+		if err := x.rm.Kill(ctx, a.ID, x.opts.KillGrace); err != nil && resolute.ErrorCode(err) != resolute.ENotFound {
+			return err
+		}
+		return nil
 	}
 	return x.db.EndTask(ctx, id, nil, "killed")
 }

@@ -145,6 +145,10 @@ func (s *Server) requireAdmin(next http.Handler) http.Handler {
 	})
 }
 
+// uploadPaths take a context directory, so a larger body.
+var uploadPaths = map[string]bool{"/api/v1/experiments": true, "/experiments/new": true, "/api/v1/commands": true,
+	"/api/v1/notebooks": true, "/api/v1/shells": true, "/api/v1/tensorboards": true}
+
 // limitBodies bounds request bodies; reading past the limit fails and the
 // handler answers 413.
 func (s *Server) limitBodies(next http.Handler) http.Handler {
@@ -154,7 +158,7 @@ func (s *Server) limitBodies(next http.Handler) http.Handler {
 			return
 		}
 		limit := s.cfg.MaxBodyBytes
-		if r.Method == http.MethodPost && (r.URL.Path == "/api/v1/experiments" || r.URL.Path == "/experiments/new") {
+		if r.Method == http.MethodPost && uploadPaths[r.URL.Path] {
 			limit = maxUploadBytes // a context directory of up to 96 MiB
 		}
 		if r.ContentLength > limit {

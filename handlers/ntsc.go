@@ -19,11 +19,15 @@ import (
 var kinds = map[string]string{"commands": resolute.TaskCommand, "notebooks": resolute.TaskNotebook,
 	"shells": resolute.TaskShell, "tensorboards": resolute.TaskTensorBoard}
 
-// withAddress fills where a person opens a task.
-func withAddress(t resolute.Task) resolute.Task {
+// withAddress fills where a person opens a task. The notebook's token is
+// only shown to those who may open it: its owner and administrators.
+func withAddress(r *http.Request, t resolute.Task) resolute.Task {
 	switch t.Type {
 	case resolute.TaskNotebook:
-		t.ServiceAddress = "/proxy/" + t.ID + "/?token=" + t.ServiceToken
+		t.ServiceAddress = "/proxy/" + t.ID + "/"
+		if me, _ := userFrom(r); me.Admin || me.ID == t.UserID {
+			t.ServiceAddress += "?token=" + t.ServiceToken
+		}
 	case resolute.TaskTensorBoard:
 		t.ServiceAddress = "/proxy/" + t.ID + "/"
 	case resolute.TaskShell:
@@ -48,7 +52,7 @@ func (s *Server) handleAPITaskCreate(kind string) http.HandlerFunc {
 			s.error(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, resolute.TaskResponse{Task: withAddress(t)})
+		writeJSON(w, http.StatusOK, resolute.TaskResponse{Task: withAddress(r, t)})
 	}
 }
 
@@ -67,7 +71,7 @@ func (s *Server) handleAPITaskList(kind string) http.HandlerFunc {
 			return
 		}
 		for i := range list {
-			list[i] = withAddress(list[i])
+			list[i] = withAddress(r, list[i])
 		}
 		writeJSON(w, http.StatusOK, resolute.TasksResponse{Tasks: list})
 	}
@@ -98,7 +102,7 @@ func (s *Server) handleAPITaskGet(kind string) http.HandlerFunc {
 			s.error(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, resolute.TaskResponse{Task: withAddress(t)})
+		writeJSON(w, http.StatusOK, resolute.TaskResponse{Task: withAddress(r, t)})
 	}
 }
 

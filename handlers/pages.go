@@ -37,12 +37,11 @@ func (s *Server) masterView() views.MasterInfo {
 	return views.MasterInfo{Version: m.Version, ClusterID: m.ClusterID, ResourceManager: m.ResourceManager, URL: m.URL}
 }
 
-// coming describes the sections that are not built yet.
-var coming = map[string]views.Coming{
-	"tasks": {What: "Tasks", About: "Notebooks, shells, TensorBoards and commands arrive with interactive tasks."},
-}
+// coming describes the sections that are not built yet; every section is
+// built now, but the page stays for the next one.
+var coming = map[string]views.Coming{}
 
-// handleComing serves the sections not built yet: /tasks.
+// handleComing serves the sections not built yet.
 func (s *Server) handleComing(key string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c := coming[key]

@@ -22,6 +22,9 @@ func (s *Server) Routes() chi.Router {
 	r.Get("/login", s.handleLoginPage)
 	r.Post("/login", s.handleLoginForm)
 
+	// A shell's terminal: a websocket, 401 rather than the login page.
+	r.With(s.requireAPIUser).Get("/tasks/{id}/terminal/ws", s.handleTerminalSocket)
+
 	// Signed-in pages.
 	r.Group(func(r chi.Router) {
 		r.Use(s.requirePageUser)
@@ -63,7 +66,15 @@ func (s *Server) Routes() chi.Router {
 		r.Get("/models/{name}/versions/{num}", s.handleModelVersionPage)
 		r.Post("/models/{name}/versions/{num}/edit", s.handleModelVersionEditForm)
 		r.Post("/models/{name}/versions/{num}/delete", s.handleModelVersionDeleteForm)
-		r.Get("/tasks", s.handleComing("tasks"))
+		r.Get("/tasks", s.handleTaskListPage)
+		r.Get("/tasks/table", s.handleTaskTable)
+		r.Post("/tasks/launch-notebook", s.handleTaskLaunchNotebookForm)
+		r.Post("/tasks/run-command", s.handleTaskRunCommandForm)
+		r.Get("/tasks/{id}", s.handleTaskPage)
+		r.Get("/tasks/{id}/live", s.handleTaskLive)
+		r.Get("/tasks/{id}/logs/lines", s.handleTaskLogLines)
+		r.Post("/tasks/{id}/kill", s.handleTaskKillForm)
+		r.Get("/tasks/{id}/terminal", s.handleTerminalPage)
 		r.Get("/cluster", s.handleCluster)
 		r.Get("/cluster/pools", s.handleClusterPools)
 

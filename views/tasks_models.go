@@ -1,0 +1,54 @@
+package views
+
+import "github.com/resolute-ml/resolute"
+
+// TaskTypes are the task types the Tasks page filters by, with the words
+// the filter shows.
+var TaskTypes = [][2]string{
+	{resolute.TaskCommand, "Commands"}, {resolute.TaskNotebook, "Notebooks"},
+	{resolute.TaskShell, "Shells"}, {resolute.TaskTensorBoard, "TensorBoards"},
+}
+
+// TaskStates are the states the Tasks page filters by, in the order a task
+// goes through them.
+var TaskStates = []string{resolute.TaskQueued, resolute.TaskRunning, resolute.TaskTerminating, resolute.TaskTerminated}
+
+// TaskList is the Tasks page (GET /tasks): launch buttons, the run-command
+// form, a filter and the live table.
+type TaskList struct {
+	Shell Shell
+	Table TaskTable
+}
+
+// TaskTable is the table of tasks under the page's filter; htmx refreshes
+// it every 3 s from GET /tasks/table.
+type TaskTable struct {
+	Type  string // "" for every type
+	State string // "" for every state
+	Ended bool   // show the tasks that ended too
+	Rows  []TaskRow
+}
+
+// TaskRow is one task with what the viewer may do with it.
+type TaskRow struct {
+	Task    resolute.Task
+	Open    string // where to open it; "" while it cannot be opened
+	CanKill bool   // the viewer owns it or is an administrator, and it has not ended
+}
+
+// TaskPage is one task (GET /tasks/{id}): its live header, its expanded
+// config and its logs.
+type TaskPage struct {
+	Shell  Shell
+	Live   TaskRow
+	Config string // YAML
+	Logs   TaskLogs
+}
+
+// TaskLogs is a task's log, followed while it runs.
+type TaskLogs struct {
+	TaskID string
+	Lines  []LogLine
+	After  int64 // the last line's id, where following continues
+	Done   bool  // the task ended and every line is shown: stop following
+}
