@@ -23,6 +23,8 @@ if [ "$what" = test ]; then
   /usr/bin/python3 -c 'import torch, sklearn' 2>/dev/null || need_apt+=(python3-torch python3-sklearn)
   # Notebooks run Debian's Jupyter (the classic notebook server).
   /usr/bin/python3 -c 'import notebook' 2>/dev/null || need_apt+=(jupyter-notebook)
+  # e2e drives det shell start in a real terminal under tmux.
+  command -v tmux >/dev/null || need_apt+=(tmux)
 fi
 
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -81,9 +81,12 @@ func (a *app) attachShell(ctx context.Context, c *client.Client, id string) erro
 		return resolute.Errorf(resolute.EGone, "shell %s has ended: %s", id, t.EndReason)
 	}
 	// Between ready and the allocation's start the master says "not
-	// running yet": try again for a while.
+	// running yet": try again for a while. One reader of stdin serves
+	// every try, so that none leaves a reader behind to eat a keystroke.
+	keys := a.readKeys()
+	defer keys.stop()
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		err := a.runTerminal(ctx, c, id)
+		err := a.runTerminal(ctx, c, id, keys)
 		if resolute.ErrorCode(err) != resolute.EConflict || time.Now().After(deadline) {
 			return err
 		}
@@ -95,10 +98,46 @@ func (a *app) attachShell(ctx context.Context, c *client.Client, id string) erro
 	}
 }
 
-// runTerminal opens one terminal and copies it to and from det's stdin and
-// stdout until its remote shell exits. A terminal on stdin is put in raw
-// mode, always restored, and its size follows the window's.
-func (a *app) runTerminal(ctx context.Context, c *client.Client, id string) error {
+// keyboard reads det's stdin for the terminals of one attach, one after
+// another.
+type keyboard struct {
+	c    chan []byte   // what was read; closed when stdin ends
+	err  error         // why stdin ended, once c is closed
+	done chan struct{} // closed by stop
+}
+
+// readKeys starts reading stdin until it ends or stop is called.
+func (a *app) readKeys() *keyboard {
+	k := &keyboard{c: make(chan []byte), done: make(chan struct{})}
+	go func() {
+		defer close(k.c)
+		for {
+			buf := make([]byte, 32<<10)
+			n, err := a.stdin.Read(buf)
+			if n > 0 {
+				select {
+				case k.c <- buf[:n]:
+				case <-k.done:
+					return
+				}
+			}
+			if err != nil {
+				k.err = err
+				return
+			}
+		}
+	}()
+	return k
+}
+
+// stop ends reading: a Read under way still takes what it reads.
+func (k *keyboard) stop() { close(k.done) }
+
+// runTerminal opens one terminal and copies it to and from det's stdin (as
+// keys reads it) and stdout until its remote shell exits. A terminal on
+// stdin is put in raw mode, always restored, and its size follows the
+// window's (stdout's, else stdin's).
+func (a *app) runTerminal(ctx context.Context, c *client.Client, id string, keys *keyboard) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	t, err := c.OpenTerminal(ctx, id)
@@ -111,16 +150,22 @@ func (a *app) runTerminal(ctx context.Context, c *client.Client, id string) erro
 	inTTY = inTTY && term.IsTerminal(int(in.Fd()))
 	out, outTTY := a.stdout.(*os.File)
 	outTTY = outTTY && term.IsTerminal(int(out.Fd()))
+	window := -1 // the terminal whose size is the window's
+	if outTTY {
+		window = int(out.Fd())
+	} else if inTTY {
+		window = int(in.Fd())
+	}
 	resize := func() {
-		if outTTY {
-			if cols, rows, err := term.GetSize(int(out.Fd())); err == nil {
+		if window >= 0 {
+			if cols, rows, err := term.GetSize(window); err == nil {
 				t.Resize(cols, rows)
 			}
 		}
 	}
 	resize()
 	winch := make(chan os.Signal, 1)
-	if outTTY {
+	if window >= 0 {
 		signal.Notify(winch, syscall.SIGWINCH)
 		defer signal.Stop(winch)
 	}
@@ -150,20 +195,23 @@ func (a *app) runTerminal(ctx context.Context, c *client.Client, id string) erro
 			}
 		}
 	}()
+	ended := make(chan struct{}) // this terminal
+	defer close(ended)
 	go func() { // keystrokes
-		buf := make([]byte, 32<<10)
 		for {
-			n, err := a.stdin.Read(buf)
-			if n > 0 {
-				if _, werr := t.Write(buf[:n]); werr != nil {
+			select {
+			case <-ended:
+				return
+			case b, ok := <-keys.c:
+				if !ok {
+					if !inTTY && errors.Is(keys.err, io.EOF) {
+						eofUntilExit(ctx, t)
+					}
 					return
 				}
-			}
-			if err != nil {
-				if !inTTY && errors.Is(err, io.EOF) {
-					eofUntilExit(ctx, t)
+				if _, err := t.Write(b); err != nil {
+					return
 				}
-				return
 			}
 		}
 	}()
