@@ -356,6 +356,10 @@ type CreateTaskRequest struct {
 	ContextTgz   []byte   `json:"contextTgz,omitempty"`
 	ProjectID    int64    `json:"projectId,omitempty"`
 	Entrypoint   []string `json:"entrypoint,omitempty"` // commands
+	// ExperimentIDs and TrialIDs choose what a TensorBoard shows (at least
+	// one between them); only TensorBoards take them.
+	ExperimentIDs []int64 `json:"experimentIds,omitempty"`
+	TrialIDs      []int64 `json:"trialIds,omitempty"`
 }
 
 // TaskResponse wraps one task.

@@ -43,6 +43,9 @@ type Task struct {
 	EndReason    string          `json:"endReason,omitempty"`
 	CreatedAt    time.Time       `json:"startTime"`
 	EndedAt      *time.Time      `json:"endTime,omitempty"`
+	// ExperimentIDs and TrialIDs are what a TensorBoard shows.
+	ExperimentIDs []int64 `json:"experimentIds,omitempty"`
+	TrialIDs      []int64 `json:"trialIds,omitempty"`
 	// ServiceAddress is where a person opens it: /proxy/<id>/ (with the
 	// notebook's token), for notebooks and TensorBoards.
 	ServiceAddress string `json:"serviceAddress,omitempty"`

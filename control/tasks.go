@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"os/exec"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -30,6 +30,10 @@ type TaskRequest struct {
 	// Entrypoint, for commands, comes from `det cmd run ENTRYPOINT...` and
 	// wins over the config's.
 	Entrypoint []string
+	// ExperimentIDs and TrialIDs are what a TensorBoard shows: all trials
+	// of each experiment, and each trial. A TensorBoard needs one at least.
+	ExperimentIDs []int64
+	TrialIDs      []int64
 }
 
 // readyLines are the log lines that say a task's service serves.
@@ -51,6 +55,9 @@ func (x *Experiments) CreateTask(ctx context.Context, req TaskRequest) (resolute
 		return resolute.Task{}, resolute.Errorf(resolute.ETooLarge, "the context directory is %d bytes; the limit is %d (96 MiB)", len(req.Context), MaxContextBytes)
 	}
 	if err := CheckContext(req.Context, MaxContextBytes*4); err != nil {
+		return resolute.Task{}, err
+	}
+	if err := x.checkTensorBoardSources(ctx, req); err != nil {
 		return resolute.Task{}, err
 	}
 	layers := [][]byte{}
@@ -97,9 +104,9 @@ func (x *Experiments) CreateTask(ctx context.Context, req TaskRequest) (resolute
 	}
 	var id string
 	err = x.db.InTx(ctx, func(q *db.Queries) error {
-		id, err = q.CreateTask(ctx, db.NewTask{Type: req.Type, Description: taskDescription(req.Type, cfg), Config: configJSON,
+		id, err = q.CreateTask(ctx, db.NewTask{Type: req.Type, Description: taskDescription(req, cfg), Config: configJSON,
 			Context: req.Context, UserID: req.UserID, ProjectID: projectID, ResourcePool: pool, Priority: cfg.Resources.Priority,
-			Slots: cfg.Slots, ServiceToken: token})
+			Slots: cfg.Slots, ServiceToken: token, ExperimentIDs: req.ExperimentIDs, TrialIDs: req.TrialIDs})
 		if err != nil {
 			return err
 		}
@@ -114,11 +121,14 @@ func (x *Experiments) CreateTask(ctx context.Context, req TaskRequest) (resolute
 	return x.db.Task(ctx, id)
 }
 
-func taskDescription(kind string, cfg *expconf.TaskConfig) string {
-	if cfg.Description != "" {
+func taskDescription(req TaskRequest, cfg *expconf.TaskConfig) string {
+	kind := req.Type
+	switch {
+	case cfg.Description != "":
 		return cfg.Description
-	}
-	if kind == resolute.TaskCommand {
+	case kind == resolute.TaskTensorBoard:
+		return tensorboardDescription(req.ExperimentIDs, req.TrialIDs)
+	case kind == resolute.TaskCommand:
 		if cfg.Entrypoint.Shell != "" {
 			return "Command: " + cfg.Entrypoint.Shell
 		}
@@ -248,10 +258,14 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 		env["DET_NOTEBOOK_TOKEN"] = t.ServiceToken
 		spec.Entrypoint = jupyterCommand(x.opts.Python, port, prefix, t.ServiceToken)
 	case resolute.TaskTensorBoard:
-		if _, err := exec.LookPath(filepath.Join(x.opts.BinDir, "tensorboard")); err != nil {
-			if _, err := exec.LookPath("tensorboard"); err != nil {
-				return fmt.Errorf("tensorboard is not installed in the task environment (it ships on PyPI only); install it where tasks can run it")
-			}
+		// Looked up in the task's PATH (its config's, after the harness's
+		// bin directory), where the task will run it.
+		if !inPath("tensorboard", cmpOr(env["PATH"], os.Getenv("PATH"))) {
+			return fmt.Errorf("tensorboard is not installed in the task environment (it ships on PyPI only); install it where tasks can run it")
+		}
+		sources, err := x.tensorboardSources(ctx, t.ExperimentIDs, t.TrialIDs)
+		if err != nil {
+			return fmt.Errorf("the TensorBoard's experiments and trials: %w", err)
 		}
 		port, err := freePort()
 		if err != nil {
@@ -261,8 +275,8 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 			return err
 		}
 		env["TENSORBOARD_PORT"] = strconv.Itoa(port)
-		args := []string{"tensorboard", "--port", strconv.Itoa(port), "--host", "127.0.0.1", "--path_prefix", strings.TrimSuffix(prefix, "/"),
-			"--logdir", filepath.Join(x.opts.WorkRoot, a.ID, "tensorboard")}
+		args := []string{"tensorboard", "--port", strconv.Itoa(port), "--host", "127.0.0.1", "--path_prefix", strings.TrimSuffix(prefix, "/")}
+		args = append(args, tensorboardLogdir(sources)...)
 		spec.Entrypoint = append(args, cfg.TensorboardArgs...)
 	}
 	if err := x.db.SetTaskState(ctx, t.ID, resolute.TaskRunning); err != nil {
@@ -287,6 +301,19 @@ func jupyterCommand(python string, port int, prefix, token string) []string {
 		"--NotebookApp.port_retries=0", "--NotebookApp.base_url=" + prefix, "--NotebookApp.token=" + token,
 		"--NotebookApp.allow_remote_access=True", "--NotebookApp.notebook_dir=.",
 		"--allow-root"} // tasks run as the master's user, which may be root here
+}
+
+// inPath says whether an executable file name is in a PATH list.
+func inPath(name, path string) bool {
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // freePort asks the kernel for a free loopback port.

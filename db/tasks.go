@@ -22,6 +22,9 @@ type NewTask struct {
 	Priority     *int
 	Slots        int
 	ServiceToken string
+	// ExperimentIDs and TrialIDs are what a TensorBoard shows.
+	ExperimentIDs []int64
+	TrialIDs      []int64
 }
 
 // CreateTask stores a queued task and returns its id, <type>-<n>.
@@ -34,9 +37,12 @@ func (q *Queries) CreateTask(ctx context.Context, t NewTask) (string, error) {
 	if t.Context == nil {
 		t.Context = []byte{}
 	}
+	// A nil slice would be NULL; the columns are NOT NULL.
+	t.ExperimentIDs = append([]int64{}, t.ExperimentIDs...)
+	t.TrialIDs = append([]int64{}, t.TrialIDs...)
 	err = q.q.CreateTask(ctx, gen.CreateTaskParams{ID: id, Type: t.Type, Description: t.Description, Config: t.Config,
 		Context: t.Context, UserID: t.UserID, ProjectID: t.ProjectID, ResourcePool: t.ResourcePool, Priority: int32p(t.Priority),
-		Slots: int32(t.Slots), ServiceToken: t.ServiceToken})
+		Slots: int32(t.Slots), ServiceToken: t.ServiceToken, ExperimentIds: t.ExperimentIDs, TrialIds: t.TrialIDs})
 	return id, translate(err, "task %s", id)
 }
 
@@ -106,5 +112,6 @@ func toTask(t gen.TaskView) resolute.Task {
 	return resolute.Task{ID: t.ID, Type: t.Type, State: t.State, Description: t.Description, Config: json.RawMessage(t.Config),
 		UserID: t.UserID, Username: t.Username, ProjectID: t.ProjectID, ResourcePool: t.ResourcePool, Priority: intp(t.Priority),
 		Weight: t.Weight, Slots: int(t.Slots), ServicePort: intp(t.ServicePort), ServiceToken: t.ServiceToken, Ready: t.Ready,
-		ExitCode: intp(t.ExitCode), EndReason: t.EndReason, CreatedAt: t.CreatedAt, EndedAt: t.EndedAt}
+		ExitCode: intp(t.ExitCode), EndReason: t.EndReason, CreatedAt: t.CreatedAt, EndedAt: t.EndedAt,
+		ExperimentIDs: t.ExperimentIds, TrialIDs: t.TrialIds}
 }

@@ -47,7 +47,7 @@ func (s *Server) handleAPITaskCreate(kind string) http.HandlerFunc {
 		me, _ := userFrom(r)
 		t, err := s.exps.CreateTask(r.Context(), control.TaskRequest{Type: kinds[kind], ConfigYAML: req.Config,
 			Template: req.TemplateName, Overrides: req.Overrides, Context: req.ContextTgz, ProjectID: req.ProjectID,
-			UserID: me.ID, Entrypoint: req.Entrypoint})
+			UserID: me.ID, Entrypoint: req.Entrypoint, ExperimentIDs: req.ExperimentIDs, TrialIDs: req.TrialIDs})
 		if err != nil {
 			s.error(w, r, err)
 			return

@@ -77,7 +77,8 @@ func TestATensorBoardWithoutTheProgramFailsAtOnce(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	token := login(t, m, "admin", "")
 	var tr resolute.TaskResponse
-	api(t, m, "POST", "/api/v1/tensorboards", token, jsonBody(resolute.CreateTaskRequest{}), &tr)
+	exp := createExperiment(t, m, token, false)
+	api(t, m, "POST", "/api/v1/tensorboards", token, jsonBody(resolute.CreateTaskRequest{ExperimentIDs: []int64{exp}}), &tr)
 	task := waitTask(t, m, token, tr.Task.ID, func(t resolute.Task) bool { return t.State == resolute.TaskTerminated })
 	if task.State != resolute.TaskTerminated || task.Slots != 0 {
 		t.Fatalf("tensorboard %+v", task)

@@ -44,6 +44,7 @@ func (s *Server) Routes() chi.Router {
 		r.Post("/experiments/{id}/archive", s.handleExperimentArchiveForm(true))
 		r.Post("/experiments/{id}/unarchive", s.handleExperimentArchiveForm(false))
 		r.Post("/experiments/{id}/delete", s.handleExperimentDeleteForm)
+		r.Post("/experiments/{id}/tensorboard", s.handleExperimentTensorBoardForm)
 		r.Get("/trials/{id}", s.handleTrialPage)
 		r.Get("/trials/{id}/live", s.handleTrialLive)
 		r.Get("/trials/{id}/logs/lines", s.handleTrialLogLines)

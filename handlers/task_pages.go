@@ -201,6 +201,25 @@ func (s *Server) handleTaskRunCommandForm(w http.ResponseWriter, r *http.Request
 	s.launchTaskForm(w, r, control.TaskRequest{Type: resolute.TaskCommand, Entrypoint: []string{"sh", "-c", line}}, ".")
 }
 
+// handleExperimentTensorBoardForm serves POST /experiments/{id}/tensorboard:
+// a TensorBoard over the experiment's trials, in its project, then the
+// TensorBoard's task page; a refusal goes back to the experiment's page.
+func (s *Server) handleExperimentTensorBoardForm(w http.ResponseWriter, r *http.Request) {
+	e, err := s.experimentParam(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	me, _ := userFrom(r)
+	t, err := s.exps.CreateTask(r.Context(), control.TaskRequest{Type: resolute.TaskTensorBoard, ExperimentIDs: []int64{e.ID},
+		ProjectID: e.ProjectID, UserID: me.ID})
+	if err != nil {
+		s.taskFormDone(w, r, err, experimentPath(e.ID), "")
+		return
+	}
+	redirect(w, r, taskPagePath(t.ID), "ok", "Launched "+t.ID+"; it opens once TensorBoard is ready.")
+}
+
 // launchTaskForm creates a task for the signed-in user and goes to its page.
 func (s *Server) launchTaskForm(w http.ResponseWriter, r *http.Request, req control.TaskRequest, more string) {
 	me, _ := userFrom(r)

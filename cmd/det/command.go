@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -75,8 +74,9 @@ func (a *app) tensorboardCmd() *cobra.Command {
 }
 
 // launch packs the context and creates the task.
-func (a *app) launch(ctx context.Context, k taskKind, f launchFlags, entrypoint, overrides []string) (*session, resolute.Task, error) {
-	req := resolute.CreateTaskRequest{TemplateName: f.template, Overrides: append(overrides, f.overrides...), Entrypoint: entrypoint}
+// The request's config, template, overrides and context come from f.
+func (a *app) launch(ctx context.Context, k taskKind, f launchFlags, req resolute.CreateTaskRequest) (*session, resolute.Task, error) {
+	req.TemplateName, req.Overrides = f.template, append(req.Overrides, f.overrides...)
 	if f.configFile != "" {
 		config, err := a.readFile(f.configFile)
 		if err != nil {
@@ -119,7 +119,7 @@ func (a *app) commandRunCmd() *cobra.Command {
 		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
-			s, t, err := a.launch(ctx, commandKind, f, entrypointOf(argv), nil)
+			s, t, err := a.launch(ctx, commandKind, f, resolute.CreateTaskRequest{Entrypoint: entrypointOf(argv)})
 			if err != nil {
 				return err
 			}
@@ -189,15 +189,15 @@ func (a *app) serviceStartCmd(k taskKind) *cobra.Command {
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
-			var overrides []string
+			var req resolute.CreateTaskRequest
 			if k == tensorboardKind {
-				d, err := tensorboardDescription(argv, trials)
-				if err != nil {
+				var err error
+				if req.ExperimentIDs, err = tensorboardExperiments(argv, trials); err != nil {
 					return err
 				}
-				overrides = []string{"description=" + d}
+				req.TrialIDs = trials
 			}
-			s, t, err := a.launch(ctx, k, f, nil, overrides)
+			s, t, err := a.launch(ctx, k, f, req)
 			if err != nil {
 				return err
 			}
@@ -220,8 +220,9 @@ func (a *app) serviceStartCmd(k taskKind) *cobra.Command {
 	if k == tensorboardKind {
 		cmd.Use = "start EXPERIMENT_ID... [-t TRIAL_ID]... [--config K=V]... [--no-browser] [-d]"
 		cmd.Short = "Start a TensorBoard of experiments and trials, wait until it serves, and open it"
-		cmd.Long = "Start a TensorBoard of experiments and trials. The master does not yet gather their\n" +
-			"metrics for it: the IDs are kept in the TensorBoard's description."
+		cmd.Long = "Start a TensorBoard over the TensorBoard files that experiments' trials keep in\n" +
+			"checkpoint storage (core_context.train.get_tensorboard_path()): all trials of each\n" +
+			"EXPERIMENT_ID, and each trial given with -t."
 		cmd.Args = args(cobra.ArbitraryArgs)
 		cmd.Flags().Int64SliceVarP(&trials, "trial-ids", "t", nil, "trial IDs (repeatable, or comma-separated)")
 	}
@@ -229,30 +230,21 @@ func (a *app) serviceStartCmd(k taskKind) *cobra.Command {
 	return cmd
 }
 
-// tensorboardDescription names the experiments and trials a TensorBoard
-// is for: "TensorBoard (experiments 1, 2; trials 3)", quoted for --config.
-func tensorboardDescription(experiments []string, trials []int64) (string, error) {
+// tensorboardExperiments parses the experiment IDs of `det tensorboard
+// start`; with the trial IDs there must be at least one.
+func tensorboardExperiments(experiments []string, trials []int64) ([]int64, error) {
 	if len(experiments) == 0 && len(trials) == 0 {
-		return "", usageError{fmt.Errorf("name at least one experiment ID or trial ID (-t)")}
+		return nil, usageError{fmt.Errorf("name at least one experiment ID or trial ID (-t)")}
 	}
-	var parts []string
-	if len(experiments) > 0 {
-		for _, e := range experiments {
-			if _, err := parseID("experiment", e); err != nil {
-				return "", err
-			}
+	ids := make([]int64, len(experiments))
+	for i, e := range experiments {
+		id, err := parseID("experiment", e)
+		if err != nil {
+			return nil, err
 		}
-		parts = append(parts, plural(len(experiments), "experiment ", "experiments ")+strings.Join(experiments, ", "))
+		ids[i] = id
 	}
-	if len(trials) > 0 {
-		ids := make([]string, len(trials))
-		for i, t := range trials {
-			ids[i] = strconv.FormatInt(t, 10)
-		}
-		parts = append(parts, plural(len(trials), "trial ", "trials ")+strings.Join(ids, ", "))
-	}
-	d, _ := json.Marshal("TensorBoard (" + strings.Join(parts, "; ") + ")")
-	return string(d), nil
+	return ids, nil
 }
 
 func (a *app) serviceOpenCmd(k taskKind) *cobra.Command {

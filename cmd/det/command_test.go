@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,13 +170,21 @@ func TestShellsAndTensorBoardsFromTheCLI(t *testing.T) {
 	c := newCLI(t, handlerstest.Options{})
 	c.loginAdmin()
 
-	// A TensorBoard keeps the experiments and trials in its description.
-	id := strings.TrimSpace(c.ok("", "tensorboard", "start", "1", "2", "-t", "3", "-d"))
-	if task := c.describe("tensorboard", id); task.Description != "TensorBoard (experiments 1, 2; trial 3)" || task.Slots != 0 {
+	// A TensorBoard is over experiments (and trials), which must exist.
+	cfg := writeConfig(t, "name: sleeper\nentrypoint: sleep 60\nsearcher: {name: single, metric: loss}\n")
+	e1 := createdID(t, c.ok("", "experiment", "create", cfg, "--paused"))
+	e2 := createdID(t, c.ok("", "experiment", "create", cfg, "--paused"))
+	id := strings.TrimSpace(c.ok("", "tensorboard", "start", e1, e2, "-d"))
+	task := c.describe("tensorboard", id)
+	if task.Description != "TensorBoard (experiments "+e1+", "+e2+")" || task.Slots != 0 ||
+		fmt.Sprint(task.ExperimentIDs) != "["+e1+" "+e2+"]" {
 		t.Fatalf("tensorboard %+v", task)
 	}
+	if r := c.run("", "tensorboard", "start", e1, "-t", "999", "-d"); r.code != 1 || !strings.Contains(r.stderr, "trial 999 not found") {
+		t.Fatalf("an unknown trial: %d %s", r.code, r.stderr)
+	}
 	// Without the program it ends before it serves, and det says so.
-	r := c.run("", "tensorboard", "start", "4")
+	r := c.run("", "tensorboard", "start", e1)
 	if r.code != 1 || !strings.Contains(r.stderr, "ended before it was ready") || !strings.Contains(r.stderr, "det tensorboard logs tensorboard-") {
 		t.Fatalf("tensorboard start: %d\n%s", r.code, r.stderr)
 	}

@@ -34,7 +34,7 @@ func (a *app) shellStartCmd() *cobra.Command {
 		Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			s, t, err := a.launch(ctx, shellKind, f, nil, nil)
+			s, t, err := a.launch(ctx, shellKind, f, resolute.CreateTaskRequest{})
 			if err != nil {
 				return err
 			}

@@ -252,6 +252,8 @@ type Task struct {
 	EndReason     string
 	CreatedAt     time.Time
 	EndedAt       *time.Time
+	ExperimentIds []int64
+	TrialIds      []int64
 }
 
 type TaskLog struct {
@@ -287,6 +289,8 @@ type TaskView struct {
 	CreatedAt     time.Time
 	EndedAt       *time.Time
 	Username      string
+	ExperimentIds []int64
+	TrialIds      []int64
 }
 
 type Template struct {

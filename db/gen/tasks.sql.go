@@ -10,22 +10,25 @@ import (
 )
 
 const createTask = `-- name: CreateTask :exec
-INSERT INTO tasks (id, type, state, description, config, context, user_id, project_id, resource_pool, priority, slots, service_token)
-VALUES ($1, $2, 'QUEUED', $3, $4, $5, $6, $7, $8, $9, $10, $11)
+INSERT INTO tasks (id, type, state, description, config, context, user_id, project_id, resource_pool, priority, slots, service_token,
+                   experiment_ids, trial_ids)
+VALUES ($1, $2, 'QUEUED', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 `
 
 type CreateTaskParams struct {
-	ID           string
-	Type         string
-	Description  string
-	Config       []byte
-	Context      []byte
-	UserID       int64
-	ProjectID    int64
-	ResourcePool string
-	Priority     *int32
-	Slots        int32
-	ServiceToken string
+	ID            string
+	Type          string
+	Description   string
+	Config        []byte
+	Context       []byte
+	UserID        int64
+	ProjectID     int64
+	ResourcePool  string
+	Priority      *int32
+	Slots         int32
+	ServiceToken  string
+	ExperimentIds []int64
+	TrialIds      []int64
 }
 
 func (q *Queries) CreateTask(ctx context.Context, arg CreateTaskParams) error {
@@ -41,6 +44,8 @@ func (q *Queries) CreateTask(ctx context.Context, arg CreateTaskParams) error {
 		arg.Priority,
 		arg.Slots,
 		arg.ServiceToken,
+		arg.ExperimentIds,
+		arg.TrialIds,
 	)
 	return err
 }
@@ -62,7 +67,7 @@ func (q *Queries) EndTask(ctx context.Context, arg EndTaskParams) error {
 }
 
 const getTask = `-- name: GetTask :one
-SELECT id, type, state, description, config, user_id, project_id, resource_pool, priority, weight, queue_position, slots, service_port, service_token, ready, exit_code, end_reason, created_at, ended_at, username FROM task_views WHERE id = $1
+SELECT id, type, state, description, config, user_id, project_id, resource_pool, priority, weight, queue_position, slots, service_port, service_token, ready, exit_code, end_reason, created_at, ended_at, username, experiment_ids, trial_ids FROM task_views WHERE id = $1
 `
 
 func (q *Queries) GetTask(ctx context.Context, id string) (TaskView, error) {
@@ -89,6 +94,8 @@ func (q *Queries) GetTask(ctx context.Context, id string) (TaskView, error) {
 		&i.CreatedAt,
 		&i.EndedAt,
 		&i.Username,
+		&i.ExperimentIds,
+		&i.TrialIds,
 	)
 	return i, err
 }
@@ -105,7 +112,7 @@ func (q *Queries) GetTaskContext(ctx context.Context, id string) ([]byte, error)
 }
 
 const listTasks = `-- name: ListTasks :many
-SELECT id, type, state, description, config, user_id, project_id, resource_pool, priority, weight, queue_position, slots, service_port, service_token, ready, exit_code, end_reason, created_at, ended_at, username FROM task_views
+SELECT id, type, state, description, config, user_id, project_id, resource_pool, priority, weight, queue_position, slots, service_port, service_token, ready, exit_code, end_reason, created_at, ended_at, username, experiment_ids, trial_ids FROM task_views
 WHERE ($1::text IS NULL OR type = $1)
   AND ($2::boolean IS NULL OR (state <> 'TERMINATED') = $2)
 ORDER BY created_at DESC
@@ -146,6 +153,8 @@ func (q *Queries) ListTasks(ctx context.Context, arg ListTasksParams) ([]TaskVie
 			&i.CreatedAt,
 			&i.EndedAt,
 			&i.Username,
+			&i.ExperimentIds,
+			&i.TrialIds,
 		); err != nil {
 			return nil, err
 		}

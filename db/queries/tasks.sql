@@ -2,8 +2,9 @@
 SELECT nextval('task_numbers')::bigint;
 
 -- name: CreateTask :exec
-INSERT INTO tasks (id, type, state, description, config, context, user_id, project_id, resource_pool, priority, slots, service_token)
-VALUES ($1, $2, 'QUEUED', $3, $4, $5, $6, $7, $8, $9, $10, $11);
+INSERT INTO tasks (id, type, state, description, config, context, user_id, project_id, resource_pool, priority, slots, service_token,
+                   experiment_ids, trial_ids)
+VALUES ($1, $2, 'QUEUED', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13);
 
 -- name: GetTask :one
 SELECT * FROM task_views WHERE id = $1;
