@@ -133,7 +133,7 @@ func New(lookup Lookup, opts ...Option) *Proxy {
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:   p.rewrite,
-		Transport: DefaultTransport(),
+		Transport: newGetTransport(DefaultTransport()),
 		// No flush timer: ReverseProxy flushes event streams and bodies of
 		// unknown length after every write; the bodies in activity.go
 		// flush the others whenever the proxy would wait on the service.

@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/pprof"
+	"time"
 
 	"github.com/resolute-ml/resolute/proxy"
 )
@@ -20,7 +22,17 @@ import (
 func main() {
 	port := flag.Int("port", 9002, "port to listen on, on 127.0.0.1")
 	target := flag.String("target", "http://127.0.0.1:9001", "the service every task goes to")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the first -profile-seconds to this file")
+	profileSeconds := flag.Int("profile-seconds", 10, "how long -cpuprofile records")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		pprof.StartCPUProfile(f)
+		time.AfterFunc(time.Duration(*profileSeconds)*time.Second, func() { pprof.StopCPUProfile(); f.Close() })
+	}
 	u, err := url.Parse(*target)
 	if err != nil {
 		log.Fatalf("-target: %v", err)
