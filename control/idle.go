@@ -63,9 +63,10 @@ func JupyterIdle(kind string, s JupyterState, seen time.Time) (bool, time.Time) 
 	return len(s.Kernels) == 0 && s.Terminals == 0 && s.Sessions == 0, latest
 }
 
-// WatchIdle terminates notebooks and TensorBoards that stayed idle longer
-// than their idle_timeout (default: the master's notebook_timeout and
-// tensorboard_timeout): idle means no request through the proxy and, for
+// WatchIdle terminates notebooks, TensorBoards and shells that stayed idle
+// longer than their idle_timeout (default: the master's notebook_timeout and
+// tensorboard_timeout; shells only with one in their config): idle means no
+// request through the proxy and no terminal traffic (proxyActivity) and, for
 // notebooks, nothing Jupyter itself calls activity (notebook_idle_type). It
 // looks every interval until ctx ends.
 func (x *Experiments) WatchIdle(ctx context.Context, proxyActivity func(taskID string) time.Time, interval time.Duration) {
@@ -92,7 +93,7 @@ func (x *Experiments) WatchIdle(ctx context.Context, proxyActivity func(taskID s
 		now := x.now()
 		alive := map[string]bool{}
 		for _, t := range tasks {
-			if !t.Ready || (t.Type != resolute.TaskNotebook && t.Type != resolute.TaskTensorBoard) {
+			if !t.Ready || t.Type == resolute.TaskCommand {
 				continue
 			}
 			alive[t.ID] = true
@@ -145,10 +146,13 @@ func (x *Experiments) idleTimeout(t resolute.Task) (time.Duration, string) {
 	if cfg.IdleTimeout != nil {
 		return *cfg.IdleTimeout, cfg.NotebookIdleType
 	}
-	if t.Type == resolute.TaskNotebook {
+	switch t.Type {
+	case resolute.TaskNotebook:
 		return x.opts.NotebookTimeout, cfg.NotebookIdleType
+	case resolute.TaskTensorBoard:
+		return x.opts.TensorboardTimeout, ""
 	}
-	return x.opts.TensorboardTimeout, ""
+	return 0, "" // a shell without idle_timeout stays until killed
 }
 
 // jupyterState asks a notebook server, on loopback with its token, for its

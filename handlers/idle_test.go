@@ -93,3 +93,34 @@ func TestABusyKernelKeepsAnActivityNotebookAlive(t *testing.T) {
 		t.Fatal(fmt.Sprintf("not terminated after the kernel rested: %+v", end))
 	}
 }
+
+// TestAShellIsTerminatedOnlyAfterItsTerminalGoesQuiet gives a shell a 3 s
+// idle_timeout: typing every second keeps it running past that; once the
+// terminal is quiet it is terminated with the reason in its log.
+func TestAShellIsTerminatedOnlyAfterItsTerminalGoesQuiet(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	admin := login(t, m, "admin", "")
+	var tr resolute.TaskResponse
+	api(t, m, "POST", "/api/v1/shells", admin, jsonBody(resolute.CreateTaskRequest{Config: "idle_timeout: 3s\n"}), &tr)
+	id := tr.Task.ID
+	term := openTerm(t, m, admin, id)
+	for i := range 6 {
+		term.send(fmt.Sprintf("echo tick-%d\n", i))
+		term.until(fmt.Sprintf(`tick-%d\r?\n`, i))
+		time.Sleep(time.Second)
+	}
+	if task, _ := m.DB.Task(context.Background(), id); task.State != resolute.TaskRunning {
+		t.Fatalf("a shell in use was stopped after 6 s with a 3 s idle_timeout: state %s\n%s", task.State, fetchLogs(t, m, admin, "/api/v1/tasks/"+id+"/logs"))
+	}
+	quiet := time.Now()
+	task := waitTask(t, m, admin, id, func(t resolute.Task) bool { return t.State == resolute.TaskTerminated })
+	if task.State != resolute.TaskTerminated {
+		t.Fatalf("a quiet shell was not terminated: state %s", task.State)
+	}
+	if d := time.Since(quiet); d < 2*time.Second {
+		t.Fatalf("terminated %v after the terminal went quiet, before its 3 s idle_timeout", d)
+	}
+	if logs := fetchLogs(t, m, admin, "/api/v1/tasks/"+id+"/logs"); !strings.Contains(logs, "idle for more than 3s") {
+		t.Fatalf("logs lack the reason:\n%s", logs)
+	}
+}

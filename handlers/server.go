@@ -64,6 +64,7 @@ func New(cfg Config, d Deps) *Server {
 		throttle: auth.NewThrottle(time.Now), now: time.Now, terminals: d.Terminals,
 	}
 	s.proxy = s.newProxy()
+	s.activity = s.proxy.Touch
 	return s
 }
 

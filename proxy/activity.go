@@ -52,6 +52,12 @@ func (p *Proxy) LastActivity(taskID string) time.Time {
 	return time.Unix(0, n)
 }
 
+// Touch records activity of taskID that did not pass through the proxy,
+// such as traffic of a shell's terminal.
+func (p *Proxy) Touch(taskID string) {
+	p.activity(taskID).touch(p.now())
+}
+
 // OpenConns returns how many upgraded (websocket) connections to taskID are
 // open now: a notebook tab with a live kernel keeps one.
 func (p *Proxy) OpenConns(taskID string) int {
