@@ -64,15 +64,18 @@ func TestANotebookIsReachedThroughTheProxyByItsOwnerOnly(t *testing.T) {
 	if code, _ := proxyGet(t, m, "/proxy/"+id+"/api/status", ""); code != 401 {
 		t.Fatalf("no session: %d, want 401", code)
 	}
-	if code, _ := proxyGet(t, m, "/proxy/no-such-task/", admin); code != 404 {
-		t.Fatalf("unknown task: %d", code)
+	if code, body := proxyGet(t, m, "/proxy/no-such-task/", admin); code != 404 || !strings.Contains(body, `"code":"not_found"`) {
+		t.Fatalf("unknown task: %d %s, want 404 in JSON for a client that is not a browser", code, body)
 	}
 	api(t, m, "POST", "/api/v1/notebooks/"+id+"/kill", admin, "", nil)
 	waitTask(t, m, admin, id, func(t resolute.Task) bool { return t.State == resolute.TaskTerminated })
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		code, _ := proxyGet(t, m, "/proxy/"+id+"/api/status", admin)
+		code, body := proxyGet(t, m, "/proxy/"+id+"/api/status", admin)
 		if code == 410 {
+			if !strings.Contains(body, "TERMINATED") {
+				t.Fatalf("the 410 does not say how the notebook ended: %s", body)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
