@@ -208,6 +208,24 @@ type MetricsResponse struct {
 	Metrics []MetricsReport `json:"metrics"`
 }
 
+// ExperimentMetricsResponse is one metric of every trial of an experiment
+// (GET /api/v1/experiments/{id}/metrics), in trial order.
+type ExperimentMetricsResponse struct {
+	Trials []TrialSeries `json:"trials"`
+}
+
+// TrialSeries is one metric of one trial in step order.
+type TrialSeries struct {
+	TrialID int64         `json:"trialId"`
+	Points  []MetricPoint `json:"points"`
+}
+
+// MetricPoint is a metric's value after a number of batches.
+type MetricPoint struct {
+	StepsCompleted int64   `json:"stepsCompleted"`
+	Value          float64 `json:"value"`
+}
+
 // PatchExperimentRequest edits an experiment; absent fields stay.
 type PatchExperimentRequest struct {
 	Name        *string   `json:"name,omitempty"`

@@ -13,18 +13,28 @@ import (
 // when it is missing, a bucket keeps its first report. A series that fits
 // is returned as is.
 func Downsample(reports []resolute.MetricsReport, maxPoints int, metric string) []resolute.MetricsReport {
-	if maxPoints < 4 || len(reports) <= maxPoints {
-		return reports
+	return keep(reports, maxPoints, func(r resolute.MetricsReport) (float64, bool) { return metricValue(r, metric) })
+}
+
+// DownsamplePoints is Downsample for a series of one metric's values.
+func DownsamplePoints(points []resolute.MetricPoint, maxPoints int) []resolute.MetricPoint {
+	return keep(points, maxPoints, func(p resolute.MetricPoint) (float64, bool) { return p.Value, true })
+}
+
+// keep does Downsample's bucketing over any series, reading values with value.
+func keep[T any](series []T, maxPoints int, value func(T) (float64, bool)) []T {
+	if maxPoints < 4 || len(series) <= maxPoints {
+		return series
 	}
 	buckets := maxPoints / 2
-	keep := make([]bool, len(reports))
-	keep[0], keep[len(reports)-1] = true, true
+	kept := make([]bool, len(series))
+	kept[0], kept[len(series)-1] = true, true
 	for b := 0; b < buckets; b++ {
-		lo, hi := b*len(reports)/buckets, (b+1)*len(reports)/buckets
+		lo, hi := b*len(series)/buckets, (b+1)*len(series)/buckets
 		minAt, maxAt := -1, -1
 		var minV, maxV float64
 		for i := lo; i < hi; i++ {
-			v, ok := metricValue(reports[i], metric)
+			v, ok := value(series[i])
 			if !ok {
 				continue
 			}
@@ -36,15 +46,15 @@ func Downsample(reports []resolute.MetricsReport, maxPoints int, metric string) 
 			}
 		}
 		if minAt < 0 {
-			keep[lo] = true
+			kept[lo] = true
 			continue
 		}
-		keep[minAt], keep[maxAt] = true, true
+		kept[minAt], kept[maxAt] = true, true
 	}
-	out := make([]resolute.MetricsReport, 0, maxPoints+2)
-	for i, k := range keep {
+	out := make([]T, 0, maxPoints+2)
+	for i, k := range kept {
 		if k {
-			out = append(out, reports[i])
+			out = append(out, series[i])
 		}
 	}
 	return out

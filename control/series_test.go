@@ -55,3 +55,22 @@ func TestDownsampleKeepsEndsAndSpikes(t *testing.T) {
 		t.Fatal("a short series changed")
 	}
 }
+
+func TestDownsamplePointsKeepsEndsAndSpikes(t *testing.T) {
+	points := make([]resolute.MetricPoint, 1000)
+	for i := range points {
+		points[i] = resolute.MetricPoint{StepsCompleted: int64(i), Value: 1}
+	}
+	points[537].Value = -50 // a dip
+	got := control.DownsamplePoints(points, 20)
+	if len(got) > 22 || got[0].StepsCompleted != 0 || got[len(got)-1].StepsCompleted != 999 {
+		t.Fatalf("%d points, ends %v", len(got), got)
+	}
+	found := false
+	for _, p := range got {
+		found = found || p.StepsCompleted == 537
+	}
+	if !found {
+		t.Fatalf("the dip at 537 is lost: %v", got)
+	}
+}

@@ -62,6 +62,44 @@ func (q *Queries) LatestTrialMetrics(ctx context.Context, trialID int64) ([]reso
 	return toReports(rows), nil
 }
 
+// ExperimentMetricSeries returns one metric of a group of every trial of an
+// experiment that reported it, in one query.
+func (q *Queries) ExperimentMetricSeries(ctx context.Context, experimentID int64, group, metric string) ([]resolute.TrialSeries, error) {
+	rows, err := q.q.ListExperimentMetricSeries(ctx, gen.ListExperimentMetricSeriesParams{ExperimentID: experimentID, GroupName: group, Metric: metric})
+	if err != nil {
+		return nil, translate(err, "metrics of experiment %d", experimentID)
+	}
+	out := []resolute.TrialSeries{}
+	for _, r := range rows {
+		if len(out) == 0 || out[len(out)-1].TrialID != r.TrialID {
+			out = append(out, resolute.TrialSeries{TrialID: r.TrialID})
+		}
+		s := &out[len(out)-1]
+		s.Points = append(s.Points, resolute.MetricPoint{StepsCompleted: r.StepsCompleted, Value: r.Value})
+	}
+	return out, nil
+}
+
+// ExperimentMetricNames returns the names of the metrics an experiment's
+// trials reported, by group, sorted.
+func (q *Queries) ExperimentMetricNames(ctx context.Context, experimentID int64) (map[string][]string, error) {
+	rows, err := q.q.ListExperimentMetricNames(ctx, experimentID)
+	if err != nil {
+		return nil, translate(err, "metric names of experiment %d", experimentID)
+	}
+	out := map[string][]string{}
+	for _, r := range rows {
+		out[r.GroupName] = append(out[r.GroupName], r.Name)
+	}
+	return out, nil
+}
+
+// TrialMetricGroups returns the groups a trial reported metrics of, sorted.
+func (q *Queries) TrialMetricGroups(ctx context.Context, trialID int64) ([]string, error) {
+	groups, err := q.q.ListTrialMetricGroups(ctx, trialID)
+	return groups, translate(err, "metric groups of trial %d", trialID)
+}
+
 func toReports(rows []gen.Metric) []resolute.MetricsReport {
 	out := make([]resolute.MetricsReport, len(rows))
 	for i, r := range rows {

@@ -185,6 +185,7 @@ func (s *Server) Routes() chi.Router {
 			r.Post("/experiments/{id}/move", s.handleAPIExperimentMove)
 			r.Get("/experiments/{id}/trials", s.handleAPIExperimentTrials)
 			r.Get("/experiments/{id}/checkpoints", s.handleAPIExperimentCheckpoints)
+			r.Get("/experiments/{id}/metrics", s.handleAPIExperimentMetrics)
 			r.Get("/experiments/{id}/config", s.handleAPIExperimentConfig)
 			r.Get("/experiments/{id}/model_def", s.handleAPIExperimentModelDef)
 			r.Post("/preview-hp-search", s.handleAPIPreviewSearch)

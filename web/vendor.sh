@@ -10,3 +10,5 @@ cp node_modules/sortablejs/Sortable.min.js static/vendor/Sortable.min.js
 cp node_modules/@xterm/xterm/lib/xterm.js static/vendor/xterm.js
 cp node_modules/@xterm/xterm/css/xterm.css static/vendor/xterm.css
 cp node_modules/@xterm/addon-fit/lib/addon-fit.js static/vendor/addon-fit.js
+cp node_modules/uplot/dist/uPlot.iife.min.js static/vendor/uPlot.iife.min.js
+cp node_modules/uplot/dist/uPlot.min.css static/vendor/uPlot.min.css

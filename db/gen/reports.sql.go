@@ -135,6 +135,83 @@ func (q *Queries) ListExperimentCheckpoints(ctx context.Context, experimentID in
 	return items, nil
 }
 
+const listExperimentMetricNames = `-- name: ListExperimentMetricNames :many
+SELECT DISTINCT m.group_name, k.name::text AS name
+FROM metrics m JOIN trials t ON t.id = m.trial_id
+CROSS JOIN LATERAL jsonb_object_keys(CASE WHEN jsonb_typeof(m.metrics->'avg_metrics') = 'object'
+  THEN m.metrics->'avg_metrics' ELSE '{}'::jsonb END) AS k(name)
+WHERE t.experiment_id = $1
+ORDER BY m.group_name, name
+`
+
+type ListExperimentMetricNamesRow struct {
+	GroupName string
+	Name      string
+}
+
+// The names of the metrics an experiment's trials reported, by group.
+func (q *Queries) ListExperimentMetricNames(ctx context.Context, experimentID int64) ([]ListExperimentMetricNamesRow, error) {
+	rows, err := q.db.Query(ctx, listExperimentMetricNames, experimentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListExperimentMetricNamesRow
+	for rows.Next() {
+		var i ListExperimentMetricNamesRow
+		if err := rows.Scan(&i.GroupName, &i.Name); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listExperimentMetricSeries = `-- name: ListExperimentMetricSeries :many
+SELECT m.trial_id, m.steps_completed, (m.metrics->'avg_metrics'->>$1::text)::float8 AS value
+FROM metrics m JOIN trials t ON t.id = m.trial_id
+WHERE t.experiment_id = $2 AND m.group_name = $3
+  AND jsonb_typeof(m.metrics->'avg_metrics'->$1::text) = 'number'
+ORDER BY m.trial_id, m.steps_completed, m.id
+`
+
+type ListExperimentMetricSeriesParams struct {
+	Metric       string
+	ExperimentID int64
+	GroupName    string
+}
+
+type ListExperimentMetricSeriesRow struct {
+	TrialID        int64
+	StepsCompleted int64
+	Value          float64
+}
+
+// One metric of a group of every trial of an experiment, in trial and step
+// order; reports where it is not a number are left out.
+func (q *Queries) ListExperimentMetricSeries(ctx context.Context, arg ListExperimentMetricSeriesParams) ([]ListExperimentMetricSeriesRow, error) {
+	rows, err := q.db.Query(ctx, listExperimentMetricSeries, arg.Metric, arg.ExperimentID, arg.GroupName)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListExperimentMetricSeriesRow
+	for rows.Next() {
+		var i ListExperimentMetricSeriesRow
+		if err := rows.Scan(&i.TrialID, &i.StepsCompleted, &i.Value); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listTaskLogs = `-- name: ListTaskLogs :many
 SELECT id, task_id, allocation_id, time, level, stdtype, rank, source, log FROM task_logs
 WHERE task_id = $1 AND id > $2
@@ -223,6 +300,31 @@ func (q *Queries) ListTrialCheckpoints(ctx context.Context, trialID int64) ([]Ch
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listTrialMetricGroups = `-- name: ListTrialMetricGroups :many
+SELECT DISTINCT group_name FROM metrics WHERE trial_id = $1 ORDER BY group_name
+`
+
+// The groups a trial reported metrics of.
+func (q *Queries) ListTrialMetricGroups(ctx context.Context, trialID int64) ([]string, error) {
+	rows, err := q.db.Query(ctx, listTrialMetricGroups, trialID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var group_name string
+		if err := rows.Scan(&group_name); err != nil {
+			return nil, err
+		}
+		items = append(items, group_name)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -38,3 +38,25 @@ WHERE task_id = $1 AND id > $2
   AND (sqlc.narg(before_time)::timestamptz IS NULL OR time < sqlc.narg(before_time))
 ORDER BY id
 LIMIT $3;
+
+-- name: ListExperimentMetricSeries :many
+-- One metric of a group of every trial of an experiment, in trial and step
+-- order; reports where it is not a number are left out.
+SELECT m.trial_id, m.steps_completed, (m.metrics->'avg_metrics'->>sqlc.arg(metric)::text)::float8 AS value
+FROM metrics m JOIN trials t ON t.id = m.trial_id
+WHERE t.experiment_id = sqlc.arg(experiment_id) AND m.group_name = sqlc.arg(group_name)
+  AND jsonb_typeof(m.metrics->'avg_metrics'->sqlc.arg(metric)::text) = 'number'
+ORDER BY m.trial_id, m.steps_completed, m.id;
+
+-- name: ListExperimentMetricNames :many
+-- The names of the metrics an experiment's trials reported, by group.
+SELECT DISTINCT m.group_name, k.name::text AS name
+FROM metrics m JOIN trials t ON t.id = m.trial_id
+CROSS JOIN LATERAL jsonb_object_keys(CASE WHEN jsonb_typeof(m.metrics->'avg_metrics') = 'object'
+  THEN m.metrics->'avg_metrics' ELSE '{}'::jsonb END) AS k(name)
+WHERE t.experiment_id = $1
+ORDER BY m.group_name, name;
+
+-- name: ListTrialMetricGroups :many
+-- The groups a trial reported metrics of.
+SELECT DISTINCT group_name FROM metrics WHERE trial_id = $1 ORDER BY group_name;

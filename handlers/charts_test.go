@@ -1,0 +1,112 @@
+package handlers_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/handlers/handlerstest"
+)
+
+// experimentWithMetrics creates a paused experiment whose trials reported
+// the given validation losses (one report per 10 batches), plus a report
+// of another group and one without the metric.
+func experimentWithMetrics(t *testing.T, m *handlerstest.Master, losses ...[]float64) (resolute.Experiment, []resolute.Trial) {
+	t.Helper()
+	admin, err := m.DB.UserByUsername(t.Context(), "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID, Paused: true,
+		ConfigYAML: "name: charted\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trials []resolute.Trial
+	var reports []resolute.MetricsReport
+	for i, series := range losses {
+		tr, err := m.DB.CreateTrial(t.Context(), e.ID, 100+i, resolute.StateActive, []byte("{}"), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trials = append(trials, tr)
+		for j, v := range series {
+			reports = append(reports, resolute.MetricsReport{TrialID: tr.ID, StepsCompleted: int64(10 * (j + 1)), Group: "validation",
+				Metrics: json.RawMessage(fmt.Sprintf(`{"avg_metrics": {"loss": %v, "accuracy": 0.5}}`, v))})
+		}
+		reports = append(reports,
+			resolute.MetricsReport{TrialID: tr.ID, StepsCompleted: 5, Group: "training", Metrics: json.RawMessage(`{"avg_metrics": {"loss": 9}}`)},
+			resolute.MetricsReport{TrialID: tr.ID, StepsCompleted: 7, Group: "validation", Metrics: json.RawMessage(`{"avg_metrics": {"loss": "NaN"}}`)})
+	}
+	if err := m.DB.InsertMetrics(t.Context(), reports); err != nil {
+		t.Fatal(err)
+	}
+	return e, trials
+}
+
+func TestExperimentMetricsAreOneSeriesPerTrial(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	token := login(t, m, "admin", "")
+	many := make([]float64, 100)
+	for i := range many {
+		many[i] = 1
+	}
+	many[42] = 7 // a spike the downsampling keeps
+	e, trials := experimentWithMetrics(t, m, []float64{3, 2, 1}, many)
+	other, _ := experimentWithMetrics(t, m, []float64{5})
+
+	series := func(id int64, query string) resolute.ExperimentMetricsResponse {
+		t.Helper()
+		var got resolute.ExperimentMetricsResponse
+		if code := api(t, m, "GET", "/api/v1/experiments/"+itoa(id)+"/metrics?"+query, token, "", &got); code != 200 {
+			t.Fatalf("%s: status %d", query, code)
+		}
+		return got
+	}
+	got := series(e.ID, "group=validation&metric=loss&max_points=10")
+	if len(got.Trials) != 2 || got.Trials[0].TrialID != trials[0].ID || got.Trials[1].TrialID != trials[1].ID {
+		t.Fatalf("trials %+v, want %d and %d", got.Trials, trials[0].ID, trials[1].ID)
+	}
+	want := []resolute.MetricPoint{{StepsCompleted: 10, Value: 3}, {StepsCompleted: 20, Value: 2}, {StepsCompleted: 30, Value: 1}}
+	if diff := cmp.Diff(want, got.Trials[0].Points); diff != "" {
+		t.Errorf("the first trial's series (-want +got):\n%s", diff)
+	}
+	long := got.Trials[1].Points
+	if len(long) > 12 || long[0].StepsCompleted != 10 || long[len(long)-1].StepsCompleted != 1000 {
+		t.Errorf("the long series is not downsampled to about 10 points with its ends: %+v", long)
+	}
+	spike := false
+	for _, p := range long {
+		spike = spike || p == resolute.MetricPoint{StepsCompleted: 430, Value: 7}
+	}
+	if !spike {
+		t.Errorf("the spike at 430 batches is lost: %+v", long)
+	}
+
+	got = series(e.ID, "group=training&metric=loss")
+	if len(got.Trials) != 2 || len(got.Trials[0].Points) != 1 || got.Trials[0].Points[0].Value != 9 {
+		t.Errorf("training series %+v", got.Trials)
+	}
+	got = series(other.ID, "metric=accuracy")
+	if len(got.Trials) != 1 || len(got.Trials[0].Points) != 1 || got.Trials[0].Points[0].Value != 0.5 {
+		t.Errorf("the other experiment's accuracy (validation by default) %+v", got.Trials)
+	}
+	got = series(e.ID, "metric=unreported")
+	if got.Trials == nil || len(got.Trials) != 0 {
+		t.Errorf("an unreported metric gives %+v, want no trials", got.Trials)
+	}
+
+	for path, status := range map[string]int{
+		"/api/v1/experiments/" + itoa(e.ID) + "/metrics":                             400,
+		"/api/v1/experiments/" + itoa(e.ID) + "/metrics?metric=loss&max_points=wide": 400,
+		"/api/v1/experiments/99999/metrics?metric=loss":                              404,
+	} {
+		if code := api(t, m, "GET", path, token, "", nil); code != status {
+			t.Errorf("GET %s: %d, want %d", path, code, status)
+		}
+	}
+}
