@@ -2,9 +2,11 @@ package handlers
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/views"
 )
 
 // handleAPIExperimentMetrics serves GET /api/v1/experiments/{id}/metrics?
@@ -41,4 +43,44 @@ func (s *Server) handleAPIExperimentMetrics(w http.ResponseWriter, r *http.Reque
 		}
 	}
 	writeJSON(w, http.StatusOK, resolute.ExperimentMetricsResponse{Trials: trials})
+}
+
+// charting says whether uPlot is embedded (after `make web`); without it
+// pages show their metric tables only.
+func (s *Server) charting() bool { return s.assets.Has("vendor/uPlot.iife.min.js") }
+
+// trialCharts is a chart per group the trial reported, training and
+// validation always and first.
+func (s *Server) trialCharts(r *http.Request, t resolute.Trial, metric string) (*views.TrialCharts, error) {
+	reported, err := s.db.TrialMetricGroups(r.Context(), t.ID)
+	if err != nil {
+		return nil, err
+	}
+	c := &views.TrialCharts{TrialID: t.ID, Metric: metric, Groups: []string{"training", "validation"}}
+	for _, g := range reported {
+		if !slices.Contains(c.Groups, g) {
+			c.Groups = append(c.Groups, g)
+		}
+	}
+	return c, nil
+}
+
+// experimentChart offers the training and validation metrics the trials
+// reported, the searcher's metric on validation first (offered even before
+// any trial reports it).
+func (s *Server) experimentChart(r *http.Request, e resolute.Experiment, metric string) (*views.ExperimentChart, error) {
+	names, err := s.db.ExperimentMetricNames(r.Context(), e.ID)
+	if err != nil {
+		return nil, err
+	}
+	c := &views.ExperimentChart{ExperimentID: e.ID, Group: "validation", Metric: metric}
+	if metric != "" && !slices.Contains(names["validation"], metric) {
+		names["validation"] = append([]string{metric}, names["validation"]...)
+	}
+	for _, g := range []string{"validation", "training"} {
+		if len(names[g]) > 0 {
+			c.Groups = append(c.Groups, views.MetricNames{Group: g, Names: names[g]})
+		}
+	}
+	return c, nil
 }

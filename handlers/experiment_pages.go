@@ -207,6 +207,9 @@ func (s *Server) handleExperimentPage(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		p.ConfigYAML, err = jsonToYAML(e.Config)
 	}
+	if err == nil && p.Live.Chart != nil {
+		p.Live.Chart, err = s.experimentChart(r, e, p.Live.Metric)
+	}
 	if err == nil && len(p.Live.Trials) == 1 {
 		var l views.TrialLogs
 		l, err = s.trialLogs(r, p.Live.Trials[0].Trial, experimentPath(e.ID), 0)
@@ -237,6 +240,9 @@ func (s *Server) handleExperimentLive(w http.ResponseWriter, r *http.Request) {
 func (s *Server) experimentLive(r *http.Request, e resolute.Experiment) (views.ExperimentLive, error) {
 	l := views.ExperimentLive{Experiment: e, Duration: s.duration(e.CreatedAt, e.EndedAt), CanChange: mayChangeExperiment(r, e) == nil}
 	l.Metric, l.SmallerIsBetter = searcherMetric(e.Config)
+	if s.charting() {
+		l.Chart = &views.ExperimentChart{ExperimentID: e.ID} // the page fills it in
+	}
 	trials, err := s.db.Trials(r.Context(), e.ID)
 	if err != nil {
 		return l, err

@@ -108,6 +108,11 @@ func (s *Server) trialLive(r *http.Request, t resolute.Trial, e resolute.Experim
 	if l.Register, err = s.markRegistered(r, l.Checkpoints); err != nil {
 		return l, err
 	}
+	if s.charting() {
+		if l.Charts, err = s.trialCharts(r, t, l.Metric); err != nil {
+			return l, err
+		}
+	}
 	l.Allocations, err = s.db.TrialAllocations(r.Context(), t.ID)
 	return l, err
 }

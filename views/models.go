@@ -256,6 +256,9 @@ type ExperimentLive struct {
 	Checkpoints     []CheckpointRow
 	Latest          []MetricsTable // the latest report of each group, of the first trial
 	Register        RegisterChoices
+	// Chart is nil where uPlot is not embedded. In the live fragment it is
+	// only a placeholder: hx-preserve keeps the page's chart in its place.
+	Chart *ExperimentChart
 }
 
 // TrialRow is one trial as tables show it.
@@ -307,6 +310,7 @@ type TrialLive struct {
 	Checkpoints []CheckpointRow
 	Allocations []resolute.Allocation
 	Register    RegisterChoices
+	Charts      *TrialCharts // nil where uPlot is not embedded
 }
 
 // TrialLogs is a trial's log with its filter, followed while it runs.

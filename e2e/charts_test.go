@@ -1,0 +1,89 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/handlers/handlerstest"
+)
+
+// TestMetricChartsDrawHoverAndSwitchMetrics reports metrics for two trials
+// of a paused experiment (as trials would) and looks at their charts.
+func TestMetricChartsDrawHoverAndSwitchMetrics(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	admin, err := m.DB.UserByUsername(t.Context(), "admin")
+	must(t, err)
+	e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID, Paused: true,
+		ConfigYAML: "name: charted\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\n"})
+	must(t, err)
+	var trials []resolute.Trial
+	var reports []resolute.MetricsReport
+	for i := range 2 {
+		tr, err := m.DB.CreateTrial(t.Context(), e.ID, 100+i, resolute.StateActive, []byte("{}"), 1)
+		must(t, err)
+		trials = append(trials, tr)
+		for step := int64(10); step <= 50; step += 10 {
+			reports = append(reports,
+				resolute.MetricsReport{TrialID: tr.ID, StepsCompleted: step, Group: "validation",
+					Metrics: json.RawMessage(fmt.Sprintf(`{"avg_metrics": {"loss": %g, "accuracy": 0.5}}`, float64(i+1)/float64(step)))},
+				resolute.MetricsReport{TrialID: tr.ID, StepsCompleted: step, Group: "training",
+					Metrics: json.RawMessage(`{"avg_metrics": {"loss": 9}}`)})
+		}
+	}
+	must(t, m.DB.InsertMetrics(t.Context(), reports))
+
+	page := browser.NewPage(t, 1280)
+	signIn(t, page, m.URL, "admin", "")
+	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
+
+	// A trial's page: a chart per group, values in the legend on hover.
+	_, err = page.Goto(m.URL + "/trials/" + strconv.FormatInt(trials[0].ID, 10))
+	must(t, err)
+	validation := page.Locator("#chart-validation")
+	must(t, expect(t, validation.Locator(".uplot canvas")).ToBeVisible())
+	must(t, expect(t, page.Locator("#chart-training .uplot canvas")).ToBeVisible())
+	must(t, expect(t, validation.Locator(".u-legend")).ToContainText("accuracy"))
+	must(t, validation.Locator(".u-over").Hover())
+	must(t, expect(t, validation.Locator(".u-legend .u-series").Nth(1).Locator(".u-value")).ToHaveText("0.5"))
+	screenshot(t, page, "trial-charts")
+	must(t, page.Locator("#log-validation").Check())
+	must(t, expect(t, validation.Locator(".uplot canvas")).ToBeVisible())
+
+	// While the trial runs, new reports join its chart (through htmx's
+	// polls of the page, which keep the chart).
+	must(t, m.DB.InsertMetrics(t.Context(), []resolute.MetricsReport{{TrialID: trials[0].ID, StepsCompleted: 60, Group: "validation",
+		Metrics: json.RawMessage(`{"avg_metrics": {"loss": 0.01, "accuracy": 0.75}}`)}}))
+	box, err := validation.Locator(".u-over").BoundingBox()
+	must(t, err)
+	for range 20 {
+		must(t, validation.Locator(".u-over").Hover(playwright.LocatorHoverOptions{Position: &playwright.Position{X: box.Width - 1, Y: 10}}))
+		if v, _ := validation.Locator(".u-legend .u-series").Nth(1).Locator(".u-value").TextContent(); v == "0.75" {
+			break
+		}
+		page.WaitForTimeout(500)
+	}
+	must(t, expect(t, validation.Locator(".u-legend .u-series").Nth(1).Locator(".u-value")).ToHaveText("0.75"))
+
+	// The experiment's page: the searcher's metric of every trial, a picker
+	// for the others, and a legend entry opens its trial.
+	_, err = page.Goto(m.URL + "/experiments/" + strconv.FormatInt(e.ID, 10))
+	must(t, err)
+	chart := page.Locator("#experiment-chart")
+	must(t, expect(t, chart.Locator(".uplot canvas")).ToBeVisible())
+	must(t, expect(t, page.Locator("#chart-metric")).ToHaveValue("validation/loss"))
+	must(t, expect(t, chart.Locator(".u-legend")).ToContainText("Trial "+strconv.FormatInt(trials[1].ID, 10)))
+	screenshot(t, page, "experiment-chart")
+	_, err = page.Locator("#chart-metric").SelectOption(playwright.SelectOptionValues{Values: &[]string{"training/loss"}})
+	must(t, err)
+	must(t, chart.Locator(".u-over").Hover())
+	must(t, expect(t, chart.Locator(".u-legend .u-series").Nth(1).Locator(".u-value")).ToHaveText("9"))
+	must(t, chart.Locator(".u-legend").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Trial " + strconv.FormatInt(trials[1].ID, 10)}).Click())
+	must(t, playwright.NewPlaywrightAssertions(10000).Page(page).ToHaveURL(regexp.MustCompile(`/trials/`+strconv.FormatInt(trials[1].ID, 10)+`$`)))
+}

@@ -1,0 +1,128 @@
+// Metric charts drawn with uPlot from the JSON API. A [data-chart=trial]
+// element charts every metric of one group of a trial against batches; a
+// [data-chart=experiment] element charts the metric its select picks, one
+// line per trial, and a click on a line or its legend entry opens the
+// trial. Each asks for about as many points as it is wide (the server
+// downsamples) and refetches every 5 s while it sits inside a region htmx
+// polls (an [hx-get] ancestor: the trial or experiment still runs). The
+// elements carry hx-preserve, so those polls keep them and their canvases.
+(() => {
+  const colors = ["#2b6cb0", "#b42318", "#1e7a46", "#9a6700", "#6b46c1", "#0e7490", "#be185d", "#4d7c0f", "#475569", "#c2410c"];
+  const height = 260;
+
+  // trialColumns turns a group's reports into uPlot's columns: batches,
+  // then one per numeric metric.
+  function trialColumns(reports) {
+    const avg = (r) => (r.metrics && r.metrics.avg_metrics) || {};
+    const names = [...new Set(reports.flatMap((r) => Object.keys(avg(r)).filter((k) => typeof avg(r)[k] === "number")))].sort();
+    const data = [reports.map((r) => r.stepsCompleted)];
+    for (const n of names) data.push(reports.map((r) => (typeof avg(r)[n] === "number" ? avg(r)[n] : null)));
+    return { labels: names, data };
+  }
+
+  // experimentColumns aligns trials' series on the union of their batches.
+  function experimentColumns(trials) {
+    const xs = [...new Set(trials.flatMap((t) => t.points.map((p) => p.stepsCompleted)))].sort((a, b) => a - b);
+    const at = new Map(xs.map((x, i) => [x, i]));
+    const data = [xs];
+    for (const t of trials) {
+      const col = new Array(xs.length).fill(null);
+      for (const p of t.points) col[at.get(p.stepsCompleted)] = p.value;
+      data.push(col);
+    }
+    return { labels: trials.map((t) => "Trial " + t.trialId), ids: trials.map((t) => t.trialId), data };
+  }
+
+  function setup(el) {
+    const plot = el.querySelector(".chart-plot");
+    const empty = el.querySelector(".chart-empty");
+    const logBox = el.querySelector("input[data-log]");
+    const picker = el.querySelector("select[data-metric-picker]");
+    const experiment = el.dataset.chart === "experiment";
+    let u = null, shape = "", cols = null, metric = el.dataset.metric || "", timer = 0, focused = null;
+
+    const width = () => Math.max(240, plot.clientWidth);
+
+    function url() {
+      const q = new URLSearchParams({ max_points: String(width()) });
+      if (experiment) {
+        const o = picker.selectedOptions[0];
+        q.set("group", o.dataset.group);
+        q.set("metric", o.dataset.metric);
+      } else {
+        q.set("group", el.dataset.group);
+        if (metric) q.set("metric", metric);
+      }
+      return el.dataset.url + "?" + q;
+    }
+
+    // logged drops values a log scale cannot show.
+    const logged = (data) => (logBox.checked ? data.map((c, i) => (i === 0 ? c : c.map((v) => (v > 0 ? v : null)))) : data);
+
+    function options() {
+      const opts = {
+        width: width(), height,
+        scales: { x: { time: false }, y: { distr: logBox.checked ? 3 : 1 } },
+        axes: [{ label: "Batches" }, { size: 64 }],
+        series: [{ label: "Batches" }].concat(cols.labels.map((label, i) => ({
+          label, stroke: colors[i % colors.length], width: 1.5, spanGaps: true, points: { size: 4 },
+        }))),
+      };
+      if (experiment) {
+        opts.cursor = { focus: { prox: 24 } };
+        opts.focus = { alpha: 0.3 };
+        opts.hooks = { setSeries: [(u, i, o) => { if (o && "focus" in o) { focused = i; u.over.style.cursor = i ? "pointer" : ""; } }] };
+      }
+      return opts;
+    }
+
+    function draw() {
+      empty.hidden = cols.data[0].length > 0;
+      const next = cols.labels.join("\n") + logBox.checked;
+      if (u && next === shape) {
+        u.setData(logged(cols.data));
+        return;
+      }
+      if (u) u.destroy();
+      u = null;
+      shape = next;
+      if (!empty.hidden) return;
+      u = new uPlot(options(), logged(cols.data), plot);
+      if (experiment) {
+        const trialPage = (i) => el.dataset.trialUrl + cols.ids[i - 1];
+        u.over.addEventListener("click", () => { if (focused) location.href = trialPage(focused); });
+        u.root.querySelectorAll(".u-legend .u-series").forEach((row, i) => {
+          const label = row.querySelector(".u-label");
+          if (i === 0 || !label) return;
+          const a = document.createElement("a");
+          a.href = trialPage(i);
+          a.textContent = label.textContent;
+          a.addEventListener("click", (e) => e.stopPropagation());
+          label.replaceChildren(a);
+        });
+      }
+    }
+
+    async function load() {
+      clearTimeout(timer);
+      try {
+        const resp = await fetch(url(), { headers: { Accept: "application/json" } });
+        if (resp.ok) {
+          const body = await resp.json();
+          cols = experiment ? experimentColumns(body.trials) : trialColumns(body.metrics);
+          if (!metric && cols.labels.length) metric = cols.labels[0]; // keeps its spikes in the downsampling
+          draw();
+        }
+      } finally {
+        if (el.closest("[hx-get]")) timer = setTimeout(load, 5000);
+      }
+    }
+
+    logBox.addEventListener("change", () => cols && draw());
+    if (picker) picker.addEventListener("change", () => { shape = ""; load(); });
+    window.addEventListener("resize", () => u && u.setSize({ width: width(), height }));
+    load();
+  }
+
+  if (window.uPlot) document.querySelectorAll("[data-chart]").forEach(setup);
+})();
