@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,6 +11,7 @@ import (
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
+	"github.com/resolute-ml/resolute/web"
 )
 
 // experimentWithMetrics creates a paused experiment whose trials reported
@@ -108,5 +110,41 @@ func TestExperimentMetricsAreOneSeriesPerTrial(t *testing.T) {
 		if code := api(t, m, "GET", path, token, "", nil); code != status {
 			t.Errorf("GET %s: %d, want %d", path, code, status)
 		}
+	}
+}
+
+func TestChartsAreOnTheTrialAndExperimentPagesOnly(t *testing.T) {
+	if !web.New().Has("vendor/uPlot.iife.min.js") {
+		t.Skip("uPlot is not embedded: run make web")
+	}
+	m := handlerstest.Start(t, handlerstest.Options{})
+	e, trials := experimentWithMetrics(t, m, []float64{3, 2, 1})
+	err := m.DB.InsertMetrics(t.Context(), []resolute.MetricsReport{{TrialID: trials[0].ID, StepsCompleted: 30, Group: "profiling",
+		Metrics: json.RawMessage(`{"avg_metrics": {"batch_seconds": 0.1}}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := signInPages(t, m, "admin", "")
+	trial := "/trials/" + itoa(trials[0].ID)
+	_, body := get(t, c, m, trial)
+	wants(t, "the trial page", body, `id="trial-charts" class="charts" hx-preserve="true"`, `id="chart-training"`, `id="chart-validation"`,
+		`id="chart-profiling"`, `data-url="/api/v1/trials/`+itoa(trials[0].ID)+`/metrics" data-group="validation" data-metric="loss"`,
+		`/static/vendor/uPlot.iife.min.`, `/static/charts.`, `id="log-validation"`)
+	_, body = get(t, c, m, trial+"/live")
+	wants(t, "the trial's live fragment", body, `id="trial-charts" class="charts" hx-preserve="true"`)
+
+	_, body = get(t, c, m, "/experiments/"+itoa(e.ID))
+	wants(t, "the experiment page", body, `id="experiment-chart" hx-preserve="true"`, `data-url="/api/v1/experiments/`+itoa(e.ID)+`/metrics"`,
+		`value="validation/loss" data-group="validation" data-metric="loss" selected`, `value="validation/accuracy"`,
+		`value="training/loss"`, `/static/charts.`)
+	if strings.Contains(body, `value="profiling/`) {
+		t.Error("the experiment's metric picker offers a group other than training and validation")
+	}
+	_, body = get(t, c, m, "/experiments/"+itoa(e.ID)+"/live")
+	wants(t, "the experiment's live fragment", body, `id="experiment-chart" hx-preserve="true"`)
+
+	_, body = get(t, c, m, "/experiments")
+	if strings.Contains(body, "uPlot") || strings.Contains(body, "charts.") {
+		t.Error("the experiment list, which draws no chart, loads uPlot")
 	}
 }
