@@ -84,6 +84,11 @@ func TestMetricChartsDrawHoverAndSwitchMetrics(t *testing.T) {
 	must(t, err)
 	must(t, chart.Locator(".u-over").Hover())
 	must(t, expect(t, chart.Locator(".u-legend .u-series").Nth(1).Locator(".u-value")).ToHaveText("9"))
+	// Clicking a line opens its trial (the lines lie on one another here).
+	must(t, chart.Locator(".u-over").Click())
+	must(t, playwright.NewPlaywrightAssertions(10000).Page(page).ToHaveURL(regexp.MustCompile(`/trials/\d+$`)))
+	_, err = page.Goto(m.URL + "/experiments/" + strconv.FormatInt(e.ID, 10))
+	must(t, err)
 	must(t, chart.Locator(".u-legend").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Trial " + strconv.FormatInt(trials[1].ID, 10)}).Click())
 	must(t, playwright.NewPlaywrightAssertions(10000).Page(page).ToHaveURL(regexp.MustCompile(`/trials/`+strconv.FormatInt(trials[1].ID, 10)+`$`)))
 }

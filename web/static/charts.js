@@ -80,7 +80,9 @@
       empty.hidden = cols.data[0].length > 0;
       const next = cols.labels.join("\n") + logBox.checked;
       if (u && next === shape) {
-        u.setData(logged(cols.data));
+        // A refresh keeps a range the reader zoomed into (drag; double-click resets).
+        const xs = u.data[0], x = u.scales.x;
+        u.setData(logged(cols.data), !(x.min > xs[0] || x.max < xs[xs.length - 1]));
         return;
       }
       if (u) u.destroy();
@@ -105,6 +107,10 @@
 
     async function load() {
       clearTimeout(timer);
+      if (experiment && !picker.value) {
+        empty.hidden = false; // no metric to pick yet
+        return;
+      }
       try {
         const resp = await fetch(url(), { headers: { Accept: "application/json" } });
         if (resp.ok) {
