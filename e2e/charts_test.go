@@ -91,4 +91,16 @@ func TestMetricChartsDrawHoverAndSwitchMetrics(t *testing.T) {
 	must(t, err)
 	must(t, chart.Locator(".u-legend").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Trial " + strconv.FormatInt(trials[1].ID, 10)}).Click())
 	must(t, playwright.NewPlaywrightAssertions(10000).Page(page).ToHaveURL(regexp.MustCompile(`/trials/`+strconv.FormatInt(trials[1].ID, 10)+`$`)))
+
+	// On a phone the charts fit the screen.
+	phone := browser.NewPage(t, 390)
+	signIn(t, phone, m.URL, "admin", "")
+	must(t, expect(t, phone.Locator("h1")).ToHaveText("Welcome, admin"))
+	for _, path := range []string{"/trials/" + strconv.FormatInt(trials[0].ID, 10), "/experiments/" + strconv.FormatInt(e.ID, 10)} {
+		_, err = phone.Goto(m.URL + path)
+		must(t, err)
+		must(t, expect(t, phone.Locator(".uplot canvas").First()).ToBeVisible())
+		noWiderThan(t, phone, 390)
+	}
+	screenshot(t, phone, "phone-experiment-chart")
 }
