@@ -12,8 +12,9 @@ type TrialCharts struct {
 type ExperimentChart struct {
 	ExperimentID int64
 	Groups       []MetricNames // training and validation
-	Group        string        // the metric shown first: the searcher's,
-	Metric       string        // on validation
+	// Group and Metric are the metric shown first: the searcher's, on
+	// validation.
+	Group, Metric string
 }
 
 // MetricNames are the names of the metrics of a group.
