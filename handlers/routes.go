@@ -45,6 +45,8 @@ func (s *Server) Routes() chi.Router {
 		r.Post("/experiments/{id}/unarchive", s.handleExperimentArchiveForm(false))
 		r.Post("/experiments/{id}/delete", s.handleExperimentDeleteForm)
 		r.Post("/experiments/{id}/tensorboard", s.handleExperimentTensorBoardForm)
+		r.Get("/compare", s.handleComparePage)
+		r.Post("/compare/tensorboard", s.handleCompareTensorBoardForm)
 		r.Get("/trials/{id}", s.handleTrialPage)
 		r.Get("/trials/{id}/live", s.handleTrialLive)
 		r.Get("/trials/{id}/logs/lines", s.handleTrialLogLines)

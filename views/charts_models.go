@@ -15,6 +15,9 @@ type ExperimentChart struct {
 	// Group and Metric are the metric shown first: the searcher's, on
 	// validation.
 	Group, Metric string
+	// ExperimentIDs, when more than one, are the experiments the compare
+	// page charts together, a line per trial coloured by experiment.
+	ExperimentIDs []int64
 }
 
 // MetricNames are the names of the metrics of a group.

@@ -2,7 +2,8 @@
 // element charts every metric of one group of a trial against batches; a
 // [data-chart=experiment] element charts the metric its select picks, one
 // line per trial, and a click on a line or its legend entry opens the
-// trial. Each asks for about as many points as it is wide (the server
+// trial. With data-experiments (the compare page) it charts several
+// experiments' trials, labelled and coloured by experiment. Each asks for about as many points as it is wide (the server
 // downsamples) and refetches every 5 s while it sits inside a region htmx
 // polls (an [hx-get] ancestor: the trial or experiment still runs). The
 // elements carry hx-preserve, so those polls keep them and their canvases.
@@ -20,8 +21,10 @@
     return { labels: names, data };
   }
 
-  // experimentColumns aligns trials' series on the union of their batches.
-  function experimentColumns(trials) {
+  // experimentColumns aligns trials' series on the union of their batches;
+  // trials tagged with exp (an index into exps) are labelled and coloured
+  // by experiment.
+  function experimentColumns(trials, exps) {
     const xs = [...new Set(trials.flatMap((t) => t.points.map((p) => p.stepsCompleted)))].sort((a, b) => a - b);
     const at = new Map(xs.map((x, i) => [x, i]));
     const data = [xs];
@@ -30,7 +33,12 @@
       for (const p of t.points) col[at.get(p.stepsCompleted)] = p.value;
       data.push(col);
     }
-    return { labels: trials.map((t) => "Trial " + t.trialId), ids: trials.map((t) => t.trialId), data };
+    const multi = exps.length > 1;
+    return {
+      labels: trials.map((t) => (multi ? "exp " + exps[t.exp] + " / trial " : "Trial ") + t.trialId),
+      colors: trials.map((t, i) => colors[(multi ? t.exp : i) % colors.length]),
+      ids: trials.map((t) => t.trialId), data,
+    };
   }
 
   function setup(el) {
@@ -39,6 +47,7 @@
     const logBox = el.querySelector("input[data-log]");
     const picker = el.querySelector("select[data-metric-picker]");
     const experiment = el.dataset.chart === "experiment";
+    const exps = (el.dataset.experiments || "").split(" ").filter(Boolean);
     let u = null, shape = "", cols = null, metric = el.dataset.metric || "", timer = 0, focused = null;
 
     const width = () => Math.max(240, plot.clientWidth);
@@ -53,7 +62,20 @@
         q.set("group", el.dataset.group);
         if (metric) q.set("metric", metric);
       }
-      return el.dataset.url + "?" + q;
+      return "?" + q;
+    }
+
+    // fetchJSON is one chart URL's body, or null if the server refused.
+    const fetchJSON = async (u) => {
+      const resp = await fetch(u + url(), { headers: { Accept: "application/json" } });
+      return resp.ok ? resp.json() : null;
+    };
+
+    // fetchTrials gets the trials' series, from every compared experiment.
+    async function fetchTrials() {
+      if (exps.length < 2) return (await fetchJSON(el.dataset.url)).trials;
+      const bodies = await Promise.all(exps.map((id) => fetchJSON("/api/v1/experiments/" + id + "/metrics")));
+      return bodies.flatMap((b, exp) => b.trials.map((t) => ({ ...t, exp })));
     }
 
     // logged drops values a log scale cannot show.
@@ -65,7 +87,7 @@
         scales: { x: { time: false }, y: { distr: logBox.checked ? 3 : 1 } },
         axes: [{ label: "Batches" }, { size: 64 }],
         series: [{ label: "Batches" }].concat(cols.labels.map((label, i) => ({
-          label, stroke: colors[i % colors.length], width: 1.5, spanGaps: true, points: { size: 4 },
+          label, stroke: cols.colors ? cols.colors[i] : colors[i % colors.length], width: 1.5, spanGaps: true, points: { size: 4 },
         }))),
       };
       if (experiment) {
@@ -112,13 +134,10 @@
         return;
       }
       try {
-        const resp = await fetch(url(), { headers: { Accept: "application/json" } });
-        if (resp.ok) {
-          const body = await resp.json();
-          cols = experiment ? experimentColumns(body.trials) : trialColumns(body.metrics);
-          if (!metric && cols.labels.length) metric = cols.labels[0]; // keeps its spikes in the downsampling
-          draw();
-        }
+        if (experiment) cols = experimentColumns(await fetchTrials(), exps);
+        else cols = trialColumns((await fetchJSON(el.dataset.url)).metrics);
+        if (!metric && cols.labels.length) metric = cols.labels[0]; // keeps its spikes in the downsampling
+        draw();
       } finally {
         if (el.closest("[hx-get]")) timer = setTimeout(load, 5000);
       }
