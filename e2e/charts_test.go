@@ -62,13 +62,7 @@ func TestMetricChartsDrawHoverAndSwitchMetrics(t *testing.T) {
 		Metrics: json.RawMessage(`{"avg_metrics": {"loss": 0.01, "accuracy": 0.75}}`)}}))
 	box, err := validation.Locator(".u-over").BoundingBox()
 	must(t, err)
-	for range 20 {
-		must(t, validation.Locator(".u-over").Hover(playwright.LocatorHoverOptions{Position: &playwright.Position{X: box.Width - 1, Y: 10}}))
-		if v, _ := validation.Locator(".u-legend .u-series").Nth(1).Locator(".u-value").TextContent(); v == "0.75" {
-			break
-		}
-		page.WaitForTimeout(500)
-	}
+	hoverUntil(t, page, validation, "0.75", &playwright.Position{X: box.Width - 1, Y: 10})
 	must(t, expect(t, validation.Locator(".u-legend .u-series").Nth(1).Locator(".u-value")).ToHaveText("0.75"))
 
 	// The experiment's page: the searcher's metric of every trial, a picker
@@ -82,7 +76,9 @@ func TestMetricChartsDrawHoverAndSwitchMetrics(t *testing.T) {
 	screenshot(t, page, "experiment-chart")
 	_, err = page.Locator("#chart-metric").SelectOption(playwright.SelectOptionValues{Values: &[]string{"training/loss"}})
 	must(t, err)
-	must(t, chart.Locator(".u-over").Hover())
+	// The new metric's series arrive after a fetch that redraws the chart
+	// and clears the legend: hover again until the value shows.
+	hoverUntil(t, page, chart, "9", nil)
 	must(t, expect(t, chart.Locator(".u-legend .u-series").Nth(1).Locator(".u-value")).ToHaveText("9"))
 	// Clicking a line opens its trial (the lines lie on one another here).
 	must(t, chart.Locator(".u-over").Click())
@@ -103,4 +99,20 @@ func TestMetricChartsDrawHoverAndSwitchMetrics(t *testing.T) {
 		noWiderThan(t, phone, 390)
 	}
 	screenshot(t, phone, "phone-experiment-chart")
+}
+
+// hoverUntil moves the pointer over chart (at pos, or its middle) until the
+// legend's first series shows want, for up to 15 s: charts redraw when
+// their data arrives, which resets the legend.
+func hoverUntil(t *testing.T, page playwright.Page, chart playwright.Locator, want string, pos *playwright.Position) {
+	t.Helper()
+	for range 30 {
+		// Leave and come back, so that the chart sees the pointer move.
+		must(t, page.Mouse().Move(0, 0))
+		must(t, chart.Locator(".u-over").Hover(playwright.LocatorHoverOptions{Position: pos}))
+		if v, _ := chart.Locator(".u-legend .u-series").Nth(1).Locator(".u-value").TextContent(); v == want {
+			return
+		}
+		page.WaitForTimeout(500)
+	}
 }
