@@ -43,6 +43,11 @@ func TestComparingTwoExperimentsFromTheList(t *testing.T) {
 	for _, id := range ids {
 		must(t, page.Locator("#compare-"+id).Check())
 	}
+	// The list's poll (every 3 s) keeps what was ticked.
+	page.WaitForTimeout(3500)
+	for _, id := range ids {
+		must(t, expect(t, page.Locator("#compare-"+id)).ToBeChecked())
+	}
 	must(t, page.Locator("#compare-button").Click())
 
 	chart := page.Locator("#experiment-chart")
