@@ -22,17 +22,16 @@ func (s *Server) handleComparePage(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
+	exps, err := s.compareExperiments(r, ids)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
 	p := views.ComparePage{Shell: s.shell(r, "Compare experiments", "experiments")}
 	var configs []json.RawMessage
-	for _, id := range ids {
-		e, err := s.db.Experiment(r.Context(), id)
-		if err != nil {
-			s.error(w, r, err)
-			return
-		}
-		c := views.CompareColumn{Experiment: e}
+	for _, e := range exps {
+		c := views.CompareColumn{Experiment: e, Searcher: searcherName(e.Config)}
 		c.Metric, c.SmallerIsBetter = searcherMetric(e.Config)
-		c.Searcher = searcherName(e.Config)
 		p.Columns = append(p.Columns, c)
 		configs = append(configs, e.Config)
 	}
@@ -55,18 +54,16 @@ func (s *Server) handleComparePage(w http.ResponseWriter, r *http.Request) {
 
 // handleCompareTensorBoardForm serves POST /compare/tensorboard (form
 // field experiments, as GET /compare takes it): one TensorBoard over every
-// compared experiment, then its task page.
+// compared experiment, in the first one's project, then its task page.
 func (s *Server) handleCompareTensorBoardForm(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		s.error(w, r, resolute.Errorf(resolute.EInvalid, "malformed form: %v", err))
 		return
 	}
 	ids, err := compareIDs(r.PostForm)
-	var e resolute.Experiment
-	for _, id := range ids {
-		if e, err = s.db.Experiment(r.Context(), id); err != nil {
-			break
-		}
+	var exps []resolute.Experiment
+	if err == nil {
+		exps, err = s.compareExperiments(r, ids)
 	}
 	if err != nil {
 		s.error(w, r, err)
@@ -74,7 +71,7 @@ func (s *Server) handleCompareTensorBoardForm(w http.ResponseWriter, r *http.Req
 	}
 	me, _ := userFrom(r)
 	t, err := s.exps.CreateTask(r.Context(), control.TaskRequest{Type: resolute.TaskTensorBoard, ExperimentIDs: ids,
-		ProjectID: e.ProjectID, UserID: me.ID})
+		ProjectID: exps[0].ProjectID, UserID: me.ID})
 	if err != nil {
 		s.taskFormDone(w, r, err, comparePath(ids), "")
 		return
@@ -104,6 +101,20 @@ func compareIDs(q url.Values) ([]int64, error) {
 		return nil, resolute.Errorf(resolute.EInvalid, "experiments: choose at least two experiments to compare, got %d", len(ids))
 	}
 	return ids, nil
+}
+
+// compareExperiments loads the experiments; an unknown one is not_found,
+// naming it.
+func (s *Server) compareExperiments(r *http.Request, ids []int64) ([]resolute.Experiment, error) {
+	var exps []resolute.Experiment
+	for _, id := range ids {
+		e, err := s.db.Experiment(r.Context(), id)
+		if err != nil {
+			return nil, err
+		}
+		exps = append(exps, e)
+	}
+	return exps, nil
 }
 
 func comparePath(ids []int64) string {
