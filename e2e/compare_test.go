@@ -18,7 +18,7 @@ func TestComparingTwoExperimentsFromTheList(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin, err := m.DB.UserByUsername(t.Context(), "admin")
 	must(t, err)
-	var ids []string
+	var ids, trials []string
 	for i, lr := range []string{"0.1", "0.01"} {
 		e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID, Paused: true,
 			ConfigYAML: "name: cmp" + strconv.Itoa(i) + "\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\n" +
@@ -27,6 +27,7 @@ func TestComparingTwoExperimentsFromTheList(t *testing.T) {
 		ids = append(ids, strconv.FormatInt(e.ID, 10))
 		tr, err := m.DB.CreateTrial(t.Context(), e.ID, 100+i, resolute.StateActive, []byte("{}"), 1)
 		must(t, err)
+		trials = append(trials, strconv.FormatInt(tr.ID, 10))
 		var reports []resolute.MetricsReport
 		for step := int64(10); step <= 30; step += 10 {
 			reports = append(reports, resolute.MetricsReport{TrialID: tr.ID, StepsCompleted: step, Group: "validation",
@@ -59,4 +60,10 @@ func TestComparingTwoExperimentsFromTheList(t *testing.T) {
 	must(t, expect(t, page.Locator(`[id="config-hyperparameters.batch_size.val"]`)).ToHaveCount(0))
 	noWiderThan(t, page, 390)
 	screenshot(t, page, "phone-compare")
+
+	// Trials compare too, charted alone.
+	_, err = page.Goto(m.URL + "/compare?trials=" + trials[0] + "," + trials[1])
+	must(t, err)
+	must(t, expect(t, chart.Locator(".u-legend")).ToContainText("exp "+ids[1]+" / trial "+trials[1]))
+	must(t, expect(t, chart.Locator(".u-legend .u-series")).ToHaveCount(3))
 }

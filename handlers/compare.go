@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,29 +14,28 @@ import (
 	"github.com/resolute-ml/resolute/views"
 )
 
-// handleComparePage serves GET /compare?experiments=1,2[&experiments=3][&all=1]:
-// the experiments' metric over every trial in one chart, and a table of
-// them side by side with the config keys that differ.
+// handleComparePage serves GET /compare?experiments=1,2[&experiments=3][&all=1]
+// or ?trials=7,9: the experiments' (or trials') metric over their trials in
+// one chart, and a table of them side by side with the config keys (for
+// trials, their hyperparameters) that differ.
 func (s *Server) handleComparePage(w http.ResponseWriter, r *http.Request) {
-	ids, err := compareIDs(r.URL.Query())
+	field, ids, err := compareIDs(r.URL.Query())
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	exps, err := s.compareExperiments(r, ids)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	p := views.ComparePage{Shell: s.shell(r, "Compare experiments", "experiments")}
+	p := views.ComparePage{Shell: s.shell(r, "Compare "+field, "experiments"), Field: field}
 	var configs []json.RawMessage
-	for _, e := range exps {
-		c := views.CompareColumn{Experiment: e, Searcher: searcherName(e.Config)}
-		c.Metric, c.SmallerIsBetter = searcherMetric(e.Config)
-		p.Columns = append(p.Columns, c)
-		configs = append(configs, e.Config)
+	if field == "trials" {
+		configs, err = s.compareTrials(r, ids, &p)
+	} else {
+		configs, err = s.compareExperimentColumns(r, ids, &p)
 	}
-	p.All, p.Query = r.URL.Query().Get("all") != "", strings.TrimPrefix(comparePath(ids), "/compare?")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	p.All, p.Query = r.URL.Query().Get("all") != "", strings.TrimPrefix(comparePath(field, ids), "/compare?")
 	for _, row := range control.DiffConfigs(configs) {
 		if p.All || row.Differ {
 			p.Rows = append(p.Rows, row)
@@ -53,44 +53,55 @@ func (s *Server) handleComparePage(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleCompareTensorBoardForm serves POST /compare/tensorboard (form
-// field experiments, as GET /compare takes it): one TensorBoard over every
-// compared experiment, in the first one's project, then its task page.
+// field experiments or trials, as GET /compare takes them): one TensorBoard
+// over every compared experiment or trial, in the first one's project,
+// then its task page.
 func (s *Server) handleCompareTensorBoardForm(w http.ResponseWriter, r *http.Request) {
 	if err := r.ParseForm(); err != nil {
 		s.error(w, r, resolute.Errorf(resolute.EInvalid, "malformed form: %v", err))
 		return
 	}
-	ids, err := compareIDs(r.PostForm)
-	var exps []resolute.Experiment
-	if err == nil {
-		exps, err = s.compareExperiments(r, ids)
+	field, ids, err := compareIDs(r.PostForm)
+	req := control.TaskRequest{Type: resolute.TaskTensorBoard}
+	var p views.ComparePage
+	if err == nil && field == "trials" {
+		req.TrialIDs = ids
+		_, err = s.compareTrials(r, ids, &p)
+	} else if err == nil {
+		req.ExperimentIDs = ids
+		_, err = s.compareExperimentColumns(r, ids, &p)
 	}
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
 	me, _ := userFrom(r)
-	t, err := s.exps.CreateTask(r.Context(), control.TaskRequest{Type: resolute.TaskTensorBoard, ExperimentIDs: ids,
-		ProjectID: exps[0].ProjectID, UserID: me.ID})
+	req.ProjectID, req.UserID = p.Columns[0].Experiment.ProjectID, me.ID
+	t, err := s.exps.CreateTask(r.Context(), req)
 	if err != nil {
-		s.taskFormDone(w, r, err, comparePath(ids), "")
+		s.taskFormDone(w, r, err, comparePath(field, ids), "")
 		return
 	}
 	redirect(w, r, taskPagePath(t.ID), "ok", "Launched "+t.ID+"; it opens once TensorBoard is ready.")
 }
 
-// compareIDs reads the experiments to compare: repeated experiments
-// fields, each one ID or a comma list; at least two, each once.
-func compareIDs(q url.Values) ([]int64, error) {
+// compareIDs reads what to compare: repeated experiments fields (else
+// trials fields), each one ID or a comma list; at least two, each once.
+// It returns the field read.
+func compareIDs(q url.Values) (string, []int64, error) {
+	field := "experiments"
+	if len(q["experiments"]) == 0 && len(q["trials"]) > 0 {
+		field = "trials"
+	}
 	var ids []int64
-	for _, v := range q["experiments"] {
+	for _, v := range q[field] {
 		for _, f := range strings.Split(v, ",") {
 			if f = strings.TrimSpace(f); f == "" {
 				continue
 			}
 			id, err := strconv.ParseInt(f, 10, 64)
 			if err != nil || id <= 0 {
-				return nil, resolute.Errorf(resolute.EInvalid, "experiments: %q is not an experiment ID", f)
+				return field, nil, resolute.Errorf(resolute.EInvalid, "%s: %q is not an ID", field, f)
 			}
 			if !slices.Contains(ids, id) {
 				ids = append(ids, id)
@@ -98,31 +109,69 @@ func compareIDs(q url.Values) ([]int64, error) {
 		}
 	}
 	if len(ids) < 2 {
-		return nil, resolute.Errorf(resolute.EInvalid, "experiments: choose at least two experiments to compare, got %d", len(ids))
+		return field, nil, resolute.Errorf(resolute.EInvalid, "%s: choose at least two %s to compare, got %d", field, field, len(ids))
 	}
-	return ids, nil
+	return field, ids, nil
 }
 
-// compareExperiments loads the experiments; an unknown one is not_found,
-// naming it.
-func (s *Server) compareExperiments(r *http.Request, ids []int64) ([]resolute.Experiment, error) {
-	var exps []resolute.Experiment
+// compareExperimentColumns loads the experiments into the page's columns
+// and returns their configs; an unknown one is not_found, naming it.
+func (s *Server) compareExperimentColumns(r *http.Request, ids []int64, p *views.ComparePage) ([]json.RawMessage, error) {
+	var configs []json.RawMessage
 	for _, id := range ids {
 		e, err := s.db.Experiment(r.Context(), id)
 		if err != nil {
 			return nil, err
 		}
-		exps = append(exps, e)
+		p.Columns = append(p.Columns, compareColumn(e))
+		configs = append(configs, e.Config)
 	}
-	return exps, nil
+	return configs, nil
 }
 
-func comparePath(ids []int64) string {
+// compareTrials loads the trials and their experiments into the page's
+// columns and returns each one's config with the trial's hyperparameters
+// in place of the search space.
+func (s *Server) compareTrials(r *http.Request, ids []int64, p *views.ComparePage) ([]json.RawMessage, error) {
+	var configs []json.RawMessage
+	for _, id := range ids {
+		t, err := s.db.Trial(r.Context(), id)
+		if err != nil {
+			return nil, err
+		}
+		e, err := s.db.Experiment(r.Context(), t.ExperimentID)
+		if err != nil {
+			return nil, err
+		}
+		c := compareColumn(e)
+		c.Trial = &t
+		p.Columns = append(p.Columns, c)
+		var config map[string]json.RawMessage
+		if err := json.Unmarshal(e.Config, &config); err != nil || config == nil {
+			config = map[string]json.RawMessage{}
+		}
+		config["hyperparameters"] = t.Hparams
+		b, err := json.Marshal(config)
+		if err != nil {
+			return nil, fmt.Errorf("trial %d's config: %w", id, err)
+		}
+		configs = append(configs, b)
+	}
+	return configs, nil
+}
+
+func compareColumn(e resolute.Experiment) views.CompareColumn {
+	c := views.CompareColumn{Experiment: e, Searcher: searcherName(e.Config)}
+	c.Metric, c.SmallerIsBetter = searcherMetric(e.Config)
+	return c
+}
+
+func comparePath(field string, ids []int64) string {
 	var s []string
 	for _, id := range ids {
 		s = append(s, itoa(id))
 	}
-	return "/compare?experiments=" + strings.Join(s, ",")
+	return "/compare?" + field + "=" + strings.Join(s, ",")
 }
 
 // searcherName reads the searcher's name from an expanded config.
@@ -142,6 +191,12 @@ func (s *Server) compareChart(r *http.Request, cols []views.CompareColumn) (*vie
 	c := &views.ExperimentChart{ExperimentID: cols[0].Experiment.ID, Group: "validation", Metric: cols[0].Metric}
 	names := map[string][]string{}
 	for _, col := range cols {
+		if col.Trial != nil {
+			c.TrialIDs = append(c.TrialIDs, col.Trial.ID)
+		}
+		if slices.Contains(c.ExperimentIDs, col.Experiment.ID) {
+			continue
+		}
 		c.ExperimentIDs = append(c.ExperimentIDs, col.Experiment.ID)
 		more, err := s.db.ExperimentMetricNames(r.Context(), col.Experiment.ID)
 		if err != nil {

@@ -62,7 +62,7 @@ func TestTheComparePageShowsExperimentsSideBySideAndLaunchesOneTensorBoard(t *te
 	}{
 		"experiments=" + itoa(a):          {400, "choose at least two experiments"},
 		"":                                {400, "choose at least two experiments"},
-		"experiments=" + itoa(a) + ",x1":  {400, `&#34;x1&#34; is not an experiment ID`},
+		"experiments=" + itoa(a) + ",x1":  {400, `&#34;x1&#34; is not an ID`},
 		"experiments=" + itoa(a) + ",999": {404, "experiment 999"},
 	} {
 		resp, body := get(t, c, m, "/compare?"+q)
@@ -83,5 +83,37 @@ func TestTheComparePageShowsExperimentsSideBySideAndLaunchesOneTensorBoard(t *te
 	}
 	if resp, _ := post(t, c, m, "/compare/tensorboard", url.Values{"experiments": {itoa(a), "999"}}); resp.StatusCode != 404 {
 		t.Fatalf("an unknown experiment: %d", resp.StatusCode)
+	}
+
+	// Trials compare by their own hyperparameters.
+	var trials []string
+	for i, e := range []int64{a, b} {
+		tr, err := m.DB.CreateTrial(t.Context(), e, 100+i, resolute.StateActive, []byte(`{"lr":0.`+strings.Repeat("0", i)+`1,"batch_size":32}`), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trials = append(trials, itoa(tr.ID))
+	}
+	resp, body = get(t, c, m, "/compare?trials="+strings.Join(trials, ","))
+	if resp.StatusCode != 200 {
+		t.Fatalf("compare trials: %d\n%s", resp.StatusCode, body)
+	}
+	wants(t, "the trials compared", body, `href="/trials/`+trials[1]+`"`, `id="config-hyperparameters.lr"`, ">alpha<",
+		`name="trials" value="`+trials[0]+`"`)
+	if strings.Contains(body, `id="config-hyperparameters.batch_size"`) || strings.Contains(body, `id="compare-trials"`) {
+		t.Errorf("an equal hyperparameter or the trials count is shown:\n%s", body)
+	}
+	if resp, body := get(t, c, m, "/compare?trials="+trials[0]+",999"); resp.StatusCode != 404 || !strings.Contains(body, "trial 999") {
+		t.Errorf("an unknown trial: %d\n%s", resp.StatusCode, body)
+	}
+	resp, body = post(t, c, m, "/compare/tensorboard", url.Values{"trials": trials})
+	loc = regexp.MustCompile(`^/tasks/(tensorboard-\d+)$`).FindStringSubmatch(resp.Header.Get("Location"))
+	if resp.StatusCode != 303 || loc == nil {
+		t.Fatalf("launch over trials: %d %q\n%s", resp.StatusCode, resp.Header.Get("Location"), body)
+	}
+	var overTrials resolute.TaskResponse
+	api(t, m, "GET", "/api/v1/tasks/"+loc[1], admin, "", &overTrials)
+	if got := overTrials.Task; len(got.TrialIDs) != 2 || len(got.ExperimentIDs) != 0 || itoa(got.TrialIDs[1]) != trials[1] {
+		t.Fatalf("the TensorBoard over trials %+v", got)
 	}
 }

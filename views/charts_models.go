@@ -18,6 +18,8 @@ type ExperimentChart struct {
 	// ExperimentIDs, when more than one, are the experiments the compare
 	// page charts together, a line per trial coloured by experiment.
 	ExperimentIDs []int64
+	// TrialIDs, if any, are the only trials charted.
+	TrialIDs []int64
 }
 
 // MetricNames are the names of the metrics of a group.

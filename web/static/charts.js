@@ -3,7 +3,8 @@
 // [data-chart=experiment] element charts the metric its select picks, one
 // line per trial, and a click on a line or its legend entry opens the
 // trial. With data-experiments (the compare page) it charts several
-// experiments' trials, labelled and coloured by experiment. Each asks for about as many points as it is wide (the server
+// experiments' trials, labelled and coloured by experiment, and with
+// data-trials only those trials. Each asks for about as many points as it is wide (the server
 // downsamples) and refetches every 5 s while it sits inside a region htmx
 // polls (an [hx-get] ancestor: the trial or experiment still runs). The
 // elements carry hx-preserve, so those polls keep them and their canvases.
@@ -71,11 +72,13 @@
       return resp.ok ? resp.json() : null;
     };
 
-    // fetchTrials gets the trials' series, from every compared experiment.
+    // fetchTrials gets the trials' series, from every compared experiment,
+    // only those of data-trials if it names some.
     async function fetchTrials() {
-      if (exps.length < 2) return (await fetchJSON(el.dataset.url)).trials;
-      const bodies = await Promise.all(exps.map((id) => fetchJSON("/api/v1/experiments/" + id + "/metrics")));
-      return bodies.flatMap((b, exp) => b.trials.map((t) => ({ ...t, exp })));
+      const only = el.dataset.trials && el.dataset.trials.split(" ").map(Number);
+      const bodies = exps.length < 2 ? [await fetchJSON(el.dataset.url)]
+        : await Promise.all(exps.map((id) => fetchJSON("/api/v1/experiments/" + id + "/metrics")));
+      return bodies.flatMap((b, exp) => b.trials.map((t) => ({ ...t, exp }))).filter((t) => !only || only.includes(t.trialId));
     }
 
     // logged drops values a log scale cannot show.
