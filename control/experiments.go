@@ -354,9 +354,7 @@ func (x *Experiments) queueTrial(ctx context.Context, q *db.Queries, t resolute.
 	if err != nil {
 		return err
 	}
-	// The real token is made at launch; this placeholder only fills the column.
-	_, placeholder := newToken()
-	return q.CreateAllocation(ctx, fmt.Sprintf("%s.%d", t.TaskID(), runID), t.TaskID(), &t.ID, cfg.Resources.SlotsPerTrial, placeholder)
+	return q.CreateAllocation(ctx, fmt.Sprintf("%s.%d", t.TaskID(), runID), t.TaskID(), &t.ID, cfg.Resources.SlotsPerTrial)
 }
 
 // stopTrial moves a trial towards state: a pending allocation is dropped

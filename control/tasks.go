@@ -110,8 +110,7 @@ func (x *Experiments) CreateTask(ctx context.Context, req TaskRequest) (resolute
 		if err != nil {
 			return err
 		}
-		_, placeholder := newToken()
-		return q.CreateAllocation(ctx, id+".1", id, nil, cfg.Slots, placeholder)
+		return q.CreateAllocation(ctx, id+".1", id, nil, cfg.Slots)
 	})
 	if err != nil {
 		return resolute.Task{}, err

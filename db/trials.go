@@ -98,9 +98,9 @@ func toTrial(t gen.Trial) resolute.Trial {
 }
 
 // CreateAllocation adds a pending allocation of a task; trialID may be nil
-// for tasks that are not trials.
-func (q *Queries) CreateAllocation(ctx context.Context, id, taskID string, trialID *int64, slots int, tokenHash []byte) error {
-	err := q.q.CreateAllocation(ctx, gen.CreateAllocationParams{ID: id, TaskID: taskID, TrialID: trialID, Slots: int32(slots), TokenHash: tokenHash})
+// for tasks that are not trials. It has no token until StartAllocation.
+func (q *Queries) CreateAllocation(ctx context.Context, id, taskID string, trialID *int64, slots int) error {
+	err := q.q.CreateAllocation(ctx, gen.CreateAllocationParams{ID: id, TaskID: taskID, TrialID: trialID, Slots: int32(slots)})
 	return translate(err, "allocation %s", id)
 }
 

@@ -43,7 +43,7 @@ func runningTrial(b *testing.B, m *handlerstest.Master, token string) (int64, st
 	trialID := trials[0].ID
 	taskToken, hash := auth.NewToken()
 	id := fmt.Sprintf("bench-%d", trialID)
-	if err := m.DB.CreateAllocation(ctx, id, "trial-bench", &trialID, 0, []byte(id)); err != nil {
+	if err := m.DB.CreateAllocation(ctx, id, "trial-bench", &trialID, 0); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := m.DB.StartAllocation(ctx, id, nil, hash); err != nil {

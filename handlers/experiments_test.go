@@ -161,7 +161,7 @@ func TestATaskReachesOnlyItsOwnTrial(t *testing.T) {
 	m.DB.EndAllocation(ctx, allocs[0].ID, nil, "replaced by the test")
 	id := "test-alloc"
 	trialID := ta.Trials[0].ID
-	if err := m.DB.CreateAllocation(ctx, id, "trial-"+itoa(trialID), &trialID, 0, []byte("x")); err != nil {
+	if err := m.DB.CreateAllocation(ctx, id, "trial-"+itoa(trialID), &trialID, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.DB.StartAllocation(ctx, id, nil, hash); err != nil {
@@ -216,7 +216,7 @@ func TestThePreemptionLongPollAnswersWhenTheExperimentPauses(t *testing.T) {
 		t.Fatal(err)
 	}
 	trialID := *alloc.TrialID
-	m.DB.CreateAllocation(ctx, "poll-1", alloc.TaskID, &trialID, 0, []byte("poll-1"))
+	m.DB.CreateAllocation(ctx, "poll-1", alloc.TaskID, &trialID, 0)
 	m.DB.StartAllocation(ctx, "poll-1", nil, hash)
 	poll := func(timeout string) (bool, time.Duration) {
 		start := time.Now()

@@ -20,25 +20,24 @@ func (q *Queries) AckPreemption(ctx context.Context, id string) error {
 }
 
 const createAllocation = `-- name: CreateAllocation :exec
-INSERT INTO allocations (id, task_id, trial_id, state, slots, token_hash)
-VALUES ($1, $2, $3, 'PENDING', $4, $5)
+INSERT INTO allocations (id, task_id, trial_id, state, slots)
+VALUES ($1, $2, $3, 'PENDING', $4)
 `
 
 type CreateAllocationParams struct {
-	ID        string
-	TaskID    string
-	TrialID   *int64
-	Slots     int32
-	TokenHash []byte
+	ID      string
+	TaskID  string
+	TrialID *int64
+	Slots   int32
 }
 
+// Its token comes at launch (StartAllocation).
 func (q *Queries) CreateAllocation(ctx context.Context, arg CreateAllocationParams) error {
 	_, err := q.db.Exec(ctx, createAllocation,
 		arg.ID,
 		arg.TaskID,
 		arg.TrialID,
 		arg.Slots,
-		arg.TokenHash,
 	)
 	return err
 }

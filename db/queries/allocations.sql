@@ -1,6 +1,7 @@
 -- name: CreateAllocation :exec
-INSERT INTO allocations (id, task_id, trial_id, state, slots, token_hash)
-VALUES ($1, $2, $3, 'PENDING', $4, $5);
+-- Its token comes at launch (StartAllocation).
+INSERT INTO allocations (id, task_id, trial_id, state, slots)
+VALUES ($1, $2, $3, 'PENDING', $4);
 
 -- name: GetAllocation :one
 SELECT * FROM allocations WHERE id = $1;
