@@ -75,14 +75,8 @@ func (s *Server) handleCompareTensorBoardForm(w http.ResponseWriter, r *http.Req
 		s.error(w, r, err)
 		return
 	}
-	me, _ := userFrom(r)
-	req.ProjectID, req.UserID = p.Columns[0].Experiment.ProjectID, me.ID
-	t, err := s.exps.CreateTask(r.Context(), req)
-	if err != nil {
-		s.taskFormDone(w, r, err, comparePath(field, ids), "")
-		return
-	}
-	redirect(w, r, taskPagePath(t.ID), "ok", "Launched "+t.ID+"; it opens once TensorBoard is ready.")
+	req.ProjectID = p.Columns[0].Experiment.ProjectID
+	s.launchTaskForm(w, r, req, comparePath(field, ids), tensorBoardLaunched)
 }
 
 // compareIDs reads what to compare: repeated experiments fields (else

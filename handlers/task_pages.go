@@ -183,7 +183,7 @@ func (s *Server) handleTaskLaunchNotebookForm(w http.ResponseWriter, r *http.Req
 		return
 	}
 	s.launchTaskForm(w, r, control.TaskRequest{Type: resolute.TaskNotebook, Overrides: []string{"resources.slots=" + slots}},
-		"; it opens once Jupyter is ready.")
+		"/tasks", "; it opens once Jupyter is ready.")
 }
 
 // handleTaskRunCommandForm serves POST /tasks/run-command (entrypoint: a
@@ -198,7 +198,7 @@ func (s *Server) handleTaskRunCommandForm(w http.ResponseWriter, r *http.Request
 		s.taskFormDone(w, r, resolute.Errorf(resolute.EInvalid, "Type a command to run."), "/tasks", "")
 		return
 	}
-	s.launchTaskForm(w, r, control.TaskRequest{Type: resolute.TaskCommand, Entrypoint: []string{"sh", "-c", line}}, ".")
+	s.launchTaskForm(w, r, control.TaskRequest{Type: resolute.TaskCommand, Entrypoint: []string{"sh", "-c", line}}, "/tasks", ".")
 }
 
 // handleExperimentTensorBoardForm serves POST /experiments/{id}/tensorboard:
@@ -210,23 +210,21 @@ func (s *Server) handleExperimentTensorBoardForm(w http.ResponseWriter, r *http.
 		s.error(w, r, err)
 		return
 	}
-	me, _ := userFrom(r)
-	t, err := s.exps.CreateTask(r.Context(), control.TaskRequest{Type: resolute.TaskTensorBoard, ExperimentIDs: []int64{e.ID},
-		ProjectID: e.ProjectID, UserID: me.ID})
-	if err != nil {
-		s.taskFormDone(w, r, err, experimentPath(e.ID), "")
-		return
-	}
-	redirect(w, r, taskPagePath(t.ID), "ok", "Launched "+t.ID+"; it opens once TensorBoard is ready.")
+	s.launchTaskForm(w, r, control.TaskRequest{Type: resolute.TaskTensorBoard, ExperimentIDs: []int64{e.ID}, ProjectID: e.ProjectID},
+		experimentPath(e.ID), tensorBoardLaunched)
 }
 
-// launchTaskForm creates a task for the signed-in user and goes to its page.
-func (s *Server) launchTaskForm(w http.ResponseWriter, r *http.Request, req control.TaskRequest, more string) {
+// tensorBoardLaunched ends the message after a TensorBoard's launch.
+const tensorBoardLaunched = "; it opens once TensorBoard is ready."
+
+// launchTaskForm creates a task for the signed-in user and goes to its page,
+// or back to the form's page with the reason the master refused.
+func (s *Server) launchTaskForm(w http.ResponseWriter, r *http.Request, req control.TaskRequest, back, more string) {
 	me, _ := userFrom(r)
 	req.UserID = me.ID
 	t, err := s.exps.CreateTask(r.Context(), req)
 	if err != nil {
-		s.taskFormDone(w, r, err, "/tasks", "")
+		s.taskFormDone(w, r, err, back, "")
 		return
 	}
 	redirect(w, r, taskPagePath(t.ID), "ok", "Launched "+t.ID+more)
