@@ -43,7 +43,7 @@ func (q *Queries) CreateAllocation(ctx context.Context, arg CreateAllocationPara
 }
 
 const currentTrialAllocation = `-- name: CurrentTrialAllocation :one
-SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at FROM allocations WHERE trial_id = $1 AND state <> 'TERMINATED' ORDER BY created_at DESC LIMIT 1
+SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE trial_id = $1 AND state <> 'TERMINATED' ORDER BY created_at DESC LIMIT 1
 `
 
 func (q *Queries) CurrentTrialAllocation(ctx context.Context, trialID *int64) (Allocation, error) {
@@ -65,6 +65,7 @@ func (q *Queries) CurrentTrialAllocation(ctx context.Context, trialID *int64) (A
 		&i.CreatedAt,
 		&i.StartedAt,
 		&i.EndedAt,
+		&i.SlotAgents,
 	)
 	return i, err
 }
@@ -89,7 +90,7 @@ func (q *Queries) EndAllocation(ctx context.Context, arg EndAllocationParams) (i
 }
 
 const getAllocation = `-- name: GetAllocation :one
-SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at FROM allocations WHERE id = $1
+SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE id = $1
 `
 
 func (q *Queries) GetAllocation(ctx context.Context, id string) (Allocation, error) {
@@ -111,12 +112,13 @@ func (q *Queries) GetAllocation(ctx context.Context, id string) (Allocation, err
 		&i.CreatedAt,
 		&i.StartedAt,
 		&i.EndedAt,
+		&i.SlotAgents,
 	)
 	return i, err
 }
 
 const getAllocationByToken = `-- name: GetAllocationByToken :one
-SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at FROM allocations WHERE token_hash = $1
+SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE token_hash = $1
 `
 
 func (q *Queries) GetAllocationByToken(ctx context.Context, tokenHash []byte) (Allocation, error) {
@@ -138,12 +140,13 @@ func (q *Queries) GetAllocationByToken(ctx context.Context, tokenHash []byte) (A
 		&i.CreatedAt,
 		&i.StartedAt,
 		&i.EndedAt,
+		&i.SlotAgents,
 	)
 	return i, err
 }
 
 const listLiveAllocations = `-- name: ListLiveAllocations :many
-SELECT a.id, a.task_id, a.trial_id, a.state, a.slots, a.slot_ids, a.token_hash, a.preempt, a.preempt_acked, a.kill_after, a.exit_code, a.exit_reason, a.created_at, a.started_at, a.ended_at, COALESCE(t.experiment_id, 0)::bigint AS experiment_id
+SELECT a.id, a.task_id, a.trial_id, a.state, a.slots, a.slot_ids, a.token_hash, a.preempt, a.preempt_acked, a.kill_after, a.exit_code, a.exit_reason, a.created_at, a.started_at, a.ended_at, a.slot_agents, COALESCE(t.experiment_id, 0)::bigint AS experiment_id
 FROM allocations a LEFT JOIN trials t ON t.id = a.trial_id
 WHERE a.state IN ('PENDING', 'RUNNING')
 ORDER BY a.created_at, a.id
@@ -181,6 +184,7 @@ func (q *Queries) ListLiveAllocations(ctx context.Context) ([]ListLiveAllocation
 			&i.Allocation.CreatedAt,
 			&i.Allocation.StartedAt,
 			&i.Allocation.EndedAt,
+			&i.Allocation.SlotAgents,
 			&i.ExperimentID,
 		); err != nil {
 			return nil, err
@@ -194,7 +198,7 @@ func (q *Queries) ListLiveAllocations(ctx context.Context) ([]ListLiveAllocation
 }
 
 const listOverdueAllocations = `-- name: ListOverdueAllocations :many
-SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at FROM allocations WHERE state = 'RUNNING' AND kill_after IS NOT NULL AND kill_after < now()
+SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE state = 'RUNNING' AND kill_after IS NOT NULL AND kill_after < now()
 `
 
 func (q *Queries) ListOverdueAllocations(ctx context.Context) ([]Allocation, error) {
@@ -222,6 +226,7 @@ func (q *Queries) ListOverdueAllocations(ctx context.Context) ([]Allocation, err
 			&i.CreatedAt,
 			&i.StartedAt,
 			&i.EndedAt,
+			&i.SlotAgents,
 		); err != nil {
 			return nil, err
 		}
@@ -234,7 +239,7 @@ func (q *Queries) ListOverdueAllocations(ctx context.Context) ([]Allocation, err
 }
 
 const listPendingAllocations = `-- name: ListPendingAllocations :many
-SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at FROM allocations WHERE state = 'PENDING' ORDER BY created_at, id
+SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE state = 'PENDING' ORDER BY created_at, id
 `
 
 func (q *Queries) ListPendingAllocations(ctx context.Context) ([]Allocation, error) {
@@ -262,6 +267,7 @@ func (q *Queries) ListPendingAllocations(ctx context.Context) ([]Allocation, err
 			&i.CreatedAt,
 			&i.StartedAt,
 			&i.EndedAt,
+			&i.SlotAgents,
 		); err != nil {
 			return nil, err
 		}
@@ -274,7 +280,7 @@ func (q *Queries) ListPendingAllocations(ctx context.Context) ([]Allocation, err
 }
 
 const listRunningAllocations = `-- name: ListRunningAllocations :many
-SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at FROM allocations WHERE state = 'RUNNING' ORDER BY started_at, id
+SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE state = 'RUNNING' ORDER BY started_at, id
 `
 
 func (q *Queries) ListRunningAllocations(ctx context.Context) ([]Allocation, error) {
@@ -302,6 +308,7 @@ func (q *Queries) ListRunningAllocations(ctx context.Context) ([]Allocation, err
 			&i.CreatedAt,
 			&i.StartedAt,
 			&i.EndedAt,
+			&i.SlotAgents,
 		); err != nil {
 			return nil, err
 		}
@@ -314,7 +321,7 @@ func (q *Queries) ListRunningAllocations(ctx context.Context) ([]Allocation, err
 }
 
 const listTrialAllocations = `-- name: ListTrialAllocations :many
-SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at FROM allocations WHERE trial_id = $1 ORDER BY created_at
+SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE trial_id = $1 ORDER BY created_at
 `
 
 func (q *Queries) ListTrialAllocations(ctx context.Context, trialID *int64) ([]Allocation, error) {
@@ -342,6 +349,7 @@ func (q *Queries) ListTrialAllocations(ctx context.Context, trialID *int64) ([]A
 			&i.CreatedAt,
 			&i.StartedAt,
 			&i.EndedAt,
+			&i.SlotAgents,
 		); err != nil {
 			return nil, err
 		}
@@ -372,19 +380,25 @@ func (q *Queries) RequestPreemption(ctx context.Context, arg RequestPreemptionPa
 }
 
 const startAllocation = `-- name: StartAllocation :execrows
-UPDATE allocations SET state = 'RUNNING', slot_ids = $2, token_hash = $3, started_at = now()
+UPDATE allocations SET state = 'RUNNING', slot_ids = $2, token_hash = $3, slot_agents = $4, started_at = now()
 WHERE id = $1 AND state = 'PENDING'
 `
 
 type StartAllocationParams struct {
-	ID        string
-	SlotIds   []int32
-	TokenHash []byte
+	ID         string
+	SlotIds    []int32
+	TokenHash  []byte
+	SlotAgents []string
 }
 
 // The token is made when the allocation starts, so only its hash is kept.
 func (q *Queries) StartAllocation(ctx context.Context, arg StartAllocationParams) (int64, error) {
-	result, err := q.db.Exec(ctx, startAllocation, arg.ID, arg.SlotIds, arg.TokenHash)
+	result, err := q.db.Exec(ctx, startAllocation,
+		arg.ID,
+		arg.SlotIds,
+		arg.TokenHash,
+		arg.SlotAgents,
+	)
 	if err != nil {
 		return 0, err
 	}
@@ -392,7 +406,7 @@ func (q *Queries) StartAllocation(ctx context.Context, arg StartAllocationParams
 }
 
 const unstartAllocation = `-- name: UnstartAllocation :exec
-UPDATE allocations SET state = 'PENDING', slot_ids = '{}', started_at = NULL WHERE id = $1 AND state = 'RUNNING'
+UPDATE allocations SET state = 'PENDING', slot_ids = '{}', slot_agents = '{}', started_at = NULL WHERE id = $1 AND state = 'RUNNING'
 `
 
 // Back to pending: the resource manager could not take it after all.

@@ -24,6 +24,7 @@ type Allocation struct {
 	CreatedAt    time.Time
 	StartedAt    *time.Time
 	EndedAt      *time.Time
+	SlotAgents   []string
 }
 
 type Checkpoint struct {
@@ -254,6 +255,7 @@ type Task struct {
 	EndedAt       *time.Time
 	ExperimentIds []int64
 	TrialIds      []int64
+	ServiceHost   *string
 }
 
 type TaskLog struct {
@@ -291,6 +293,7 @@ type TaskView struct {
 	Username      string
 	ExperimentIds []int64
 	TrialIds      []int64
+	ServiceHost   *string
 }
 
 type Template struct {

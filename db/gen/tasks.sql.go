@@ -67,7 +67,7 @@ func (q *Queries) EndTask(ctx context.Context, arg EndTaskParams) error {
 }
 
 const getTask = `-- name: GetTask :one
-SELECT id, type, state, description, config, user_id, project_id, resource_pool, priority, weight, queue_position, slots, service_port, service_token, ready, exit_code, end_reason, created_at, ended_at, username, experiment_ids, trial_ids FROM task_views WHERE id = $1
+SELECT id, type, state, description, config, user_id, project_id, resource_pool, priority, weight, queue_position, slots, service_port, service_token, ready, exit_code, end_reason, created_at, ended_at, username, experiment_ids, trial_ids, service_host FROM task_views WHERE id = $1
 `
 
 func (q *Queries) GetTask(ctx context.Context, id string) (TaskView, error) {
@@ -96,6 +96,7 @@ func (q *Queries) GetTask(ctx context.Context, id string) (TaskView, error) {
 		&i.Username,
 		&i.ExperimentIds,
 		&i.TrialIds,
+		&i.ServiceHost,
 	)
 	return i, err
 }
@@ -112,7 +113,7 @@ func (q *Queries) GetTaskContext(ctx context.Context, id string) ([]byte, error)
 }
 
 const listTasks = `-- name: ListTasks :many
-SELECT id, type, state, description, config, user_id, project_id, resource_pool, priority, weight, queue_position, slots, service_port, service_token, ready, exit_code, end_reason, created_at, ended_at, username, experiment_ids, trial_ids FROM task_views
+SELECT id, type, state, description, config, user_id, project_id, resource_pool, priority, weight, queue_position, slots, service_port, service_token, ready, exit_code, end_reason, created_at, ended_at, username, experiment_ids, trial_ids, service_host FROM task_views
 WHERE ($1::text IS NULL OR type = $1)
   AND ($2::boolean IS NULL OR (state <> 'TERMINATED') = $2)
 ORDER BY created_at DESC
@@ -155,6 +156,7 @@ func (q *Queries) ListTasks(ctx context.Context, arg ListTasksParams) ([]TaskVie
 			&i.Username,
 			&i.ExperimentIds,
 			&i.TrialIds,
+			&i.ServiceHost,
 		); err != nil {
 			return nil, err
 		}
@@ -211,6 +213,20 @@ type SetTaskServiceParams struct {
 
 func (q *Queries) SetTaskService(ctx context.Context, arg SetTaskServiceParams) error {
 	_, err := q.db.Exec(ctx, setTaskService, arg.ID, arg.ServicePort)
+	return err
+}
+
+const setTaskServiceHost = `-- name: SetTaskServiceHost :exec
+UPDATE tasks SET service_host = $2 WHERE id = $1
+`
+
+type SetTaskServiceHostParams struct {
+	ID          string
+	ServiceHost *string
+}
+
+func (q *Queries) SetTaskServiceHost(ctx context.Context, arg SetTaskServiceHostParams) error {
+	_, err := q.db.Exec(ctx, setTaskServiceHost, arg.ID, arg.ServiceHost)
 	return err
 }
 
