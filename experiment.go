@@ -99,6 +99,9 @@ type Allocation struct {
 	State        string     `json:"state"`
 	Slots        int        `json:"slots"`
 	SlotIDs      []int      `json:"slotIds"`
+	// SlotAgents is the agent of each slot in SlotIDs (a Kubernetes node);
+	// empty on the local resource manager, whose one agent is "local".
+	SlotAgents   []string   `json:"slotAgents,omitempty"`
 	Preempt      bool       `json:"preempt"`
 	PreemptAcked bool       `json:"preemptAcked"`
 	KillAfter    *time.Time `json:"killAfter,omitempty"`

@@ -97,6 +97,12 @@ func (q *Queries) SetTaskService(ctx context.Context, id string, port int) error
 	return translate(q.q.SetTaskService(ctx, gen.SetTaskServiceParams{ID: id, ServicePort: &p}), "task %s", id)
 }
 
+// SetTaskServiceHost records the host a task's service listens on (a pod
+// IP); without one it is the master's loopback.
+func (q *Queries) SetTaskServiceHost(ctx context.Context, id, host string) error {
+	return translate(q.q.SetTaskServiceHost(ctx, gen.SetTaskServiceHostParams{ID: id, ServiceHost: &host}), "task %s", id)
+}
+
 // SetTaskReady marks a task's service ready.
 func (q *Queries) SetTaskReady(ctx context.Context, id string) error {
 	return translate(q.q.SetTaskReady(ctx, id), "task %s", id)

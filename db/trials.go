@@ -145,11 +145,20 @@ func (q *Queries) CurrentTrialAllocation(ctx context.Context, trialID int64) (re
 // StartAllocation marks a pending allocation running on slots with the hash
 // of its new token; false means it was not pending any more.
 func (q *Queries) StartAllocation(ctx context.Context, id string, slots []int, tokenHash []byte) (bool, error) {
+	return q.StartAllocationOn(ctx, id, slots, nil, tokenHash)
+}
+
+// StartAllocationOn is StartAllocation with the agent (machine or node) of
+// each slot, for resource managers with more than one.
+func (q *Queries) StartAllocationOn(ctx context.Context, id string, slots []int, agents []string, tokenHash []byte) (bool, error) {
 	ids := make([]int32, len(slots))
 	for i, s := range slots {
 		ids[i] = int32(s)
 	}
-	n, err := q.q.StartAllocation(ctx, gen.StartAllocationParams{ID: id, SlotIds: ids, TokenHash: tokenHash})
+	if agents == nil {
+		agents = []string{}
+	}
+	n, err := q.q.StartAllocation(ctx, gen.StartAllocationParams{ID: id, SlotIds: ids, TokenHash: tokenHash, SlotAgents: agents})
 	return n == 1, translate(err, "allocation %s", id)
 }
 
@@ -188,7 +197,7 @@ func toAllocation(a gen.Allocation) resolute.Allocation {
 		slots[i] = int(s)
 	}
 	return resolute.Allocation{
-		ID: a.ID, TaskID: a.TaskID, TrialID: a.TrialID, State: a.State, Slots: int(a.Slots), SlotIDs: slots,
+		ID: a.ID, TaskID: a.TaskID, TrialID: a.TrialID, State: a.State, Slots: int(a.Slots), SlotIDs: slots, SlotAgents: a.SlotAgents,
 		Preempt: a.Preempt, PreemptAcked: a.PreemptAcked, KillAfter: a.KillAfter, ExitCode: intp(a.ExitCode),
 		ExitReason: a.ExitReason, CreatedAt: a.CreatedAt, StartedAt: a.StartedAt, EndedAt: a.EndedAt,
 	}

@@ -91,6 +91,64 @@ type ResourceManager struct {
 	Scheduler                  *Scheduler `yaml:"scheduler"`
 	DefaultAuxResourcePool     string     `yaml:"default_aux_resource_pool"`
 	DefaultComputeResourcePool string     `yaml:"default_compute_resource_pool"`
+
+	// The Kubernetes resource manager's keys (package k8s).
+	Kubeconfig string `yaml:"kubeconfig"` // empty: in-cluster config
+	// Namespace is where pods go unless a pool names its own;
+	// default_namespace is Determined 0.38's name for it.
+	Namespace        string `yaml:"namespace"`
+	DefaultNamespace string `yaml:"default_namespace"`
+	// MaxSlotsPerPod is the most slots one pod may hold; a task with more
+	// is split into slots/max pods. Required on Kubernetes.
+	MaxSlotsPerPod       int                  `yaml:"max_slots_per_pod"`
+	SlotType             string               `yaml:"slot_type"` // gpu (default) or cpu
+	SlotResourceRequests SlotResourceRequests `yaml:"slot_resource_requests"`
+	DefaultScheduler     string               `yaml:"default_scheduler"` // "", coscheduler or preemption
+	// DeterminedMaster* is the master address tasks use, when it is not the
+	// external_url (e.g. a Service name inside the cluster).
+	DeterminedMasterHost   string `yaml:"determined_master_host"`
+	DeterminedMasterPort   int    `yaml:"determined_master_port"`
+	DeterminedMasterScheme string `yaml:"determined_master_scheme"`
+	// PendingTimeout is how many seconds a gang's pods may stay Pending
+	// before the allocation is released and requeued.
+	PendingTimeout int `yaml:"pending_timeout"`
+}
+
+// SlotResourceRequests is what one CPU slot asks of Kubernetes.
+type SlotResourceRequests struct {
+	CPU float64 `yaml:"cpu"`
+}
+
+// KubernetesNamespace is the namespace of the resource manager's pods.
+func (r ResourceManager) KubernetesNamespace() string {
+	switch {
+	case r.Namespace != "":
+		return r.Namespace
+	case r.DefaultNamespace != "":
+		return r.DefaultNamespace
+	}
+	return "default"
+}
+
+// TaskMasterURL is the master address tasks use: determined_master_* when
+// set, else the master's URL.
+func (c *Config) TaskMasterURL() string {
+	r := c.ResourceManager
+	if r.DeterminedMasterHost == "" {
+		return c.URL()
+	}
+	scheme := r.DeterminedMasterScheme
+	if scheme == "" {
+		scheme = "http"
+		if c.TLS.Cert != "" {
+			scheme = "https"
+		}
+	}
+	port := r.DeterminedMasterPort
+	if port == 0 {
+		port = c.Port
+	}
+	return fmt.Sprintf("%s://%s:%d", scheme, r.DeterminedMasterHost, port)
 }
 
 // ResourcePool is one entry of resource_pools. On the local resource
@@ -245,7 +303,7 @@ func (c *Config) validate() Errors {
 	switch c.ResourceManager.Type {
 	case "local":
 	case "kubernetes":
-		bad("resource_manager.type", "kubernetes is not available in this build yet; use local")
+		errs = append(errs, c.checkKubernetes()...)
 	default:
 		bad("resource_manager.type", "must be local or kubernetes (got %q)", c.ResourceManager.Type)
 	}
@@ -285,6 +343,41 @@ func (c *Config) validate() Errors {
 	}
 	if c.TensorboardTimeout < 0 {
 		bad("tensorboard_timeout", "must not be negative (got %d)", c.TensorboardTimeout)
+	}
+	return errs
+}
+
+// checkKubernetes validates the Kubernetes resource manager's keys.
+func (c *Config) checkKubernetes() Errors {
+	var errs Errors
+	bad := func(path, format string, args ...any) {
+		errs = append(errs, FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	r := c.ResourceManager
+	if r.MaxSlotsPerPod < 1 {
+		bad("resource_manager.max_slots_per_pod", "is required on Kubernetes: the most slots (GPUs) one pod may use, usually the GPUs of your largest node (got %d)", r.MaxSlotsPerPod)
+	}
+	switch r.SlotType {
+	case "", "gpu", "cuda":
+	case "cpu":
+		if r.SlotResourceRequests.CPU <= 0 {
+			bad("resource_manager.slot_resource_requests.cpu", "must be more than 0 when slot_type is cpu (got %g)", r.SlotResourceRequests.CPU)
+		}
+	default:
+		bad("resource_manager.slot_type", "must be gpu or cpu (got %q)", r.SlotType)
+	}
+	switch r.DefaultScheduler {
+	case "", "coscheduler", "preemption", "default":
+	default:
+		bad("resource_manager.default_scheduler", "must be empty, coscheduler or preemption (got %q)", r.DefaultScheduler)
+	}
+	switch r.DeterminedMasterScheme {
+	case "", "http", "https":
+	default:
+		bad("resource_manager.determined_master_scheme", "must be http or https (got %q)", r.DeterminedMasterScheme)
+	}
+	if r.PendingTimeout < 0 {
+		bad("resource_manager.pending_timeout", "must not be negative (got %d)", r.PendingTimeout)
 	}
 	return errs
 }

@@ -23,7 +23,7 @@ SELECT * FROM allocations WHERE trial_id = $1 AND state <> 'TERMINATED' ORDER BY
 
 -- name: StartAllocation :execrows
 -- The token is made when the allocation starts, so only its hash is kept.
-UPDATE allocations SET state = 'RUNNING', slot_ids = $2, token_hash = $3, started_at = now()
+UPDATE allocations SET state = 'RUNNING', slot_ids = $2, token_hash = $3, slot_agents = $4, started_at = now()
 WHERE id = $1 AND state = 'PENDING';
 
 -- name: EndAllocation :execrows
@@ -50,4 +50,4 @@ ORDER BY a.created_at, a.id;
 
 -- name: UnstartAllocation :exec
 -- Back to pending: the resource manager could not take it after all.
-UPDATE allocations SET state = 'PENDING', slot_ids = '{}', started_at = NULL WHERE id = $1 AND state = 'RUNNING';
+UPDATE allocations SET state = 'PENDING', slot_ids = '{}', slot_agents = '{}', started_at = NULL WHERE id = $1 AND state = 'RUNNING';

@@ -30,6 +30,9 @@ WHERE id = $1 AND state <> 'TERMINATED';
 -- name: SetTaskService :exec
 UPDATE tasks SET service_port = $2 WHERE id = $1;
 
+-- name: SetTaskServiceHost :exec
+UPDATE tasks SET service_host = $2 WHERE id = $1;
+
 -- name: SetTaskReady :exec
 UPDATE tasks SET ready = true WHERE id = $1;
 
