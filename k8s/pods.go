@@ -272,17 +272,15 @@ func buildConfigMap(r PodRequest, name string, labels map[string]string) (*corev
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.Namespace, Labels: labels},
-		BinaryData: map[string][]byte{},
 	}
+	files, err := filesTarGz(r.Spec.Files)
+	if err != nil {
+		return nil, err
+	}
+	// Both keys are always there; the init container skips an empty one.
+	cm.BinaryData = map[string][]byte{ContextArchive: {}, FilesArchive: files}
 	if len(r.Spec.ContextTarGz) > 0 {
 		cm.BinaryData[ContextArchive] = r.Spec.ContextTarGz
-	}
-	if len(r.Spec.Files) > 0 {
-		files, err := filesTarGz(r.Spec.Files)
-		if err != nil {
-			return nil, err
-		}
-		cm.BinaryData[FilesArchive] = files
 	}
 	size := 0
 	for _, b := range cm.BinaryData {

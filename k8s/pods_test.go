@@ -395,20 +395,36 @@ func TestBuildPodsConfigMapArchives(t *testing.T) {
 	}
 }
 
-func TestPodInitScriptSkipsMissingArchives(t *testing.T) {
+func TestPodInitScriptSkipsEmptyArchives(t *testing.T) {
 	r := trialRequest()
 	r.Spec.Files = nil
 	cm, _, _, err := BuildPods(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cm.BinaryData) != 0 {
-		t.Errorf("ConfigMap binaryData has %d keys, want none", len(cm.BinaryData))
+	if c := cm.BinaryData["context.tar.gz"]; c == nil || len(c) != 0 {
+		t.Errorf("context.tar.gz = %v, want it there and empty", c)
+	}
+	if len(cm.BinaryData["files.tar.gz"]) == 0 {
+		t.Error("files.tar.gz is empty, want an archive without files")
 	}
 	dir := t.TempDir()
-	script := strings.NewReplacer(ConfigMapDir, filepath.Join(dir, "missing"), WorkDir, dir).Replace(initScript)
+	cmDir, work := filepath.Join(dir, "configmap"), filepath.Join(dir, "workdir")
+	for _, d := range []string{cmDir, work} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(cmDir, "context.tar.gz"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// files.tar.gz is missing altogether, as with an optional ConfigMap key.
+	script := strings.NewReplacer(ConfigMapDir, cmDir, WorkDir, work).Replace(initScript)
 	if out, err := exec.Command("sh", "-c", script).CombinedOutput(); err != nil {
 		t.Fatalf("init script without archives: %v\n%s", err, out)
+	}
+	if entries, err := os.ReadDir(work); err != nil || len(entries) != 0 {
+		t.Errorf("work directory has %v, %v; want nothing", entries, err)
 	}
 }
 
