@@ -35,6 +35,16 @@ type LaunchSpec struct {
 	// PythonPath entries are put before PYTHONPATH; relative ones are taken
 	// from WorkDir.
 	PythonPath []string
+
+	// What a resource manager that runs containers (Kubernetes) needs
+	// besides; the local resource manager ignores these.
+	SlotAgents []string       // the agent (node) of each entry of Slots
+	TaskType   string         // TRIAL, COMMAND, NOTEBOOK, SHELL or TENSORBOARD
+	User       string         // the owner's username
+	Pool       string         // the resource pool
+	Image      string         // environment.image for the task's device type
+	PodSpec    map[string]any // environment.pod_spec
+	Priority   *int           // resources.priority
 }
 
 // AllocationEvent is what a resource manager reports: an AllocationStarted,
@@ -79,8 +89,12 @@ type AllocationExited struct {
 	ExitCode int
 	Signal   syscall.Signal // the signal that killed it, or 0
 	Killed   bool           // Kill was called for it
-	Err      error          // why the status is unknown, when it is
-	Time     time.Time
+	// Requeue says the allocation never really ran (e.g. its pods stayed
+	// Pending past the timeout): it goes back to the queue, not counted as
+	// a failure.
+	Requeue bool
+	Err     error // why the status is unknown, when it is
+	Time    time.Time
 }
 
 // Allocation implements AllocationEvent.

@@ -2,6 +2,8 @@ package resolute
 
 import (
 	"encoding/json"
+	"net"
+	"strconv"
 	"time"
 )
 
@@ -37,16 +39,29 @@ type Task struct {
 	Weight       float64         `json:"weight"`
 	Slots        int             `json:"slots"`
 	ServicePort  *int            `json:"-"`
-	ServiceToken string          `json:"-"`
-	Ready        bool            `json:"ready"`
-	ExitCode     *int            `json:"exitCode,omitempty"`
-	EndReason    string          `json:"endReason,omitempty"`
-	CreatedAt    time.Time       `json:"startTime"`
-	EndedAt      *time.Time      `json:"endTime,omitempty"`
+	// ServiceHost is where the service listens (a pod IP); "" means the
+	// master's loopback.
+	ServiceHost  string     `json:"-"`
+	ServiceToken string     `json:"-"`
+	Ready        bool       `json:"ready"`
+	ExitCode     *int       `json:"exitCode,omitempty"`
+	EndReason    string     `json:"endReason,omitempty"`
+	CreatedAt    time.Time  `json:"startTime"`
+	EndedAt      *time.Time `json:"endTime,omitempty"`
 	// ExperimentIDs and TrialIDs are what a TensorBoard shows.
 	ExperimentIDs []int64 `json:"experimentIds,omitempty"`
 	TrialIDs      []int64 `json:"trialIds,omitempty"`
 	// ServiceAddress is where a person opens it: /proxy/<id>/ (with the
 	// notebook's token), for notebooks and TensorBoards.
 	ServiceAddress string `json:"serviceAddress,omitempty"`
+}
+
+// ServiceHostPort is host:port of the task's service: ServiceHost (or
+// 127.0.0.1) and ServicePort, which must be set.
+func (t Task) ServiceHostPort() string {
+	host := t.ServiceHost
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, strconv.Itoa(*t.ServicePort))
 }

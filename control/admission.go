@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/expconf"
+	"github.com/resolute-ml/resolute/harness"
 	"github.com/resolute-ml/resolute/scheduler"
 )
 
@@ -69,11 +71,7 @@ func (x *Experiments) cycle(ctx context.Context) error {
 			x.taskLog(ctx, a.Allocation, "INFO", act.Reason+": checkpointing and giving the slots back")
 		case scheduler.Start:
 			a := live[act.AllocationID]
-			slots := make([]int, len(act.Slots))
-			for i, s := range act.Slots {
-				slots[i] = s.Slot
-			}
-			if err := x.launch(ctx, a.Allocation, slots); err != nil {
+			if err := x.launch(ctx, a.Allocation, act.Slots); err != nil {
 				x.launchFailed(ctx, a.Allocation, err)
 			}
 		}
@@ -105,16 +103,22 @@ func (x *Experiments) launchFailed(ctx context.Context, a resolute.Allocation, e
 func (x *Experiments) snapshot(ctx context.Context) (scheduler.Snapshot, map[string]db.LiveAllocation, error) {
 	snap := scheduler.Snapshot{Now: x.now()}
 	total := x.rm.TotalSlots()
+	lister, _ := x.rm.(AgentLister)
 	for _, p := range x.opts.Pools {
-		ids := p.SlotIDs
-		if ids == nil {
-			ids = make([]int, total)
-			for i := range ids {
-				ids[i] = i
+		var agents []scheduler.Agent
+		if lister != nil {
+			agents = lister.Agents(p.Name)
+		} else {
+			ids := p.SlotIDs
+			if ids == nil {
+				ids = make([]int, total)
+				for i := range ids {
+					ids[i] = i
+				}
 			}
+			agents = []scheduler.Agent{{ID: localAgent, SlotIDs: ids}}
 		}
-		snap.Pools = append(snap.Pools, scheduler.Pool{Name: p.Name, Config: p.Scheduler,
-			Agents: []scheduler.Agent{{ID: localAgent, SlotIDs: ids}}})
+		snap.Pools = append(snap.Pools, scheduler.Pool{Name: p.Name, Config: p.Scheduler, Agents: agents})
 	}
 	exps, err := x.db.QueuedExperiments(ctx, "")
 	if err != nil {
@@ -168,8 +172,12 @@ func (x *Experiments) snapshot(ctx context.Context) (scheduler.Snapshot, map[str
 // taskOfAllocation is what the scheduler sees of an allocation.
 func taskOfAllocation(a db.LiveAllocation) scheduler.Task {
 	t := scheduler.Task{AllocationID: a.ID, Slots: a.Slots, Running: a.State == resolute.AllocationRunning, Preempting: a.Preempt}
-	for _, id := range a.SlotIDs {
-		t.Assigned = append(t.Assigned, scheduler.SlotRef{Agent: localAgent, Slot: id})
+	for i, id := range a.SlotIDs {
+		agent := localAgent
+		if i < len(a.SlotAgents) {
+			agent = a.SlotAgents[i]
+		}
+		t.Assigned = append(t.Assigned, scheduler.SlotRef{Agent: agent, Slot: id})
 	}
 	return t
 }
@@ -201,15 +209,23 @@ func (x *Experiments) preemptionTimeoutOf(ctx context.Context, experimentID int6
 	return preemptionTimeout(cfg)
 }
 
-// launch starts a trial's allocation on slots.
-func (x *Experiments) launch(ctx context.Context, a resolute.Allocation, slots []int) error {
+// launch starts a trial's allocation on the slots the scheduler chose.
+func (x *Experiments) launch(ctx context.Context, a resolute.Allocation, refs []scheduler.SlotRef) error {
+	slots := make([]int, len(refs))
+	agents := make([]string, len(refs))
+	for i, r := range refs {
+		slots[i], agents[i] = r.Slot, r.Agent
+	}
+	if len(refs) > 0 && refs[0].Agent == localAgent {
+		agents = nil
+	}
 	token, hash := newToken()
-	started, err := x.db.StartAllocation(ctx, a.ID, slots, hash)
+	started, err := x.db.StartAllocationOn(ctx, a.ID, slots, agents, hash)
 	if err != nil || !started {
 		return err
 	}
 	if a.TrialID == nil {
-		return x.launchTask(ctx, a, slots, token)
+		return x.launchTask(ctx, a, slots, agents, token)
 	}
 	t, err := x.db.Trial(ctx, *a.TrialID)
 	if err != nil {
@@ -231,10 +247,13 @@ func (x *Experiments) launch(ctx context.Context, a resolute.Allocation, slots [
 	env := x.trialEnv(cfg, e, t, a, token, runID, len(slots) > 0)
 	spec := resolute.LaunchSpec{
 		AllocationID: a.ID, TaskID: a.TaskID, Slots: slots, WorkDir: filepath.Join(x.opts.WorkRoot, a.ID),
-		ContextTarGz: tgz, Env: env, PythonPath: []string{x.opts.HarnessDir},
-		Shell: cfg.Entrypoint.Shell, Entrypoint: cfg.Entrypoint.Exec,
+		ContextTarGz: tgz, Env: env, Shell: cfg.Entrypoint.Shell, Entrypoint: cfg.Entrypoint.Exec,
+		SlotAgents: agents, TaskType: "TRIAL", User: e.Username, Pool: e.ResourcePool,
+		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
+		PodSpec: cfg.Environment.PodSpec, Priority: cfg.Resources.Priority,
 	}
-	if img := cfg.Environment.Image.CPU; img != "" {
+	x.addHarness(&spec)
+	if img := cfg.Environment.Image.CPU; img != "" && !x.opts.Containers {
 		x.taskLog(ctx, a, "INFO", fmt.Sprintf("the local resource manager runs tasks without containers: environment.image %q is recorded but not used", img))
 	}
 	if t.LatestCheckpoint != "" {
@@ -276,7 +295,7 @@ func (x *Experiments) trialEnv(cfg *expconf.ExperimentConfig, e resolute.Experim
 		"DET_EXPERIMENT_CONFIG": config,
 		"DET_STEPS_COMPLETED":   strconv.FormatInt(t.StepsCompleted, 10),
 		"DET_LATEST_CHECKPOINT": t.LatestCheckpoint,
-		"DET_RESOURCES_TYPE":    "process",
+		"DET_RESOURCES_TYPE":    x.resourcesType(),
 		"PYTHONUNBUFFERED":      "1",
 	} {
 		env[k] = v
@@ -292,6 +311,58 @@ func (x *Experiments) trialEnv(cfg *expconf.ExperimentConfig, e resolute.Experim
 	}
 	return env
 }
+
+// resourcesType is DET_RESOURCES_TYPE: what a task runs as.
+func (x *Experiments) resourcesType() string {
+	if x.opts.Containers {
+		return "k8s-pod"
+	}
+	return "process"
+}
+
+// harnessFiles is the harness package, keyed by slash paths under its root
+// ("determined/__init__.py", ...), read once.
+func (x *Experiments) harnessFiles() map[string][]byte {
+	x.harnessOnce.Do(func() {
+		x.harness = map[string][]byte{}
+		fs.WalkDir(harness.Files, ".", func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				x.harness[path], _ = harness.Files.ReadFile(path)
+			}
+			return nil
+		})
+	})
+	return x.harness
+}
+
+// imageFor is environment.image for a task with or without GPUs.
+func imageFor(cpu, cuda string, gpu bool) string {
+	if gpu && cuda != "" {
+		return cuda
+	}
+	return cpu
+}
+
+// addHarness puts the harness on a task's PYTHONPATH: the master's copy on
+// the local resource manager, or a copy shipped with the task's files where
+// tasks run in containers of their own images.
+func (x *Experiments) addHarness(spec *resolute.LaunchSpec) {
+	if !x.opts.Containers {
+		spec.PythonPath = []string{x.opts.HarnessDir}
+		return
+	}
+	if spec.Files == nil {
+		spec.Files = map[string][]byte{}
+	}
+	for name, data := range x.harnessFiles() {
+		spec.Files[harnessShipDir+"/"+name] = data
+	}
+	spec.PythonPath = []string{harnessShipDir}
+}
+
+// harnessShipDir is where a containerized task finds the harness, relative
+// to its work directory.
+const harnessShipDir = ".resolute/harness"
 
 func cmpOr(a, b string) string {
 	if a != "" {

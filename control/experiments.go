@@ -32,6 +32,11 @@ type RunOptions struct {
 	HarnessDir string // where the determined package was written, put first on PYTHONPATH
 	BinDir     string // holds python3/python links to the task Python, put first on PATH
 	Python     string // the task Python (DET_PYTHON_EXECUTABLE)
+	// Containers says tasks run in containers of their own images
+	// (Kubernetes): the harness travels with each task's files, services
+	// listen on every address (the pod's IP), and HarnessDir, BinDir and
+	// Python, which are the master's, are not used.
+	Containers bool
 	KillGrace  time.Duration
 	// Pools are the resource pools and their slots; none means one pool,
 	// "default", with every slot and the priority scheduler.
@@ -67,6 +72,9 @@ type Experiments struct {
 
 	mu   sync.Mutex
 	last scheduler.Decision // of the latest cycle, for the job queue
+
+	harnessOnce sync.Once
+	harness     map[string][]byte // harnessFiles
 }
 
 // NewExperiments returns the experiment runner; call Run to admit work.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -158,7 +157,7 @@ func (x *Experiments) idleTimeout(t resolute.Task) (time.Duration, string) {
 // jupyterState asks a notebook server, on loopback with its token, for its
 // kernels, terminals and sessions.
 func jupyterState(ctx context.Context, client *http.Client, t resolute.Task) (JupyterState, error) {
-	base := "http://127.0.0.1:" + strconv.Itoa(*t.ServicePort) + "/proxy/" + t.ID + "/api/"
+	base := "http://" + t.ServiceHostPort() + "/proxy/" + t.ID + "/api/"
 	get := func(path string, out any) error {
 		req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
 		req.Header.Set("Authorization", "token "+t.ServiceToken)

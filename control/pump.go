@@ -37,6 +37,13 @@ func (x *Experiments) Pump(ctx context.Context, events <-chan resolute.Allocatio
 				return
 			}
 			switch e := ev.(type) {
+			case resolute.AllocationStarted:
+				// A task reached at an address of its own (a pod IP).
+				if task := taskOf(e.AllocationID); e.Addr != "" && !strings.HasPrefix(task, "trial-") {
+					if err := x.db.SetTaskServiceHost(ctx, task, e.Addr); err != nil && ctx.Err() == nil {
+						x.logger.Error("task address", "task", task, "err", err)
+					}
+				}
 			case resolute.AllocationLog:
 				task, ok := tasks[e.AllocationID]
 				if !ok {
@@ -54,6 +61,10 @@ func (x *Experiments) Pump(ctx context.Context, events <-chan resolute.Allocatio
 			case resolute.AllocationExited:
 				flush() // its last lines first
 				delete(tasks, e.AllocationID)
+				if e.Requeue {
+					x.requeue(ctx, e.AllocationID, e.Err)
+					continue
+				}
 				var code *int
 				reason := ""
 				if e.Err != nil {
@@ -80,4 +91,22 @@ func taskOf(allocationID string) string {
 		}
 	}
 	return allocationID
+}
+
+// requeue puts an allocation that never really ran back in the queue.
+func (x *Experiments) requeue(ctx context.Context, allocationID string, why error) {
+	a, err := x.db.Allocation(ctx, allocationID)
+	if err != nil {
+		x.logger.Error("requeue", "allocation", allocationID, "err", err)
+		return
+	}
+	msg := "the allocation goes back to the queue"
+	if why != nil {
+		msg = why.Error() + "; " + msg
+	}
+	x.taskLog(ctx, a, "WARNING", msg)
+	if err := x.db.UnstartAllocation(ctx, allocationID); err != nil {
+		x.logger.Error("requeue", "allocation", allocationID, "err", err)
+	}
+	x.Wake()
 }

@@ -199,7 +199,7 @@ func (x *Experiments) taskEnded(ctx context.Context, a resolute.Allocation, exit
 
 // launchTask starts a task's allocation: the command, Jupyter, a shell's
 // keep-alive process, or TensorBoard, with the task's environment.
-func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slots []int, token string) error {
+func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slots []int, agents []string, token string) error {
 	t, err := x.db.Task(ctx, a.TaskID)
 	if err != nil {
 		return err
@@ -225,7 +225,7 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 	for k, v := range map[string]string{
 		"DET_MASTER": x.opts.MasterURL, "DET_MASTER_ADDR": x.opts.MasterURL, "DET_CLUSTER_ID": x.opts.ClusterID,
 		"DET_TASK_ID": t.ID, "DET_ALLOCATION_ID": a.ID, "DET_RESOURCES_ID": a.ID, "DET_SESSION_TOKEN": token,
-		"DET_USER": t.Username, "DET_TASK_TYPE": t.Type, "DET_RESOURCES_TYPE": "process", "PYTHONUNBUFFERED": "1",
+		"DET_USER": t.Username, "DET_TASK_TYPE": t.Type, "DET_RESOURCES_TYPE": x.resourcesType(), "PYTHONUNBUFFERED": "1",
 	} {
 		env[k] = v
 	}
@@ -236,7 +236,14 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 		env["PATH"] = x.opts.BinDir + ":" + cmpOr(env["PATH"], "/usr/local/bin:/usr/bin:/bin")
 	}
 	spec := resolute.LaunchSpec{AllocationID: a.ID, TaskID: t.ID, Slots: slots, WorkDir: filepath.Join(x.opts.WorkRoot, a.ID),
-		ContextTarGz: tgz, Env: env, PythonPath: []string{x.opts.HarnessDir}}
+		ContextTarGz: tgz, Env: env, SlotAgents: agents, TaskType: t.Type, User: t.Username, Pool: t.ResourcePool,
+		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
+		PodSpec: cfg.Environment.PodSpec, Priority: t.Priority}
+	x.addHarness(&spec)
+	listen := "127.0.0.1"
+	if x.opts.Containers {
+		listen = "0.0.0.0" // reached at the pod's IP
+	}
 	prefix := "/proxy/" + t.ID + "/"
 	switch t.Type {
 	case resolute.TaskCommand:
@@ -255,11 +262,13 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 		}
 		env["NOTEBOOK_PORT"] = strconv.Itoa(port)
 		env["DET_NOTEBOOK_TOKEN"] = t.ServiceToken
-		spec.Entrypoint = jupyterCommand(x.opts.Python, port, prefix, t.ServiceToken)
+		spec.Entrypoint = jupyterCommand(x.opts.Python, listen, port, prefix, t.ServiceToken)
 	case resolute.TaskTensorBoard:
 		// Looked up in the task's PATH (its config's, after the harness's
 		// bin directory), where the task will run it.
-		if !inPath("tensorboard", cmpOr(env["PATH"], os.Getenv("PATH"))) {
+		// (In containers the image decides; a missing program fails the
+		// task with the shell's "not found" in its log.)
+		if !x.opts.Containers && !inPath("tensorboard", cmpOr(env["PATH"], os.Getenv("PATH"))) {
 			return fmt.Errorf("tensorboard is not installed in the task environment (it ships on PyPI only); install it where tasks can run it")
 		}
 		sources, err := x.tensorboardSources(ctx, t.ExperimentIDs, t.TrialIDs)
@@ -274,7 +283,7 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 			return err
 		}
 		env["TENSORBOARD_PORT"] = strconv.Itoa(port)
-		args := []string{"tensorboard", "--port", strconv.Itoa(port), "--host", "127.0.0.1", "--path_prefix", strings.TrimSuffix(prefix, "/")}
+		args := []string{"tensorboard", "--port", strconv.Itoa(port), "--host", listen, "--path_prefix", strings.TrimSuffix(prefix, "/")}
 		args = append(args, tensorboardLogdir(sources)...)
 		spec.Entrypoint = append(args, cfg.TensorboardArgs...)
 	}
@@ -292,11 +301,11 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 // jupyterCommand runs the classic notebook server of Debian's
 // python3-notebook (or JupyterLab's server when installed) under base URL
 // prefix with the task's token, on loopback.
-func jupyterCommand(python string, port int, prefix, token string) []string {
+func jupyterCommand(python, listen string, port int, prefix, token string) []string {
 	if python == "" {
 		python = "python3"
 	}
-	return []string{python, "-m", "notebook", "--no-browser", "--ip=127.0.0.1", "--port=" + strconv.Itoa(port),
+	return []string{python, "-m", "notebook", "--no-browser", "--ip=" + listen, "--port=" + strconv.Itoa(port),
 		"--NotebookApp.port_retries=0", "--NotebookApp.base_url=" + prefix, "--NotebookApp.token=" + token,
 		"--NotebookApp.allow_remote_access=True", "--NotebookApp.notebook_dir=.",
 		"--allow-root"} // tasks run as the master's user, which may be root here

@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/resolute-ml/resolute"
@@ -38,7 +37,7 @@ func (s *Server) proxyLookup(ctx context.Context, taskID string) (proxy.Target, 
 		target.State, target.EndedState = proxy.Ended, strings.TrimSpace(t.State+" ("+t.EndReason+")")
 	case t.Ready && t.ServicePort != nil:
 		target.State = proxy.Ready
-		target.URL = &url.URL{Scheme: "http", Host: "127.0.0.1:" + strconv.Itoa(*t.ServicePort)}
+		target.URL = &url.URL{Scheme: "http", Host: t.ServiceHostPort()}
 	default:
 		target.State = proxy.Starting
 	}

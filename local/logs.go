@@ -5,10 +5,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/resolute-ml/resolute"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,45 +19,6 @@ const (
 	minPoll    = 5 * time.Millisecond
 	maxPoll    = 200 * time.Millisecond
 )
-
-var logLevels = []string{"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}
-
-// parseLine splits Determined's prefixes off a line, as its ship_logs.py
-// does: an optional "[rank=N] ", then an optional "LEVEL: ".
-func parseLine(line string) (rank *int, level, msg string) {
-	msg = line
-	if rest, ok := strings.CutPrefix(strings.TrimPrefix(msg, " "), "[rank="); ok {
-		if end := strings.IndexByte(rest, ']'); end > 0 {
-			if n, err := strconv.Atoi(rest[:end]); err == nil && n >= 0 && isDigits(rest[:end]) {
-				rank = &n
-				msg = strings.TrimPrefix(rest[end+1:], " ")
-			}
-		}
-	}
-	for _, l := range logLevels {
-		if rest, ok := strings.CutPrefix(strings.TrimPrefix(msg, " "), l+":"); ok {
-			return rank, l, strings.TrimPrefix(rest, " ")
-		}
-	}
-	return rank, "", msg
-}
-
-func isDigits(s string) bool {
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// cleanLine makes a line safe to store as text: valid UTF-8, no NULs, no
-// trailing carriage return.
-func cleanLine(b []byte) string {
-	b = bytes.TrimSuffix(b, []byte("\r"))
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	return strings.ReplaceAll(s, "\x00", "")
-}
 
 // startTailers starts one tailer per output file of a, from the given
 // offsets. Their end is awaited with a.tails.
@@ -107,11 +67,7 @@ func (m *Manager) tail(a *allocation, stream string, f *os.File, off int64) {
 	read, punched := off, int64(0)
 	wait := minPoll
 	emit := func(line []byte) bool {
-		rank, level, msg := parseLine(cleanLine(line))
-		return m.events.push(Log{
-			AllocationID: a.id, Time: time.Now(), Stream: stream,
-			Level: level, Rank: rank, Line: cleanLine(line), Message: msg,
-		})
+		return m.events.push(resolute.NewAllocationLog(a.id, stream, line, time.Now()))
 	}
 	for {
 		exited := isClosed(a.exited) // checked before reading: all output is in f then
