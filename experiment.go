@@ -93,12 +93,12 @@ func TrialTaskID(id int64) string { return "trial-" + itoa(id) }
 
 // Allocation is one run of a task on the resource manager.
 type Allocation struct {
-	ID           string     `json:"id"`
-	TaskID       string     `json:"taskId"`
-	TrialID      *int64     `json:"trialId,omitempty"`
-	State        string     `json:"state"`
-	Slots        int        `json:"slots"`
-	SlotIDs      []int      `json:"slotIds"`
+	ID      string `json:"id"`
+	TaskID  string `json:"taskId"`
+	TrialID *int64 `json:"trialId,omitempty"`
+	State   string `json:"state"`
+	Slots   int    `json:"slots"`
+	SlotIDs []int  `json:"slotIds"`
 	// SlotAgents is the agent of each slot in SlotIDs (a Kubernetes node);
 	// empty on the local resource manager, whose one agent is "local".
 	SlotAgents   []string   `json:"slotAgents,omitempty"`
