@@ -124,7 +124,7 @@ func PriorityClassName(podSpecClass string, priority *int) string {
 // prepareBase turns the merged pod spec into the pod every pod of the
 // allocation is a copy of, with everything but the name, the slots and the
 // node: Resolute's metadata, volumes, init container and task container.
-func (r PodRequest) prepareBase(p *corev1.Pod, name string, labels map[string]string, pods, perPod int, w *warnings) error {
+func (r PodRequest) prepareBase(p *corev1.Pod, name string, labels map[string]string, pods, perPod int, w *warnings) {
 	if p.Name != "" || p.GenerateName != "" {
 		w.add("pod_spec: metadata.name is ignored: Resolute names the pods %s-<n>", name)
 	}
@@ -201,7 +201,9 @@ func (r PodRequest) prepareBase(p *corev1.Pod, name string, labels map[string]st
 		}
 		return false
 	})
-	s.InitContainers = slices.Insert(s.InitContainers, 0, corev1.Container{
+	// Like Determined, after the user's init containers: the work directory
+	// is unpacked last, just before the task starts.
+	s.InitContainers = append(s.InitContainers, corev1.Container{
 		Name:       InitContainerName,
 		Image:      r.Image,
 		Command:    []string{"sh", "-c", initScript},
@@ -220,16 +222,13 @@ func (r PodRequest) prepareBase(p *corev1.Pod, name string, labels map[string]st
 		c = s.Containers[i]
 		s.Containers = slices.Delete(s.Containers, i, i+1)
 	}
-	if err := r.taskContainer(&c, pods, perPod, w); err != nil {
-		return err
-	}
+	r.taskContainer(&c, pods, perPod, w)
 	s.Containers = slices.Insert(s.Containers, 0, c)
-	return nil
 }
 
 // taskContainer makes c, the user's determined-container or an empty one,
 // run the task, keeping what users may configure.
-func (r PodRequest) taskContainer(c *corev1.Container, pods, perPod int, w *warnings) error {
+func (r PodRequest) taskContainer(c *corev1.Container, pods, perPod int, w *warnings) {
 	if c.Image != "" && c.Image != r.Image {
 		w.add("pod_spec: the image of %s is ignored: set environment.image instead", TaskContainerName)
 	}
@@ -279,7 +278,6 @@ func (r PodRequest) taskContainer(c *corev1.Container, pods, perPod int, w *warn
 		}
 	}
 	r.resources(&c.Resources, perPod, w)
-	return nil
 }
 
 // env is the task container's environment: LaunchSpec.Env sorted by name,

@@ -258,7 +258,7 @@ func TestBuildPodsMergesPodSpecs(t *testing.T) {
 	if diff := cmp.Diff([]string{"scratch", "example-volume", "determined-configmap", "determined-workdir"}, names(s.Volumes, volumeName)); diff != "" {
 		t.Errorf("volumes (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"determined-init-container", "fetch-data"}, names(s.InitContainers, containerName)); diff != "" {
+	if diff := cmp.Diff([]string{"fetch-data", "determined-init-container"}, names(s.InitContainers, containerName)); diff != "" {
 		t.Errorf("init containers (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"determined-container", "sidecar-container"}, names(s.Containers, containerName)); diff != "" {
