@@ -142,9 +142,7 @@ func BuildPods(r PodRequest) (*corev1.ConfigMap, []*corev1.Pod, []string, error)
 		return nil, nil, nil, err
 	}
 	w := &warnings{}
-	if err := r.prepareBase(base, name, labels, pods, perPod, w); err != nil {
-		return nil, nil, nil, err
-	}
+	r.prepareBase(base, name, labels, pods, perPod, w)
 	out := make([]*corev1.Pod, pods)
 	for i := range pods {
 		p := base.DeepCopy()
