@@ -160,7 +160,10 @@ func (r PodRequest) prepareBase(p *corev1.Pod, name string, labels map[string]st
 			meta.Labels[LabelPodGroupMinAvailable] = strconv.Itoa(pods)
 		}
 	}
-	*p = corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: meta, Spec: *s}
+	// Of the user's metadata only labels and annotations are kept, and no status.
+	p.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+	p.ObjectMeta = meta
+	p.Status = corev1.PodStatus{}
 
 	if s.RestartPolicy != "" && s.RestartPolicy != corev1.RestartPolicyNever {
 		w.add("pod_spec: restartPolicy %s is ignored: Resolute's pods never restart", s.RestartPolicy)
