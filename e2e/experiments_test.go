@@ -117,15 +117,19 @@ func TestAnExperimentIsSubmittedAndFollowedToCompletion(t *testing.T) {
 	must(t, long.Locator(header.Locator(".tag.state")).ToHaveText("COMPLETED"))
 	must(t, expect(t, page.Locator("#experiment-progress")).ToHaveAttribute("value", "100"))
 	must(t, expect(t, page.Locator("#action-delete")).ToBeVisible())
-	must(t, long.Locator(page.Locator("#trial-log-lines")).ToContainText("report_validation_metrics"))
 	still, err := page.Evaluate("window.notReloaded === true")
 	must(t, err)
 	if still != true {
 		t.Fatal("the page reloaded to show the new state")
 	}
-	must(t, expect(t, page.Locator("#checkpoints tbody tr").First()).ToContainText("Download"))
 	screenshot(t, page, "experiment-completed")
+	tabs := page.Locator("#experiment-tabs")
+	must(t, tabs.GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Logs"}).Click())
+	must(t, long.Locator(page.Locator("#experiment-log-lines")).ToContainText("report_validation_metrics"))
+	must(t, tabs.GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Checkpoints"}).Click())
+	must(t, expect(t, page.Locator("#checkpoints tbody tr").First()).ToContainText("Download"))
 
+	must(t, tabs.GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Trials"}).Click())
 	must(t, page.Locator("#trials tbody tr a").First().Click())
 	must(t, expect(t, page.Locator("#trial-header")).ToContainText("COMPLETED"))
 	must(t, expect(t, page.Locator("#validation-metrics thead")).ToContainText("validation_loss"))

@@ -79,7 +79,7 @@ func TestACheckpointIsRegisteredAliasedAndDescribedInTheModelRegistry(t *testing
 	page := browser.NewPage(t, 1280)
 	signIn(t, page, m.URL, "admin", "")
 	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
-	_, err = page.Goto(m.URL + "/experiments/" + exp)
+	_, err = page.Goto(m.URL + "/experiments/" + exp + "?tab=checkpoints")
 	must(t, err)
 	register := page.Locator("#register-" + best.UUID)
 	must(t, register.Locator("summary").Click())
@@ -153,7 +153,7 @@ func TestACheckpointIsRegisteredAliasedAndDescribedInTheModelRegistry(t *testing
 	phone := browser.NewPage(t, 390)
 	signIn(t, phone, m.URL, "admin", "")
 	must(t, expect(t, phone.Locator("h1")).ToHaveText("Welcome, admin"))
-	for _, path := range []string{"/models", "/models/digits", "/models/digits/versions/1", "/experiments/" + exp} {
+	for _, path := range []string{"/models", "/models/digits", "/models/digits/versions/1", "/experiments/" + exp + "?tab=checkpoints"} {
 		_, err := phone.Goto(m.URL + path)
 		must(t, err)
 		must(t, expect(t, phone.Locator("main h1")).ToBeVisible())

@@ -137,6 +137,7 @@ func readExperimentForm(r *http.Request) (views.ExperimentForm, []byte, error) {
 		return f, nil, resolute.Errorf(resolute.EInvalid, "malformed form: expected multipart/form-data: %v", err)
 	}
 	var file, code []byte
+	var files []archiveFile
 	for {
 		part, err := nextPart(mr)
 		if errors.Is(err, io.EOF) {
@@ -145,7 +146,7 @@ func readExperimentForm(r *http.Request) (views.ExperimentForm, []byte, error) {
 			return f, nil, err
 		}
 		limit := int64(1 << 20)
-		if part.FormName() == "code" {
+		if part.FormName() == "code" || part.FormName() == "code_files" {
 			limit = control.MaxContextBytes
 		}
 		data, err := readPart(part, limit)
@@ -159,6 +160,10 @@ func readExperimentForm(r *http.Request) (views.ExperimentForm, []byte, error) {
 			file = data
 		case "code":
 			code = data
+		case "code_files":
+			if part.FileName() != "" {
+				files = append(files, archiveFile{part.FileName(), data})
+			}
 		case "template":
 			f.Template = v
 		case "project_id":
@@ -171,6 +176,12 @@ func readExperimentForm(r *http.Request) (views.ExperimentForm, []byte, error) {
 	}
 	if len(file) > 0 {
 		f.YAML = string(file)
+	}
+	if len(files) > 0 && len(code) > 0 {
+		return f, nil, resolute.Errorf(resolute.EInvalid, "code: choose an archive or files, not both")
+	} else if len(files) > 0 {
+		tgz, err := filesToTgz(files)
+		return f, tgz, err
 	}
 	return f, code, nil
 }
@@ -190,91 +201,6 @@ func experimentFormErrors(err error, f views.ExperimentForm) views.FormErrors {
 		return views.FormErrors{"project_id": msg}
 	}
 	return views.FormErrors{"yaml": msg}
-}
-
-// handleExperimentPage serves GET /experiments/{id}[?level=&search=].
-func (s *Server) handleExperimentPage(w http.ResponseWriter, r *http.Request) {
-	e, err := s.experimentParam(r)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	p := views.ExperimentPage{Shell: s.shell(r, "Experiment "+itoa(e.ID), "experiments")}
-	p.Live, err = s.experimentLive(r, e)
-	if err == nil {
-		p.OriginalYAML, err = s.db.ExperimentOriginalConfig(r.Context(), e.ID)
-	}
-	if err == nil {
-		p.ConfigYAML, err = jsonToYAML(e.Config)
-	}
-	if err == nil && p.Live.Chart != nil {
-		p.Live.Chart, err = s.experimentChart(r, e, p.Live.Metric)
-	}
-	if err == nil && len(p.Live.Trials) == 1 {
-		var l views.TrialLogs
-		l, err = s.trialLogs(r, p.Live.Trials[0].Trial, experimentPath(e.ID), 0)
-		p.Logs = &l
-	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	s.page(w, r, views.ExperimentView(p))
-}
-
-// handleExperimentLive serves GET /experiments/{id}/live: the htmx fragment
-// of the experiment's header, trials, checkpoints and metrics.
-func (s *Server) handleExperimentLive(w http.ResponseWriter, r *http.Request) {
-	e, err := s.experimentParam(r)
-	var l views.ExperimentLive
-	if err == nil {
-		l, err = s.experimentLive(r, e)
-	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	s.render(w, r, http.StatusOK, views.ExperimentLiveView(l))
-}
-
-func (s *Server) experimentLive(r *http.Request, e resolute.Experiment) (views.ExperimentLive, error) {
-	l := views.ExperimentLive{Experiment: e, Duration: s.duration(e.CreatedAt, e.EndedAt), CanChange: mayChangeExperiment(r, e) == nil}
-	l.Metric, l.SmallerIsBetter = searcherMetric(e.Config)
-	if s.charting() {
-		l.Chart = &views.ExperimentChart{ExperimentID: e.ID} // the page fills it in
-	}
-	trials, err := s.db.Trials(r.Context(), e.ID)
-	if err != nil {
-		return l, err
-	}
-	for _, t := range trials {
-		l.Trials = append(l.Trials, views.TrialRow{Trial: t, Hparams: compactJSON(t.Hparams)})
-	}
-	cps, err := s.db.ExperimentCheckpoints(r.Context(), e.ID)
-	if err == nil {
-		cps, err = s.withValidation(r, cps)
-	}
-	if err != nil {
-		return l, err
-	}
-	l.Checkpoints = checkpointRows(cps, l.Metric)
-	if l.Register, err = s.markRegistered(r, l.Checkpoints); err != nil {
-		return l, err
-	}
-	if len(trials) > 0 {
-		latest, err := s.db.LatestTrialMetrics(r.Context(), trials[0].ID)
-		if err != nil {
-			return l, err
-		}
-		for _, m := range latest {
-			t := metricsTable(m.Group, []resolute.MetricsReport{m})
-			if len(trials) > 1 {
-				t.Group = "trial " + itoa(trials[0].ID) + " · " + t.Group
-			}
-			l.Latest = append(l.Latest, t)
-		}
-	}
-	return l, nil
 }
 
 // handleExperimentActionForm serves POST /experiments/{id}/{activate, pause,
@@ -343,8 +269,10 @@ func contextArchive(data []byte) ([]byte, error) {
 		return data, nil
 	case bytes.HasPrefix(data, []byte("PK\x03\x04")), bytes.HasPrefix(data, []byte("PK\x05\x06")):
 		return zipToTgz(data, control.MaxContextBytes*4)
+	case isTar(data):
+		return gzipBytes(data)
 	}
-	return nil, resolute.Errorf(resolute.EInvalid, "code: expected a .tar.gz, .tgz or .zip archive")
+	return nil, resolute.Errorf(resolute.EInvalid, "code: expected a .tar.gz, .tgz, .tar or .zip archive")
 }
 
 // zipToTgz repacks a zip archive as a tar.gz of the same files and

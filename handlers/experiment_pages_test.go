@@ -189,8 +189,17 @@ func TestExperimentPagesSubmitFollowAndManageARun(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("experiment page: %d", resp.StatusCode)
 	}
-	wants(t, "the experiment page", body, `id="experiment-header"`, "COMPLETED", "(smaller is better)", `id="trials"`,
-		`id="checkpoints"`, "/download", `id="experiment-config"`, "searcher:\n", `id="trial-log-lines"`, `id="action-archive"`, `id="action-delete"`)
+	wants(t, "the experiment page", body, `id="experiment-header"`, "COMPLETED", "(smaller is better)", `id="best-trials"`,
+		`id="action-archive"`, `id="action-delete"`)
+	for tab, parts := range map[string][]string{
+		"trials":        {`id="trials"`},
+		"checkpoints":   {`id="checkpoints"`, "/download"},
+		"configuration": {`id="experiment-config"`, "searcher:\n"},
+		"logs":          {`id="experiment-log-lines"`, "report_validation_metrics"},
+	} {
+		_, body := get(t, c, m, "/experiments/"+itoa(id)+"?tab="+tab)
+		wants(t, "the "+tab+" tab", body, parts...)
+	}
 	if strings.Contains(body, `id="experiment-live" hx-get`) {
 		t.Error("a finished experiment's page keeps polling")
 	}
@@ -248,8 +257,11 @@ func TestExperimentActionsFollowItsStateAndOwner(t *testing.T) {
 
 	_, body = get(t, c, m, path)
 	wants(t, "a paused experiment", body, "PAUSED", `id="action-activate"`, `id="action-kill"`, `hx-trigger="every 3s"`)
-	if strings.Contains(body, `id="action-delete"`) || strings.Contains(body, `id="trial-log-poll" data-done`) {
-		t.Error("a paused experiment offers delete or stops following its log")
+	if strings.Contains(body, `id="action-delete"`) {
+		t.Error("a paused experiment offers delete")
+	}
+	if _, body := get(t, c, m, path+"?tab=logs"); !strings.Contains(body, `id="experiment-log-poll" hx-get`) {
+		t.Error("a paused experiment stops following its log")
 	}
 	if resp, body := get(t, c, m, path+"/live"); resp.StatusCode != 200 || !strings.HasPrefix(body, `<div id="experiment-live"`) {
 		t.Fatalf("live fragment: %d", resp.StatusCode)

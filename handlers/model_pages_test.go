@@ -67,13 +67,13 @@ func TestModelPagesCreateRegisterEditAndAlias(t *testing.T) {
 
 	// Register from the experiment's checkpoint table: a new model, then
 	// an existing one twice.
-	_, body = get(t, c, m, "/experiments/"+itoa(expID))
+	_, body = get(t, c, m, "/experiments/"+itoa(expID)+"?tab=checkpoints")
 	wants(t, "the experiment's checkpoints", body, `id="checkpoint-`+ckpt+`"`, `id="register-`+ckpt+`"`, `action="/models/register"`, `<option value="digits">digits</option>`)
 	postOK(t, c, m, "/models/register", url.Values{"checkpoint_uuid": {ckpt}, "new_model_name": {"fresh"}}, "/models/fresh/versions/1")
 	postOK(t, c, m, "/models/register", url.Values{"checkpoint_uuid": {ckpt}, "model_name": {"digits"}}, "/models/digits/versions/1")
 	postOK(t, c, m, "/models/register", url.Values{"checkpoint_uuid": {ckpt}, "model_name": {"digits"}}, "/models/digits/versions/2")
 	postOK(t, c, m, "/models/register", url.Values{"checkpoint_uuid": {ckpt}, "model_name": {"made"}, "create_if_missing": {"1"}}, "/models/made/versions/1")
-	_, body = get(t, c, m, "/experiments/"+itoa(expID))
+	_, body = get(t, c, m, "/experiments/"+itoa(expID)+"?tab=checkpoints")
 	wants(t, "a registered checkpoint", body, `class="tag alias" href="/models/`)
 	var trials resolute.TrialsResponse
 	api(t, m, "GET", "/api/v1/experiments/"+itoa(expID)+"/trials", token, "", &trials)

@@ -82,6 +82,37 @@ func (s *Server) handleTrialLogLines(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, views.TrialLogLines(l))
 }
 
+// handleTrialLogDownload serves GET /trials/{id}/logs/download[?level=
+// &search=]: the trial's lines under the filter, as a text file.
+func (s *Server) handleTrialLogDownload(w http.ResponseWriter, r *http.Request) {
+	t, err := s.trialParam(r)
+	var f db.LogFilter
+	if err == nil {
+		f, err = logFilter(r)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="trial-`+itoa(t.ID)+`-logs.txt"`)
+	f.Limit = 5000
+	for {
+		lines, err := s.db.TaskLogs(r.Context(), t.TaskID(), f)
+		if err != nil {
+			s.logger.Error("trial log download", "trial", t.ID, "err", err)
+			return
+		}
+		for _, l := range lines {
+			fmt.Fprintf(w, "%s %s %s\n", l.Time.UTC().Format("2006-01-02T15:04:05.000Z"), l.Level, strings.TrimRight(l.Log, "\r\n"))
+			f.After = l.ID
+		}
+		if len(lines) < f.Limit {
+			return
+		}
+	}
+}
+
 func (s *Server) trialLive(r *http.Request, t resolute.Trial, e resolute.Experiment) (views.TrialLive, error) {
 	l := views.TrialLive{Trial: t, Hparams: hparamRows(t.Hparams)}
 	l.Metric, _ = searcherMetric(e.Config)

@@ -234,39 +234,6 @@ type ExperimentForm struct {
 	Errors  FormErrors // yaml, code, template, project_id
 }
 
-// ExperimentPage is one experiment.
-type ExperimentPage struct {
-	Shell Shell
-	Live  ExperimentLive
-	// ConfigYAML is the expanded config; OriginalYAML what was submitted.
-	ConfigYAML   string
-	OriginalYAML string
-	Logs         *TrialLogs // the only trial's logs, for single-trial experiments
-}
-
-// ExperimentLive is the part of an experiment's page that follows the run:
-// header, actions, trials, checkpoints and latest metrics.
-type ExperimentLive struct {
-	Experiment      resolute.Experiment
-	Metric          string // the searcher's metric
-	SmallerIsBetter bool
-	Duration        string
-	CanChange       bool // the viewer may pause, kill, archive or delete it
-	Trials          []TrialRow
-	Checkpoints     []CheckpointRow
-	Latest          []MetricsTable // the latest report of each group, of the first trial
-	Register        RegisterChoices
-	// Chart is nil where uPlot is not embedded. In the live fragment it is
-	// only a placeholder: hx-preserve keeps the page's chart in its place.
-	Chart *ExperimentChart
-}
-
-// TrialRow is one trial as tables show it.
-type TrialRow struct {
-	Trial   resolute.Trial
-	Hparams string // compact JSON
-}
-
 // CheckpointRow is one checkpoint as tables show it.
 type CheckpointRow struct {
 	Checkpoint resolute.Checkpoint

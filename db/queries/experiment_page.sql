@@ -1,0 +1,45 @@
+-- Queries of an experiment's page: notes, labels, max slots, every trial's
+-- log, and each trial's checkpoint count.
+
+-- name: SetExperimentNotes :execrows
+UPDATE experiments SET notes = $2 WHERE id = $1;
+
+-- name: AddExperimentLabel :one
+-- Adds a label unless the experiment has it; returns the labels.
+UPDATE experiments
+SET labels = CASE WHEN sqlc.arg(label)::text = ANY(labels) THEN labels ELSE array_append(labels, sqlc.arg(label)::text) END
+WHERE id = sqlc.arg(id)
+RETURNING labels;
+
+-- name: RemoveExperimentLabel :one
+UPDATE experiments SET labels = array_remove(labels, sqlc.arg(label)::text)
+WHERE id = sqlc.arg(id)
+RETURNING labels;
+
+-- name: SetExperimentMaxSlots :execrows
+UPDATE experiments SET max_slots = $2 WHERE id = $1;
+
+-- name: ListExperimentLogs :many
+-- The lines of several tasks (an experiment's trials) after an id, oldest
+-- first.
+SELECT * FROM task_logs
+WHERE task_id = ANY(sqlc.arg(task_ids)::text[]) AND id > sqlc.arg(after)
+  AND (sqlc.narg(level)::text IS NULL OR level = sqlc.narg(level))
+  AND (sqlc.narg(search)::text IS NULL OR log ILIKE '%' || sqlc.narg(search) || '%')
+ORDER BY id
+LIMIT sqlc.arg(lim);
+
+-- name: ListExperimentLogsTail :many
+-- The last lines of several tasks, newest first.
+SELECT * FROM task_logs
+WHERE task_id = ANY(sqlc.arg(task_ids)::text[])
+  AND (sqlc.narg(level)::text IS NULL OR level = sqlc.narg(level))
+  AND (sqlc.narg(search)::text IS NULL OR log ILIKE '%' || sqlc.narg(search) || '%')
+ORDER BY id DESC
+LIMIT sqlc.arg(lim);
+
+-- name: CountExperimentCheckpoints :many
+-- How many completed checkpoints each trial of an experiment has.
+SELECT trial_id, count(*)::int AS checkpoints FROM checkpoints
+WHERE experiment_id = $1 AND state = 'COMPLETED'
+GROUP BY trial_id;

@@ -1,0 +1,298 @@
+package handlers
+
+import (
+	"cmp"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/markdown"
+	"github.com/resolute-ml/resolute/views"
+)
+
+// bestTrialsShown is how many trials the overview lists.
+const bestTrialsShown = 5
+
+// handleExperimentPage serves GET /experiments/{id}[?tab=&level=&search=]:
+// the header and one tab.
+func (s *Server) handleExperimentPage(w http.ResponseWriter, r *http.Request) {
+	e, err := s.experimentParam(r)
+	var tab string
+	if err == nil {
+		tab, err = experimentTab(r)
+	}
+	var p views.ExperimentPage
+	if err == nil {
+		p, err = s.experimentPage(r, e, tab)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.page(w, r, views.ExperimentView(p))
+}
+
+// experimentTab reads ?tab=, the overview when absent.
+func experimentTab(r *http.Request) (string, error) {
+	tab := r.URL.Query().Get("tab")
+	if tab == "" {
+		return views.ExperimentTabs[0].Key, nil
+	}
+	var keys []string
+	for _, t := range views.ExperimentTabs {
+		if t.Key == tab {
+			return tab, nil
+		}
+		keys = append(keys, t.Key)
+	}
+	return "", resolute.Errorf(resolute.EInvalid, "tab: unknown tab %q; the tabs are %s", tab, strings.Join(keys, ", "))
+}
+
+// experimentPage loads the header and what the tab shows.
+func (s *Server) experimentPage(r *http.Request, e resolute.Experiment, tab string) (views.ExperimentPage, error) {
+	title := "Experiment " + itoa(e.ID)
+	for _, t := range views.ExperimentTabs[1:] {
+		if t.Key == tab {
+			title += " · " + t.Label
+		}
+	}
+	p := views.ExperimentPage{Shell: s.shell(r, title, "experiments")}
+	var err error
+	if p.Live, err = s.experimentLive(r, e, tab); err != nil {
+		return p, err
+	}
+	if p.Live.Chart != nil {
+		if p.Live.Chart, err = s.experimentChart(r, e, p.Live.Metric); err != nil {
+			return p, err
+		}
+	}
+	switch tab {
+	case "hyperparameters":
+		p.HParams, err = s.hparamData(r, e)
+	case "configuration":
+		p.Config, err = s.experimentConfig(r, e)
+	case "logs":
+		var l views.ExperimentLogs
+		l, err = s.experimentLogs(r, e, 0)
+		p.Logs = &l
+	case "notes":
+		p.Notes = &views.ExperimentNotes{ExperimentID: e.ID, Source: e.Notes, HTML: markdown.ToHTML(e.Notes), CanChange: p.Live.CanChange}
+	}
+	return p, err
+}
+
+// handleExperimentLive serves GET /experiments/{id}/live[?tab=]: the htmx
+// fragment of the experiment's header and the tab's trials, checkpoints
+// and metrics.
+func (s *Server) handleExperimentLive(w http.ResponseWriter, r *http.Request) {
+	e, err := s.experimentParam(r)
+	var tab string
+	if err == nil {
+		tab, err = experimentTab(r)
+	}
+	var l views.ExperimentLive
+	if err == nil {
+		l, err = s.experimentLive(r, e, tab)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, views.ExperimentLiveView(l))
+}
+
+// experimentLive loads the header and what the tab shows of the run.
+func (s *Server) experimentLive(r *http.Request, e resolute.Experiment, tab string) (views.ExperimentLive, error) {
+	l := views.ExperimentLive{Tab: tab, Experiment: e, Duration: s.duration(e.CreatedAt, e.EndedAt), CanChange: mayChangeExperiment(r, e) == nil}
+	l.Metric, l.SmallerIsBetter = searcherMetric(e.Config)
+	l.Edit = s.experimentEdit(e)
+	switch tab {
+	case "overview", "trials":
+		if err := s.trialRows(r, &l); err != nil {
+			return l, err
+		}
+	case "checkpoints":
+		cps, err := s.db.ExperimentCheckpoints(r.Context(), e.ID)
+		if err == nil {
+			cps, err = s.withValidation(r, cps)
+		}
+		if err != nil {
+			return l, err
+		}
+		l.Checkpoints = checkpointRows(cps, l.Metric)
+		if l.Register, err = s.markRegistered(r, l.Checkpoints); err != nil {
+			return l, err
+		}
+	}
+	if tab == "overview" && s.charting() {
+		l.Chart = &views.ExperimentChart{ExperimentID: e.ID} // the page fills it in
+	}
+	return l, nil
+}
+
+// trialRows fills in the trials: every one on the trials tab, the best few
+// and the best one's latest metrics on the overview.
+func (s *Server) trialRows(r *http.Request, l *views.ExperimentLive) error {
+	trials, err := s.db.Trials(r.Context(), l.Experiment.ID)
+	if err != nil {
+		return err
+	}
+	counts, err := s.db.ExperimentCheckpointCounts(r.Context(), l.Experiment.ID)
+	if err != nil {
+		return err
+	}
+	if l.Tab == "overview" && len(trials) > 0 {
+		trials = bestTrials(trials, l.SmallerIsBetter, bestTrialsShown)
+		latest, err := s.db.LatestTrialMetrics(r.Context(), trials[0].ID)
+		if err != nil {
+			return err
+		}
+		for _, m := range latest {
+			t := metricsTable(m.Group, []resolute.MetricsReport{m})
+			if l.Experiment.NumTrials > 1 {
+				t.Group = "best trial " + itoa(trials[0].ID) + " · " + t.Group
+			}
+			l.Latest = append(l.Latest, t)
+		}
+	}
+	values := make([]map[string]json.RawMessage, len(trials))
+	for i, t := range trials {
+		values[i] = flatHparams(t.Hparams)
+		for k := range values[i] {
+			if !slices.Contains(l.HparamNames, k) {
+				l.HparamNames = append(l.HparamNames, k)
+			}
+		}
+	}
+	slices.Sort(l.HparamNames)
+	for i, t := range trials {
+		row := views.TrialRow{Trial: t, Hparams: compactJSON(t.Hparams), Checkpoints: counts[t.ID]}
+		for _, k := range l.HparamNames {
+			row.Values = append(row.Values, metricText(values[i][k]))
+		}
+		l.Trials = append(l.Trials, row)
+	}
+	return nil
+}
+
+// bestTrials orders trials by their best validation, best first and those
+// without one last, and keeps n.
+func bestTrials(trials []resolute.Trial, smallerIsBetter bool, n int) []resolute.Trial {
+	trials = slices.Clone(trials)
+	slices.SortStableFunc(trials, func(a, b resolute.Trial) int {
+		switch {
+		case a.BestValidation == nil || b.BestValidation == nil:
+			return cmp.Compare(boolInt(a.BestValidation == nil), boolInt(b.BestValidation == nil))
+		case smallerIsBetter:
+			return cmp.Compare(*a.BestValidation, *b.BestValidation)
+		}
+		return cmp.Compare(*b.BestValidation, *a.BestValidation)
+	})
+	return trials[:min(n, len(trials))]
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// flatHparams reads a trial's hyperparameters with nested ones named by
+// their dotted path, as the config nests them.
+func flatHparams(raw json.RawMessage) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	var walk func(prefix string, raw json.RawMessage)
+	walk = func(prefix string, raw json.RawMessage) {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil || (prefix != "" && len(m) == 0) {
+			out[prefix] = raw
+			return
+		}
+		for k, v := range m {
+			if prefix != "" {
+				k = prefix + "." + k
+			}
+			walk(k, v)
+		}
+	}
+	walk("", raw)
+	delete(out, "")
+	return out
+}
+
+// experimentEdit is what the header edits, as stored.
+func (s *Server) experimentEdit(e resolute.Experiment) views.ExperimentEdit {
+	ed := views.ExperimentEdit{ExperimentID: e.ID, Labels: e.Labels, Schedulable: !resolute.Terminal(e.State),
+		Weight: strconv.FormatFloat(e.Weight, 'g', -1, 64), PriorityOrder: s.priorityOrder(e.ResourcePool)}
+	if e.Priority != nil {
+		ed.Priority = strconv.Itoa(*e.Priority)
+	}
+	if e.MaxSlots != nil {
+		ed.MaxSlots = strconv.Itoa(*e.MaxSlots)
+	}
+	return ed
+}
+
+// priorityOrder says which way the pool's priorities run: the page never
+// leaves it to guess.
+func (s *Server) priorityOrder(pool string) string {
+	for _, p := range s.exps.Pools() {
+		if p.Name == pool {
+			return "Pool " + pool + ". " + queueOrder(p.Scheduler)
+		}
+	}
+	return "Pool " + pool + " is not in the master's configuration."
+}
+
+// hparamData is each trial that reported the searcher's metric, with its
+// hyperparameters.
+func (s *Server) hparamData(r *http.Request, e resolute.Experiment) (*views.HParamData, error) {
+	d := &views.HParamData{Scatter: s.charting()}
+	d.Metric, d.SmallerIsBetter = searcherMetric(e.Config)
+	trials, err := s.db.Trials(r.Context(), e.ID)
+	if err != nil {
+		return nil, err
+	}
+	values := make([]map[string]json.RawMessage, len(trials))
+	for i, t := range trials {
+		values[i] = flatHparams(t.Hparams)
+		for k := range values[i] {
+			if !slices.Contains(d.Names, k) {
+				d.Names = append(d.Names, k)
+			}
+		}
+	}
+	slices.Sort(d.Names)
+	for i, t := range trials {
+		if t.BestValidation == nil {
+			continue
+		}
+		ht := views.HParamTrial{ID: t.ID, Metric: *t.BestValidation}
+		for _, k := range d.Names {
+			ht.Values = append(ht.Values, hparamValue(values[i][k]))
+		}
+		d.Trials = append(d.Trials, ht)
+	}
+	return d, nil
+}
+
+// hparamValue is a number as a float64, nothing as nil, and anything else
+// as its text.
+func hparamValue(raw json.RawMessage) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	switch v := v.(type) {
+	case float64, string, nil:
+		return v
+	}
+	return compactJSON(raw)
+}

@@ -1,0 +1,136 @@
+// Package markdown renders the small subset of Markdown that notes use
+// (headings, paragraphs, lists, quotes, code, emphasis, links) as safe
+// HTML. Every character of the source is escaped: raw HTML in a note shows
+// as text, and links go only to http, https, mailto or paths of this site.
+// It must not grow into a full CommonMark implementation; notes need no more.
+package markdown
+
+import (
+	"html"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// ToHTML renders src as HTML that is safe to put in a page.
+func ToHTML(src string) string {
+	lines := strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n")
+	var b strings.Builder
+	var para []string
+	flush := func() {
+		if len(para) > 0 {
+			b.WriteString("<p>" + inline(strings.Join(para, "\n")) + "</p>\n")
+			para = nil
+		}
+	}
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case trimmed == "":
+			flush()
+		case strings.HasPrefix(trimmed, "```"):
+			flush()
+			var code []string
+			for i++; i < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i]), "```"); i++ {
+				code = append(code, lines[i])
+			}
+			b.WriteString("<pre><code>" + html.EscapeString(strings.Join(code, "\n")) + "</code></pre>\n")
+		case heading.MatchString(trimmed):
+			flush()
+			m := heading.FindStringSubmatch(trimmed)
+			n := strconv.Itoa(len(m[1]))
+			b.WriteString("<h" + n + ">" + inline(strings.TrimRight(m[2], "# ")) + "</h" + n + ">\n")
+		case rule.MatchString(trimmed):
+			flush()
+			b.WriteString("<hr>\n")
+		case strings.HasPrefix(trimmed, ">"):
+			flush()
+			var quote []string
+			for ; i < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i]), ">"); i++ {
+				quote = append(quote, strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(lines[i]), ">"), " "))
+			}
+			i--
+			b.WriteString("<blockquote>\n" + ToHTML(strings.Join(quote, "\n")) + "</blockquote>\n")
+		case bullet.MatchString(line) || numbered.MatchString(line):
+			flush()
+			tag, item := "ul", bullet
+			if !bullet.MatchString(line) {
+				tag, item = "ol", numbered
+			}
+			b.WriteString("<" + tag + ">\n")
+			for ; i < len(lines) && item.MatchString(lines[i]); i++ {
+				text := item.ReplaceAllString(lines[i], "")
+				// Lines indented under an item continue it.
+				for i+1 < len(lines) && strings.HasPrefix(lines[i+1], "  ") && !item.MatchString(lines[i+1]) && strings.TrimSpace(lines[i+1]) != "" {
+					i++
+					text += "\n" + strings.TrimSpace(lines[i])
+				}
+				b.WriteString("<li>" + inline(text) + "</li>\n")
+			}
+			i--
+			b.WriteString("</" + tag + ">\n")
+		default:
+			para = append(para, trimmed)
+		}
+	}
+	flush()
+	return b.String()
+}
+
+var (
+	heading  = regexp.MustCompile(`^(#{1,6})\s+(.*)$`)
+	rule     = regexp.MustCompile(`^(-{3,}|\*{3,}|_{3,})$`)
+	bullet   = regexp.MustCompile(`^\s{0,3}[-*+]\s+`)
+	numbered = regexp.MustCompile(`^\s{0,3}\d{1,9}[.)]\s+`)
+	// A span is code, a link, strong or emphasis; the first that starts
+	// earliest wins, and code spans take their text literally.
+	span = regexp.MustCompile("`([^`]+)`" + `|\[([^\]]+)\]\(([^()\s]+)\)|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|\b_([^_\s][^_]*)_\b`)
+)
+
+// inline renders emphasis, code and links inside a block; the rest is
+// escaped text, and line breaks inside a paragraph stay line breaks.
+func inline(s string) string {
+	var b strings.Builder
+	for {
+		loc := span.FindStringSubmatchIndex(s)
+		if loc == nil {
+			b.WriteString(html.EscapeString(s))
+			return b.String()
+		}
+		b.WriteString(html.EscapeString(s[:loc[0]]))
+		part := func(n int) string { return s[loc[2*n]:loc[2*n+1]] }
+		switch {
+		case loc[2] >= 0:
+			b.WriteString("<code>" + html.EscapeString(part(1)) + "</code>")
+		case loc[4] >= 0:
+			text, href := part(2), part(3)
+			if safeURL(href) {
+				b.WriteString(`<a href="` + html.EscapeString(href) + `" rel="nofollow noopener">` + inline(text) + "</a>")
+			} else {
+				b.WriteString(html.EscapeString(s[loc[0]:loc[1]]))
+			}
+		case loc[8] >= 0:
+			b.WriteString("<strong>" + inline(part(4)) + "</strong>")
+		case loc[10] >= 0:
+			b.WriteString("<strong>" + inline(part(5)) + "</strong>")
+		case loc[12] >= 0:
+			b.WriteString("<em>" + inline(part(6)) + "</em>")
+		case loc[14] >= 0:
+			b.WriteString("<em>" + inline(part(7)) + "</em>")
+		}
+		s = s[loc[1]:]
+	}
+}
+
+// safeURL allows web and mail links and this site's own paths; anything
+// else (javascript:, data:, vbscript:...) stays text.
+func safeURL(u string) bool {
+	lower := strings.ToLower(u)
+	for _, p := range []string{"https://", "http://", "mailto:"} {
+		if strings.HasPrefix(lower, p) {
+			return true
+		}
+	}
+	return (strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "//")) || strings.HasPrefix(u, "#")
+}

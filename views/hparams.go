@@ -1,0 +1,238 @@
+package views
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Geometry of the parallel coordinates plot, in SVG user units; the SVG
+// scales to its box.
+const (
+	pcWidth, pcHeight          = 900.0, 340.0
+	pcLeft, pcRight            = 60.0, 60.0
+	pcTop, pcBottom            = 36.0, 44.0
+	pcCategoricalLabelMaxChars = 14
+)
+
+// pcAxis is one vertical axis of the parallel coordinates plot.
+type pcAxis struct {
+	Name  string
+	X     float64
+	Ticks []pcTick
+	y     func(v any) (float64, bool) // where a value sits on the axis
+}
+
+// pcTick is a labelled point of an axis.
+type pcTick struct {
+	Y     float64
+	Label string
+}
+
+// pcLine is one trial across the axes.
+type pcLine struct {
+	TrialID int64
+	Points  string // SVG polyline points
+	Color   string
+	Title   string
+}
+
+// parallelPlot lays the trials out on an axis per varying hyperparameter
+// and one for the metric, last.
+type parallelPlot struct {
+	Axes  []pcAxis
+	Lines []pcLine
+}
+
+// Varying are the hyperparameters that take more than one value across the
+// trials: the only ones worth an axis or a scatter plot.
+func (d HParamData) Varying() []int {
+	var out []int
+	for i := range d.Names {
+		seen := map[string]bool{}
+		for _, t := range d.Trials {
+			seen[fmt.Sprint(t.Values[i])] = true
+		}
+		if len(seen) > 1 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (d HParamData) parallel() parallelPlot {
+	var p parallelPlot
+	cols := d.Varying()
+	n := len(cols) + 1
+	step := (pcWidth - pcLeft - pcRight) / float64(max(n-1, 1))
+	for k, i := range cols {
+		values := make([]any, len(d.Trials))
+		for j, t := range d.Trials {
+			values[j] = t.Values[i]
+		}
+		p.Axes = append(p.Axes, axisFor(d.Names[i], pcLeft+float64(k)*step, values))
+	}
+	metrics := make([]any, len(d.Trials))
+	for j, t := range d.Trials {
+		metrics[j] = t.Metric
+	}
+	p.Axes = append(p.Axes, axisFor(d.Metric, pcLeft+float64(n-1)*step, metrics))
+	lo, hi := metricRange(d.Trials)
+	for _, t := range d.Trials {
+		var pts, title []string
+		for k, a := range p.Axes {
+			v := any(t.Metric)
+			if k < len(cols) {
+				v = t.Values[cols[k]]
+			}
+			if y, ok := a.y(v); ok {
+				pts = append(pts, num(a.X)+","+num(y))
+			}
+			title = append(title, a.Name+" = "+valueText(v))
+		}
+		p.Lines = append(p.Lines, pcLine{TrialID: t.ID, Points: strings.Join(pts, " "),
+			Color: metricColor(t.Metric, lo, hi, d.SmallerIsBetter), Title: "Trial " + itoa(t.ID) + ": " + strings.Join(title, ", ")})
+	}
+	// The best trials are drawn last, on top.
+	slices.Reverse(p.Lines)
+	return p
+}
+
+// axisFor makes a numeric axis when every value is a number, else one with
+// a step per distinct value.
+func axisFor(name string, x float64, values []any) pcAxis {
+	a := pcAxis{Name: name, X: x}
+	top, bottom := pcTop, pcHeight-pcBottom
+	numeric := true
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var cats []string
+	for _, v := range values {
+		switch v := v.(type) {
+		case float64:
+			lo, hi = min(lo, v), max(hi, v)
+		case nil:
+		default:
+			numeric = false
+		}
+		if v != nil && !slices.Contains(cats, valueText(v)) {
+			cats = append(cats, valueText(v))
+		}
+	}
+	if numeric && !math.IsInf(lo, 0) {
+		at := func(f float64) float64 {
+			if hi == lo {
+				return (top + bottom) / 2
+			}
+			return bottom - (f-lo)/(hi-lo)*(bottom-top)
+		}
+		a.y = func(v any) (float64, bool) {
+			f, ok := v.(float64)
+			return at(f), ok
+		}
+		a.Ticks = []pcTick{{at(hi), valueText(hi)}}
+		if hi != lo {
+			a.Ticks = append(a.Ticks, pcTick{at(lo), valueText(lo)})
+		}
+		return a
+	}
+	slices.Sort(cats)
+	at := func(i int) float64 {
+		if len(cats) < 2 {
+			return (top + bottom) / 2
+		}
+		return bottom - float64(i)/float64(len(cats)-1)*(bottom-top)
+	}
+	a.y = func(v any) (float64, bool) {
+		i := slices.Index(cats, valueText(v))
+		return at(i), i >= 0
+	}
+	for i, c := range cats {
+		a.Ticks = append(a.Ticks, pcTick{at(i), shorten(c, pcCategoricalLabelMaxChars)})
+	}
+	return a
+}
+
+func metricRange(trials []HParamTrial) (float64, float64) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, t := range trials {
+		lo, hi = min(lo, t.Metric), max(hi, t.Metric)
+	}
+	return lo, hi
+}
+
+// metricColor runs from blue for the best value to orange for the worst.
+func metricColor(v, lo, hi float64, smallerIsBetter bool) string {
+	f := 0.0
+	if hi > lo {
+		f = (v - lo) / (hi - lo)
+	}
+	if !smallerIsBetter {
+		f = 1 - f
+	}
+	// hue 212 (blue) to 24 (orange), darker towards the worst.
+	return fmt.Sprintf("hsl(%d, 70%%, %d%%)", int(212-188*f), int(42+8*f))
+}
+
+// scatterJSON is what web/static/hparams.js needs for the scatter plot of
+// the i-th hyperparameter: numeric x values, or categories and indices.
+func (d HParamData) scatterJSON(i int) string {
+	type plot struct {
+		Name       string   `json:"name"`
+		Metric     string   `json:"metric"`
+		Categories []string `json:"categories,omitempty"`
+		Points     [][3]any `json:"points"` // x, metric, trial id
+	}
+	p := plot{Name: d.Names[i], Metric: d.Metric, Points: [][3]any{}}
+	numeric := true
+	for _, t := range d.Trials {
+		if _, ok := t.Values[i].(float64); !ok && t.Values[i] != nil {
+			numeric = false
+		}
+	}
+	if !numeric {
+		for _, t := range d.Trials {
+			if c := valueText(t.Values[i]); t.Values[i] != nil && !slices.Contains(p.Categories, c) {
+				p.Categories = append(p.Categories, c)
+			}
+		}
+		slices.Sort(p.Categories)
+	}
+	for _, t := range d.Trials {
+		switch v := t.Values[i].(type) {
+		case nil:
+		case float64:
+			p.Points = append(p.Points, [3]any{v, t.Metric, t.ID})
+		default:
+			p.Points = append(p.Points, [3]any{slices.Index(p.Categories, valueText(v)), t.Metric, t.ID})
+		}
+	}
+	data, _ := json.Marshal(p)
+	return string(data)
+}
+
+// valueText shows a hyperparameter's value: numbers with six significant
+// digits, strings as they are, anything else as JSON.
+func valueText(v any) string {
+	switch v := v.(type) {
+	case float64:
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	case string:
+		return v
+	case nil:
+		return "–"
+	}
+	data, _ := json.Marshal(v)
+	return string(data)
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', 1, 64) }
+
+func shorten(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
