@@ -42,12 +42,12 @@ func TestComparingTwoExperimentsFromTheList(t *testing.T) {
 	_, err = page.Goto(m.URL + "/experiments")
 	must(t, err)
 	for _, id := range ids {
-		must(t, page.Locator("#compare-"+id).Check())
+		must(t, page.Locator("#select-"+id).Check())
 	}
 	// The list's poll (every 3 s) keeps what was ticked.
 	page.WaitForTimeout(3500)
 	for _, id := range ids {
-		must(t, expect(t, page.Locator("#compare-"+id)).ToBeChecked())
+		must(t, expect(t, page.Locator("#select-"+id)).ToBeChecked())
 	}
 	must(t, page.Locator("#compare-button").Click())
 

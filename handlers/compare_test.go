@@ -39,7 +39,7 @@ func TestTheComparePageShowsExperimentsSideBySideAndLaunchesOneTensorBoard(t *te
 	c := signInPages(t, m, "admin", "")
 
 	_, body := get(t, c, m, "/experiments")
-	wants(t, "the experiment list", body, `id="compare-form"`, `form="compare-form" name="experiments" value="`+itoa(a)+`"`)
+	wants(t, "the experiment list", body, `id="experiment-batch"`, `form="experiment-batch" name="experiments" value="`+itoa(a)+`"`, `name="action" value="compare"`)
 
 	// A comma list and repeated fields are the same comparison.
 	for _, q := range []string{itoa(a) + "," + itoa(b), itoa(a) + "&experiments=" + itoa(b)} {

@@ -44,12 +44,17 @@ func (s *Server) handleAPIExperimentGet(w http.ResponseWriter, r *http.Request) 
 func (s *Server) changeExperiment(r *http.Request, action string) (resolute.Experiment, error) {
 	e, err := s.experimentParam(r)
 	if err == nil {
-		err = mayChangeExperiment(r, e)
-	}
-	if err == nil {
-		err = s.exps.SetState(r.Context(), e.ID, action)
+		err = s.setExperimentState(r, e, action)
 	}
 	return e, err
+}
+
+// setExperimentState applies a state action to e for the requester.
+func (s *Server) setExperimentState(r *http.Request, e resolute.Experiment, action string) error {
+	if err := mayChangeExperiment(r, e); err != nil {
+		return err
+	}
+	return s.exps.SetState(r.Context(), e.ID, action)
 }
 
 // archiveExperiment archives or unarchives the experiment of {id}; only
@@ -57,15 +62,20 @@ func (s *Server) changeExperiment(r *http.Request, action string) (resolute.Expe
 func (s *Server) archiveExperiment(r *http.Request, archived bool) (resolute.Experiment, error) {
 	e, err := s.experimentParam(r)
 	if err == nil {
-		err = mayChangeExperiment(r, e)
-	}
-	if err == nil && archived && !resolute.Terminal(e.State) {
-		err = resolute.Errorf(resolute.EConflict, "experiment %d is %s; only finished experiments can be archived", e.ID, e.State)
-	}
-	if err == nil {
-		err = s.db.SetExperimentArchived(r.Context(), e.ID, archived)
+		err = s.setExperimentArchived(r, e, archived)
 	}
 	return e, err
+}
+
+// setExperimentArchived archives or unarchives e for the requester.
+func (s *Server) setExperimentArchived(r *http.Request, e resolute.Experiment, archived bool) error {
+	if err := mayChangeExperiment(r, e); err != nil {
+		return err
+	}
+	if archived && !resolute.Terminal(e.State) {
+		return resolute.Errorf(resolute.EConflict, "experiment %d is %s; only finished experiments can be archived", e.ID, e.State)
+	}
+	return s.db.SetExperimentArchived(r.Context(), e.ID, archived)
 }
 
 // deleteExperiment deletes the experiment of {id}: only a finished one, with
@@ -132,27 +142,34 @@ func (s *Server) handleAPIExperimentDelete(w http.ResponseWriter, r *http.Reques
 // handleAPIExperimentMove serves POST /api/v1/experiments/{id}/move.
 func (s *Server) handleAPIExperimentMove(w http.ResponseWriter, r *http.Request) {
 	e, err := s.experimentParam(r)
-	if err == nil {
-		err = mayChangeExperiment(r, e)
-	}
 	var req resolute.MoveRequest
 	if err == nil {
 		err = decodeJSON(r, &req)
 	}
 	if err == nil {
-		var p resolute.Project
-		if p, err = s.db.Project(r.Context(), req.DestinationProjectID); err == nil && p.Archived {
-			err = resolute.Errorf(resolute.EConflict, "project %q is archived", p.Name)
-		}
-	}
-	if err == nil {
-		err = s.db.MoveExperiment(r.Context(), e.ID, req.DestinationProjectID)
+		err = s.moveExperiment(r, e, req.DestinationProjectID)
 	}
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// moveExperiment puts e in another project, not an archived one, for the
+// requester.
+func (s *Server) moveExperiment(r *http.Request, e resolute.Experiment, projectID int64) error {
+	if err := mayChangeExperiment(r, e); err != nil {
+		return err
+	}
+	p, err := s.db.Project(r.Context(), projectID)
+	if err == nil && p.Archived {
+		err = resolute.Errorf(resolute.EConflict, "project %q is archived", p.Name)
+	}
+	if err != nil {
+		return err
+	}
+	return s.db.MoveExperiment(r.Context(), e.ID, projectID)
 }
 
 // handleAPIExperimentPatch serves PATCH /api/v1/experiments/{id}.

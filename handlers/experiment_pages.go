@@ -11,7 +11,6 @@ import (
 	"io"
 	"net/http"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -21,67 +20,7 @@ import (
 	"github.com/resolute-ml/resolute/views"
 )
 
-// experimentsPerPage is the length of a page of the experiments list.
-const experimentsPerPage = 50
-
 func experimentPath(id int64) string { return "/experiments/" + itoa(id) }
-
-// handleExperimentListPage serves GET /experiments[?state=&archived=1&page=].
-func (s *Server) handleExperimentListPage(w http.ResponseWriter, r *http.Request) {
-	t, err := s.experimentTable(r)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	s.page(w, r, views.ExperimentListPage(views.ExperimentList{Shell: s.shell(r, "Experiments", "experiments"), Table: t}))
-}
-
-// handleExperimentTable serves GET /experiments/table: the htmx fragment of
-// the list, polled every 3 s with the page's filter.
-func (s *Server) handleExperimentTable(w http.ResponseWriter, r *http.Request) {
-	t, err := s.experimentTable(r)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	s.render(w, r, http.StatusOK, views.ExperimentTableView(t))
-}
-
-// experimentTable reads the list's filter and page and loads that page.
-func (s *Server) experimentTable(r *http.Request) (views.ExperimentTable, error) {
-	q := r.URL.Query()
-	t := views.ExperimentTable{State: strings.ToUpper(q.Get("state")), Page: 1}
-	t.Archived = q.Get("archived") != "" && q.Get("archived") != "0" && q.Get("archived") != "false"
-	if t.State != "" && !slices.Contains(views.ExperimentStates, t.State) {
-		return t, resolute.Errorf(resolute.EInvalid, "state: unknown state %q", q.Get("state"))
-	}
-	if v := q.Get("page"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return t, resolute.Errorf(resolute.EInvalid, "page: expected a positive integer, got %q", v)
-		}
-		t.Page = n
-	}
-	f := db.ExperimentFilter{Limit: experimentsPerPage + 1, Offset: (t.Page - 1) * experimentsPerPage}
-	if !t.Archived {
-		f.Archived = new(false)
-	}
-	if t.State != "" {
-		f.States = []string{t.State}
-	}
-	list, err := s.db.Experiments(r.Context(), f)
-	if err != nil {
-		return t, err
-	}
-	if len(list) > experimentsPerPage {
-		t.HasNext, list = true, list[:experimentsPerPage]
-	}
-	for _, e := range list {
-		metric, _ := searcherMetric(e.Config)
-		t.Rows = append(t.Rows, views.ExperimentRow{Experiment: e, Metric: metric, Duration: s.duration(e.CreatedAt, e.EndedAt)})
-	}
-	return t, nil
-}
 
 // handleExperimentNewPage serves GET /experiments/new.
 func (s *Server) handleExperimentNewPage(w http.ResponseWriter, r *http.Request) {

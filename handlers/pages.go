@@ -28,8 +28,99 @@ func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) {
 	if len(projects) > 10 {
 		projects = projects[:10]
 	}
+	activity, err := s.projectActivity(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	live, err := s.dashboardLive(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
 	s.page(w, r, views.DashboardPage(views.Dashboard{Shell: s.shell(r, "Dashboard", "dashboard"),
-		Master: s.masterView(), Workspaces: workspaces, Projects: projects}))
+		Master: s.masterView(), Workspaces: workspaces, Projects: projects, Activity: activity, Live: live}))
+}
+
+// handleDashboardLive serves GET /dashboard/live: the htmx fragment of the
+// viewer's experiments, tasks and queued jobs and the pools' usage, polled
+// every 3 s.
+func (s *Server) handleDashboardLive(w http.ResponseWriter, r *http.Request) {
+	live, err := s.dashboardLive(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, views.DashboardLiveView(live))
+}
+
+// dashboardRecent is how many of the viewer's experiments the dashboard
+// shows.
+const dashboardRecent = 8
+
+func (s *Server) dashboardLive(r *http.Request) (views.DashboardLive, error) {
+	me, _ := userFrom(r)
+	l := views.DashboardLive{User: me.Username, Pools: s.exps.ResourcePools()}
+	mine, _, err := s.db.ExperimentPage(r.Context(), db.ExperimentListFilter{Username: me.Username, Archived: new(false),
+		Sort: "id", Descending: true, Limit: dashboardRecent})
+	if err != nil {
+		return l, err
+	}
+	for _, e := range mine {
+		l.Experiments = append(l.Experiments, views.ExperimentRow{Experiment: e.Experiment, Searcher: e.Searcher,
+			Metric: e.Metric, SmallerIsBetter: e.SmallerIsBetter, Duration: s.duration(e.CreatedAt, e.EndedAt)})
+	}
+	tasks, err := s.db.Tasks(r.Context(), db.TaskFilter{Live: new(true)})
+	if err != nil {
+		return l, err
+	}
+	for _, t := range tasks {
+		if t.UserID == me.ID {
+			l.Tasks = append(l.Tasks, taskRow(r, t))
+		}
+	}
+	jobs, err := s.exps.Queue(r.Context(), "")
+	if err != nil {
+		return l, err
+	}
+	for _, j := range jobs {
+		if j.Username == me.Username && j.State == "QUEUED" {
+			l.Queued = append(l.Queued, j)
+		}
+	}
+	return l, nil
+}
+
+// projectActivity is how busy every project is, for views.
+func (s *Server) projectActivity(r *http.Request) (map[int64]views.Activity, error) {
+	acts, err := s.db.ProjectActivities(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]views.Activity, len(acts))
+	for id, a := range acts {
+		out[id] = views.Activity{Experiments: a.NumExperiments, Active: a.NumActive, Last: a.LastActivity}
+	}
+	return out, nil
+}
+
+// workspaceActivity sums the projects' activity by workspace.
+func (s *Server) workspaceActivity(r *http.Request) (map[int64]views.Activity, error) {
+	acts, err := s.db.ProjectActivities(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]views.Activity{}
+	for _, a := range acts {
+		w := out[a.WorkspaceID]
+		w.Experiments += a.NumExperiments
+		w.Active += a.NumActive
+		if a.LastActivity != nil && (w.Last == nil || a.LastActivity.After(*w.Last)) {
+			w.Last = a.LastActivity
+		}
+		out[a.WorkspaceID] = w
+	}
+	return out, nil
 }
 
 func (s *Server) masterView() views.MasterInfo {

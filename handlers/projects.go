@@ -188,7 +188,8 @@ func (s *Server) handleProjectCreateForm(w http.ResponseWriter, r *http.Request)
 	redirect(w, r, "/workspaces/"+itoa(id), "ok", "Created project "+p.Name+".")
 }
 
-// handleProjectPage serves GET /projects/{id}.
+// handleProjectPage serves GET /projects/{id}[?…the experiment list's
+// query]: the project, how busy it is, and its experiments.
 func (s *Server) handleProjectPage(w http.ResponseWriter, r *http.Request) {
 	id, err := idParam(r, "id")
 	if err != nil {
@@ -200,13 +201,17 @@ func (s *Server) handleProjectPage(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	exps, err := s.db.Experiments(r.Context(), db.ExperimentFilter{ProjectID: &id, Limit: 20})
+	b, ok := s.experimentBrowser(w, r, views.ExperimentQuery{Path: "/projects/" + itoa(id), ProjectID: id})
+	if !ok {
+		return
+	}
+	activity, err := s.projectActivity(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	s.page(w, r, views.ProjectView(views.ProjectPage{Shell: s.shell(r, p.Name, "workspaces"), Project: p, Experiments: exps,
-		Form: views.ProjectForm{Name: p.Name, Description: p.Description}}))
+	s.page(w, r, views.ProjectView(views.ProjectPage{Shell: s.shell(r, p.Name, "workspaces"), Project: p, Activity: activity[id],
+		Browser: b, Form: views.ProjectForm{Name: p.Name, Description: p.Description}}))
 }
 
 // handleProjectEditForm serves POST /projects/{id}.
@@ -231,8 +236,13 @@ func (s *Server) handleProjectEditForm(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(resolute.ErrorMessage(err), "description") {
 			field = "description"
 		}
+		b, berr := s.defaultExperimentBrowser(r, views.ExperimentQuery{Path: "/projects/" + itoa(id), ProjectID: id})
+		if berr != nil {
+			s.error(w, r, berr)
+			return
+		}
 		s.render(w, r, http.StatusUnprocessableEntity, views.ProjectView(views.ProjectPage{Shell: s.shell(r, p.Name, "workspaces"),
-			Project: p, Form: views.ProjectForm{Name: name, Description: desc, Errors: views.FormErrors{field: fieldMessage(err)}}}))
+			Project: p, Browser: b, Form: views.ProjectForm{Name: name, Description: desc, Errors: views.FormErrors{field: fieldMessage(err)}}}))
 		return
 	} else if err != nil {
 		s.error(w, r, err)

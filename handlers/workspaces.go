@@ -160,9 +160,14 @@ func (s *Server) renderWorkspaceList(w http.ResponseWriter, r *http.Request, sta
 		s.error(w, r, err)
 		return
 	}
+	activity, err := s.workspaceActivity(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
 	clearFlash(w, r)
 	s.render(w, r, status, views.WorkspaceListPage(views.WorkspaceList{
-		Shell: s.shell(r, "Workspaces", "workspaces"), Workspaces: list, ShowArchived: showArchived, Form: form}))
+		Shell: s.shell(r, "Workspaces", "workspaces"), Workspaces: list, Activity: activity, ShowArchived: showArchived, Form: form}))
 }
 
 // handleWorkspaceCreateForm serves POST /workspaces.
@@ -188,7 +193,8 @@ func (s *Server) handleWorkspaceCreateForm(w http.ResponseWriter, r *http.Reques
 	redirect(w, r, "/workspaces/"+itoa(ws.ID), "ok", "Created workspace "+ws.Name+".")
 }
 
-// handleWorkspacePage serves GET /workspaces/{id}.
+// handleWorkspacePage serves GET /workspaces/{id}[?…the experiment list's
+// query]: its projects and its experiments.
 func (s *Server) handleWorkspacePage(w http.ResponseWriter, r *http.Request) {
 	s.renderWorkspace(w, r, http.StatusOK, views.ProjectForm{}, views.WorkspaceForm{})
 }
@@ -212,9 +218,26 @@ func (s *Server) renderWorkspace(w http.ResponseWriter, r *http.Request, status 
 	if rename.Name == "" && rename.Errors == nil {
 		rename.Name = ws.Name
 	}
+	activity, err := s.projectActivity(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	scope := views.ExperimentQuery{Path: workspacePath(id), WorkspaceID: id}
+	var b views.ExperimentBrowser
+	if r.Method == http.MethodGet {
+		var ok bool
+		if b, ok = s.experimentBrowser(w, r, scope); !ok {
+			return
+		}
+	} else if b, err = s.defaultExperimentBrowser(r, scope); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	clearFlash(w, r)
 	s.render(w, r, status, views.WorkspaceView(views.WorkspacePage{
-		Shell: s.shell(r, ws.Name, "workspaces"), Workspace: ws, Projects: projects, Form: form, Rename: rename}))
+		Shell: s.shell(r, ws.Name, "workspaces"), Workspace: ws, Projects: projects, Activity: activity, Browser: b,
+		Form: form, Rename: rename}))
 }
 
 // handleWorkspaceRenameForm serves POST /workspaces/{id}/rename.

@@ -59,6 +59,19 @@ type Dashboard struct {
 	Master     MasterInfo
 	Workspaces []resolute.Workspace
 	Projects   []resolute.Project // most recent first, a few
+	Activity   map[int64]Activity // of the projects, by id
+	Live       DashboardLive
+}
+
+// DashboardLive is the part of the dashboard that follows the cluster: the
+// viewer's recent experiments and live tasks, their queued jobs, and how
+// full each resource pool is.
+type DashboardLive struct {
+	User        string          // the viewer
+	Experiments []ExperimentRow // the viewer's, newest first, a few
+	Tasks       []TaskRow       // the viewer's live tasks
+	Queued      []resolute.Job  // the viewer's jobs waiting in a queue
+	Pools       []resolute.ResourcePool
 }
 
 // MasterInfo describes this master, for the dashboard and cluster pages.
@@ -88,6 +101,7 @@ type ErrorPage struct {
 type WorkspaceList struct {
 	Shell        Shell
 	Workspaces   []resolute.Workspace
+	Activity     map[int64]Activity // by workspace id
 	ShowArchived bool
 	Form         WorkspaceForm
 }
@@ -103,6 +117,8 @@ type WorkspacePage struct {
 	Shell     Shell
 	Workspace resolute.Workspace
 	Projects  []resolute.Project
+	Activity  map[int64]Activity // of the projects, by id
+	Browser   ExperimentBrowser  // the workspace's experiments
 	Form      ProjectForm
 	Rename    WorkspaceForm
 }
@@ -116,10 +132,11 @@ type ProjectForm struct {
 
 // ProjectPage is one project.
 type ProjectPage struct {
-	Shell       Shell
-	Project     resolute.Project
-	Experiments []resolute.Experiment // the newest, a few
-	Form        ProjectForm
+	Shell    Shell
+	Project  resolute.Project
+	Activity Activity
+	Browser  ExperimentBrowser // the project's experiments
+	Form     ProjectForm
 }
 
 // UserList is the admin page of users.
@@ -194,29 +211,6 @@ type TemplatePage struct {
 	Template resolute.Template
 	YAML     string // what the editor holds: the stored YAML, or the rejected edit
 	Errors   FormErrors
-}
-
-// ExperimentList is the experiments page.
-type ExperimentList struct {
-	Shell Shell
-	Table ExperimentTable
-}
-
-// ExperimentTable is the live table of the experiments page: one page of
-// experiments, newest first, under a filter.
-type ExperimentTable struct {
-	Rows     []ExperimentRow
-	State    string // "" for every state
-	Archived bool   // archived ones are shown too
-	Page     int    // from 1
-	HasNext  bool
-}
-
-// ExperimentRow is one experiment as lists show it.
-type ExperimentRow struct {
-	Experiment resolute.Experiment
-	Metric     string // the searcher's metric
-	Duration   string
 }
 
 // ExperimentForm is the new-experiment form with what was typed.

@@ -48,33 +48,36 @@ type Cluster struct {
 }
 
 type Experiment struct {
-	ID             int64
-	ProjectID      int64
-	UserID         int64
-	Name           string
-	Description    string
-	Labels         []string
-	Notes          string
-	State          string
-	Archived       bool
-	Config         []byte
-	OriginalConfig string
-	Template       *string
-	ParentID       *int64
-	SearcherState  []byte
-	SearcherDone   bool
-	SearcherFailed bool
-	Seed           int64
-	Restarts       int32
-	Progress       float64
-	BestValidation *float64
-	Priority       *int32
-	Weight         float64
-	MaxSlots       *int32
-	CreatedAt      time.Time
-	EndedAt        *time.Time
-	ResourcePool   string
-	QueuePosition  float64
+	ID              int64
+	ProjectID       int64
+	UserID          int64
+	Name            string
+	Description     string
+	Labels          []string
+	Notes           string
+	State           string
+	Archived        bool
+	Config          []byte
+	OriginalConfig  string
+	Template        *string
+	ParentID        *int64
+	SearcherState   []byte
+	SearcherDone    bool
+	SearcherFailed  bool
+	Seed            int64
+	Restarts        int32
+	Progress        float64
+	BestValidation  *float64
+	Priority        *int32
+	Weight          float64
+	MaxSlots        *int32
+	CreatedAt       time.Time
+	EndedAt         *time.Time
+	ResourcePool    string
+	QueuePosition   float64
+	SearcherName    *string
+	SearcherMetric  *string
+	SmallerIsBetter *bool
 }
 
 type ExperimentContext struct {
