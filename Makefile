@@ -5,7 +5,7 @@ GO ?= go
 LDFLAGS := -X github.com/resolute-ml/resolute.Version=$(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 ARGS ?=
 
-.PHONY: run test build generate bench lint web setup setup-test clean
+.PHONY: run test build generate bench lint web setup setup-test clean k8s-up k8s-down
 
 run: build ## build and serve at http://localhost:8080 (flags in ARGS=...)
 	bin/resolute $(ARGS)
@@ -27,6 +27,12 @@ bench: setup-test ## benchmarks, with their figures
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+k8s-up: setup-test ## a local Kubernetes control plane (etcd, kube-apiserver, kube-scheduler, kwok); prints its KUBECONFIG
+	scripts/k8s.sh up
+
+k8s-down: ## stop the control plane k8s-up started
+	scripts/k8s.sh down
 
 web: ## front-end libraries from npm into web/static/vendor
 	cd web && npm ci --no-audit --no-fund --loglevel=error && ./vendor.sh
