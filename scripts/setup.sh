@@ -25,6 +25,10 @@ if [ "$what" = test ]; then
   /usr/bin/python3 -c 'import notebook' 2>/dev/null || need_apt+=(jupyter-notebook)
   # e2e drives det shell start in a real terminal under tmux.
   command -v tmux >/dev/null || need_apt+=(tmux)
+  # The Kubernetes tests' control plane (scripts/k8s.sh) makes its certificates
+  # with openssl and asks the apiserver with curl.
+  command -v openssl >/dev/null || need_apt+=(openssl)
+  command -v curl >/dev/null || need_apt+=(curl)
 fi
 
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -43,6 +47,12 @@ fi
 # The front-end libraries, pinned in web/package-lock.json.
 if [ ! -f web/static/vendor/htmx.min.js ] || [ web/package-lock.json -nt web/static/vendor/htmx.min.js ]; then
   (cd web && npm ci --no-audit --no-fund --loglevel=error && ./vendor.sh)
+fi
+
+# kube-apiserver, kube-scheduler and kwok for the Kubernetes tests, built once
+# into the user's cache (minutes the first time).
+if [ "$what" = test ]; then
+  scripts/k8s.sh build
 fi
 
 # The Playwright driver for browser tests: the playwright-core version that

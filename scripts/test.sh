@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # test.sh [go test flags...]: runs every test of the project against a
-# PostgreSQL server of its own (unless RESOLUTE_TEST_DATABASE_URL is set) and
-# with the browser tests' driver and Chromium in place.
+# PostgreSQL server of its own (unless RESOLUTE_TEST_DATABASE_URL is set), a
+# Kubernetes control plane of its own (unless RESOLUTE_TEST_KUBECONFIG is set;
+# see scripts/k8s.sh) and with the browser tests' driver and Chromium in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# What the run started, stopped in reverse order at exit.
+on_exit=()
+trap 'for ((i=${#on_exit[@]}-1; i>=0; i--)); do eval "${on_exit[i]}"; done' EXIT
 
 if [ -z "${RESOLUTE_TEST_DATABASE_URL:-}" ]; then
   bin=$(pg_config --bindir 2>/dev/null || true)
@@ -15,8 +20,15 @@ if [ -z "${RESOLUTE_TEST_DATABASE_URL:-}" ]; then
   "${as_pg[@]}" "$bin/initdb" -D "$dir/data" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null
   "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -o \
     "-c listen_addresses='' -k $dir -c max_connections=400 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" start >/dev/null
-  trap '"${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
+  on_exit+=('"${as_pg[@]}" "$bin/pg_ctl" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true; rm -rf "$dir"')
   export RESOLUTE_TEST_DATABASE_URL="postgres://postgres@/postgres?host=$dir&sslmode=disable"
+fi
+
+if [ -z "${RESOLUTE_TEST_KUBECONFIG:-}" ]; then
+  k8s_dir=$(mktemp -d /tmp/resolute-test-k8s.XXXXXX)
+  on_exit+=('RESOLUTE_K8S_DIR="$k8s_dir/run" scripts/k8s.sh down >/dev/null 2>&1 || true; rm -rf "$k8s_dir"')
+  RESOLUTE_K8S_DIR="$k8s_dir/run" scripts/k8s.sh up >/dev/null
+  export RESOLUTE_TEST_KUBECONFIG=$k8s_dir/run/kubeconfig
 fi
 
 export PLAYWRIGHT_DRIVER_PATH=${PLAYWRIGHT_DRIVER_PATH:-$(scripts/playwright-driver.sh)}
