@@ -64,11 +64,6 @@ func (s *Server) experimentPage(r *http.Request, e resolute.Experiment, tab stri
 	if p.Live, err = s.experimentLive(r, e, tab); err != nil {
 		return p, err
 	}
-	if p.Live.Chart != nil {
-		if p.Live.Chart, err = s.experimentChart(r, e, p.Live.Metric); err != nil {
-			return p, err
-		}
-	}
 	switch tab {
 	case "hyperparameters":
 		p.HParams, err = s.hparamData(r, e)
@@ -128,7 +123,10 @@ func (s *Server) experimentLive(r *http.Request, e resolute.Experiment, tab stri
 		}
 	}
 	if tab == "overview" && s.charting() {
-		l.Chart = &views.ExperimentChart{ExperimentID: e.ID} // the page fills it in
+		var err error
+		if l.Chart, err = s.experimentChart(r, e, l.Metric); err != nil {
+			return l, err
+		}
 	}
 	return l, nil
 }

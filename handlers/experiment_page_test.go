@@ -97,7 +97,7 @@ func TestEveryTabOfAnExperimentsPage(t *testing.T) {
 	}{
 		"the overview charts and lists the best trials first": {"", []string{`id="experiment-header"`, `id="experiment-tabs"`,
 			`id="tab-overview" href="/experiments/` + itoa(f.e.ID) + `" aria-current="page"`, `id="best-trials"`,
-			`id="best-trials-` + itoa(f.trials[3].ID) + `"`, `id="latest-metrics"`, "a page of tabs", `id="experiment-labels"`, "first",
+			`id="best-trials-` + itoa(f.trials[3].ID) + `"`, `id="latest-metrics"`, `id="smooth-experiment"`, `id="experiment-chart-options"`, "a page of tabs", `id="experiment-labels"`, "first",
 			`id="experiment-scheduling"`, "a lower number runs first"}, []string{`id="checkpoints"`, `id="fork-form"`}},
 		"the trials tab has a column per hyperparameter": {"?tab=trials", []string{`id="trials"`, "<th class=\"hparam\">lr</th>",
 			"<th class=\"hparam\">model.depth</th>", "<th class=\"hparam\">opt</th>", "<th>Checkpoints</th>", `&#34;adam&#34;`,

@@ -50,8 +50,8 @@ type ExperimentLive struct {
 	Register    RegisterChoices
 	Latest      []MetricsTable // overview: the latest report of each group, of the best trial
 	// Chart is the overview's chart, nil where uPlot is not embedded. In
-	// the live fragment it is only a placeholder: hx-preserve keeps the
-	// page's chart in its place.
+	// the live fragment hx-preserve keeps the page's chart in its place;
+	// only its metrics are taken (ExperimentChartOptions).
 	Chart *ExperimentChart
 }
 

@@ -46,6 +46,7 @@
     const plot = el.querySelector(".chart-plot");
     const empty = el.querySelector(".chart-empty");
     const logBox = el.querySelector("input[data-log]");
+    const smoothBox = el.querySelector("select[data-smooth]");
     const picker = el.querySelector("select[data-metric-picker]");
     const experiment = el.dataset.chart === "experiment";
     const exps = (el.dataset.experiments || "").split(" ").filter(Boolean);
@@ -84,6 +85,24 @@
     // logged drops values a log scale cannot show.
     const logged = (data) => (logBox.checked ? data.map((c, i) => (i === 0 ? c : c.map((v) => (v > 0 ? v : null)))) : data);
 
+    // smoothed is each series as a debiased exponential moving average
+    // (TensorBoard's smoothing) over its points, gaps left as gaps.
+    const smoothed = (data) => {
+      const w = smoothBox ? Number(smoothBox.value) : 0;
+      if (!w) return data;
+      return data.map((c, i) => {
+        if (i === 0) return c;
+        let last = 0, n = 0;
+        return c.map((v) => {
+          if (v == null || !Number.isFinite(v)) return v;
+          last = last * w + (1 - w) * v;
+          n++;
+          return last / (1 - Math.pow(w, n));
+        });
+      });
+    };
+    const shown = (data) => logged(smoothed(data));
+
     function options() {
       const opts = {
         width: width(), height,
@@ -107,14 +126,14 @@
       if (u && next === shape) {
         // A refresh keeps a range the reader zoomed into (drag; double-click resets).
         const xs = u.data[0], x = u.scales.x;
-        u.setData(logged(cols.data), !(x.min > xs[0] || x.max < xs[xs.length - 1]));
+        u.setData(shown(cols.data), !(x.min > xs[0] || x.max < xs[xs.length - 1]));
         return;
       }
       if (u) u.destroy();
       u = null;
       shape = next;
       if (!empty.hidden) return;
-      u = new uPlot(options(), logged(cols.data), plot);
+      u = new uPlot(options(), shown(cols.data), plot);
       if (experiment) {
         const trialPage = (i) => el.dataset.trialUrl + cols.ids[i - 1];
         u.over.addEventListener("click", () => { if (focused) location.href = trialPage(focused); });
@@ -146,8 +165,29 @@
       }
     }
 
+    // afterSwap runs after each refresh of a live region: it copies the
+    // metrics reported since the page loaded (#experiment-chart-options)
+    // into the kept picker, keeping its choice, and draws the final data
+    // once the region stops being polled.
+    let offered = "", live = !!el.closest("[hx-get]");
+    function afterSwap() {
+      const tpl = document.getElementById("experiment-chart-options");
+      let reload = live && !el.closest("[hx-get]");
+      live = !!el.closest("[hx-get]");
+      if (picker && tpl && tpl.innerHTML !== offered) {
+        const value = picker.value;
+        offered = tpl.innerHTML;
+        picker.innerHTML = offered;
+        if ([...picker.options].some((o) => o.value === value)) picker.value = value;
+        reload = true;
+      }
+      if (reload) { shape = ""; load(); }
+    }
+
     logBox.addEventListener("change", () => cols && draw());
+    if (smoothBox) smoothBox.addEventListener("change", () => cols && u && u.setData(shown(cols.data), false));
     if (picker) picker.addEventListener("change", () => { shape = ""; load(); });
+    document.addEventListener("htmx:afterSettle", afterSwap);
     window.addEventListener("resize", () => u && u.setSize({ width: width(), height }));
     load();
   }

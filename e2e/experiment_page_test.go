@@ -1,0 +1,229 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/handlers/handlerstest"
+)
+
+// TestAnExperimentIsCreatedFromPastedYAMLAndFiles pastes a config, sees its
+// mistake named by key path before submitting, uploads the code as files,
+// and watches the run finish and its chart switch metrics without a reload.
+func TestAnExperimentIsCreatedFromPastedYAMLAndFiles(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	page := browser.NewPage(t, 1280)
+	signIn(t, page, m.URL, "admin", "")
+	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
+	_, err := page.Goto(m.URL + "/experiments/new")
+	must(t, err)
+
+	config, err := os.ReadFile("../examples/core-api-stdlib/const.yaml")
+	must(t, err)
+	good := strings.Replace(string(config), "max_steps: 400", "max_steps: 100", 1)
+	editor := page.Locator("#f-yaml")
+	// A typo is named by its key path while typing, before any submit.
+	must(t, editor.Fill(strings.Replace(good, "smaller_is_better: true", "smaller_is_better: maybe", 1)))
+	must(t, expect(t, page.Locator("#yaml-problems")).ToContainText("searcher.smaller_is_better"))
+	screenshot(t, page, "experiment-new-live-check")
+	must(t, editor.Fill(good))
+	must(t, expect(t, page.Locator("#yaml-valid")).ToContainText("Valid"))
+
+	train, err := os.ReadFile("../examples/core-api-stdlib/train.py")
+	must(t, err)
+	must(t, page.Locator("#f-code_files").SetInputFiles([]playwright.InputFile{{Name: "train.py", MimeType: "text/x-python", Buffer: train}}))
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Create experiment"}).Click())
+	must(t, playwright.NewPlaywrightAssertions(10000).Page(page).ToHaveURL(regexp.MustCompile(`/experiments/\d+$`)))
+	_, err = page.Evaluate("window.notReloaded = true")
+	must(t, err)
+	long := playwright.NewPlaywrightAssertions(90000)
+	must(t, long.Locator(page.Locator("#experiment-header .tag.state")).ToHaveText("COMPLETED"))
+	must(t, expect(t, page.Locator("#experiment-progress")).ToHaveAttribute("value", "100"))
+	if still, _ := page.Evaluate("window.notReloaded === true"); still != true {
+		t.Fatal("the page reloaded to show the run finish")
+	}
+
+	// The overview's chart switches metrics.
+	chart := page.Locator("#experiment-chart")
+	must(t, expect(t, chart.Locator(".uplot canvas")).ToBeVisible())
+	must(t, expect(t, page.Locator("#chart-metric")).ToHaveValue("validation/validation_loss"))
+	_, err = page.Locator("#chart-metric").SelectOption(playwright.SelectOptionValues{Values: &[]string{"training/loss"}})
+	must(t, err)
+	must(t, expect(t, chart.Locator(".u-legend")).ToContainText("Trial"))
+	must(t, expect(t, chart.Locator(".uplot canvas")).ToBeVisible())
+
+	// Smoothing changes the value shown at the last point.
+	box, err := chart.Locator(".u-over").BoundingBox()
+	must(t, err)
+	last := &playwright.Position{X: box.Width - 1, Y: box.Height / 2}
+	valueAt := func() string {
+		must(t, page.Mouse().Move(0, 0))
+		must(t, chart.Locator(".u-over").Hover(playwright.LocatorHoverOptions{Position: last}))
+		v, _ := chart.Locator(".u-legend .u-series").Nth(1).Locator(".u-value").TextContent()
+		return v
+	}
+	raw := valueAt()
+	_, err = page.Locator("#smooth-experiment").SelectOption(playwright.SelectOptionValues{Values: &[]string{"0.9"}})
+	must(t, err)
+	smoothed := raw
+	for i := 0; i < 20 && (smoothed == raw || smoothed == "--"); i++ {
+		page.WaitForTimeout(250)
+		smoothed = valueAt()
+	}
+	if raw == "--" || smoothed == raw {
+		t.Fatalf("smoothing 0.9 shows %q at the last point, as without it (%q)", smoothed, raw)
+	}
+	screenshot(t, page, "experiment-overview")
+}
+
+// newBrowserFixture is a paused experiment whose trials reported as if
+// they had run, with different hyperparameters.
+func newBrowserFixture(t *testing.T) (*handlerstest.Master, resolute.Experiment, []resolute.Trial) {
+	t.Helper()
+	m := handlerstest.Start(t, handlerstest.Options{})
+	admin, err := m.DB.UserByUsername(t.Context(), "admin")
+	must(t, err)
+	e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID, Paused: true, ConfigYAML: `
+name: plotted
+labels: [baseline]
+entrypoint: sleep 30
+hyperparameters:
+  lr: {type: log, base: 10, minval: -3, maxval: -1}
+  opt: {type: categorical, vals: [sgd, adam, rmsprop]}
+searcher: {name: single, metric: loss}
+`})
+	must(t, err)
+	var trials []resolute.Trial
+	for i := range 6 {
+		hp := fmt.Sprintf(`{"lr": %g, "opt": %q}`, 0.001*float64(1+3*i), []string{"sgd", "adam", "rmsprop"}[i%3])
+		tr, err := m.DB.CreateTrial(t.Context(), e.ID, 100+i, resolute.StatePaused, []byte(hp), 1)
+		must(t, err)
+		loss := 0.2 + 0.1*float64(i%4)
+		must(t, m.DB.SetTrialBestValidation(t.Context(), tr.ID, loss))
+		must(t, m.DB.InsertMetrics(t.Context(), []resolute.MetricsReport{
+			{TrialID: tr.ID, StepsCompleted: 10, Group: "validation", Metrics: json.RawMessage(fmt.Sprintf(`{"avg_metrics": {"loss": %g}}`, loss+0.1))},
+			{TrialID: tr.ID, StepsCompleted: 20, Group: "validation", Metrics: json.RawMessage(fmt.Sprintf(`{"avg_metrics": {"loss": %g}}`, loss))},
+		}))
+		must(t, m.DB.InsertTaskLogs(t.Context(), []resolute.TaskLog{{TaskID: tr.TaskID(), AllocationID: tr.TaskID() + ".1", Time: time.Now(),
+			Level: "INFO", Log: fmt.Sprintf("trial %d trains\n", i)}}))
+		trials = append(trials, tr)
+	}
+	return m, e, trials
+}
+
+// TestNotesLabelsAndPlotsOnAnExperimentsPage edits notes and labels in
+// place, looks at the hyperparameter plots, reaches the tabs with the
+// keyboard, and reads every tab on a phone.
+func TestNotesLabelsAndPlotsOnAnExperimentsPage(t *testing.T) {
+	m, e, trials := newBrowserFixture(t)
+	id := strconv.FormatInt(e.ID, 10)
+	page := browser.NewPage(t, 1280)
+	signIn(t, page, m.URL, "admin", "")
+	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
+	_, err := page.Goto(m.URL + "/experiments/" + id)
+	must(t, err)
+	_, err = page.Evaluate("window.notReloaded = true")
+	must(t, err)
+
+	// Labels: add one with Enter, remove another with its button.
+	labels := page.Locator("#label-list")
+	must(t, expect(t, labels).ToContainText("baseline"))
+	must(t, page.Locator("#f-label").Fill("promising"))
+	must(t, page.Locator("#f-label").Press("Enter"))
+	must(t, expect(t, labels).ToContainText("promising"))
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Remove label baseline"}).Click())
+	must(t, expect(t, labels).Not().ToContainText("baseline"))
+	// An empty label is refused beside the field.
+	must(t, page.Locator("#f-label").Fill(" "))
+	must(t, page.Locator("#f-label").Press("Enter"))
+	must(t, expect(t, page.Locator("#e-label")).ToHaveText("label: must not be empty"))
+	if still, _ := page.Evaluate("window.notReloaded === true"); still != true {
+		t.Fatal("editing labels reloaded the page")
+	}
+	// A poll of the live header (while the experiment may run) keeps them.
+	page.WaitForTimeout(3500)
+	must(t, expect(t, labels).ToContainText("promising"))
+	stored, err := m.DB.Experiment(t.Context(), e.ID)
+	must(t, err)
+	if strings.Join(stored.Labels, ",") != "promising" {
+		t.Fatalf("stored labels %v", stored.Labels)
+	}
+
+	// The tabs are reached with the keyboard.
+	must(t, page.Locator("#tab-overview").Focus())
+	must(t, page.Keyboard().Press("Tab"))
+	focused, err := page.Evaluate("document.activeElement.id")
+	must(t, err)
+	if focused != "tab-trials" {
+		t.Fatalf("Tab from the overview's tab focuses %v", focused)
+	}
+	must(t, page.Keyboard().Press("Enter"))
+	must(t, playwright.NewPlaywrightAssertions(10000).Page(page).ToHaveURL(regexp.MustCompile(`\?tab=trials$`)))
+	must(t, expect(t, page.Locator("#trials tbody tr")).ToHaveCount(len(trials)+1))
+
+	// Notes: Markdown rendered, HTML kept as text.
+	must(t, page.Locator("#tab-notes").Click())
+	must(t, page.Locator("#notes-editor summary").Click())
+	must(t, page.Locator("#f-notes").Fill("# Findings\n\n**adam** wins <img src=x onerror=\"window.pwned=1\">\n\n- lr 0.004"))
+	_, err = page.Evaluate("window.notReloaded = true")
+	must(t, err)
+	must(t, page.Locator("#notes-save").Click())
+	notes := page.Locator("#notes-rendered")
+	must(t, expect(t, notes.Locator("h1")).ToHaveText("Findings"))
+	must(t, expect(t, notes.Locator("strong")).ToHaveText("adam"))
+	must(t, expect(t, notes).ToContainText(`<img src=x onerror="window.pwned=1">`))
+	must(t, expect(t, notes.Locator("li")).ToHaveText("lr 0.004"))
+	if pwned, _ := page.Evaluate("window.pwned === 1"); pwned == true {
+		t.Fatal("the notes ran a script")
+	}
+	if still, _ := page.Evaluate("window.notReloaded === true"); still != true {
+		t.Fatal("saving the notes reloaded the page")
+	}
+	screenshot(t, page, "experiment-notes")
+	_, err = page.Reload()
+	must(t, err)
+	must(t, expect(t, page.Locator("#notes-rendered h1")).ToHaveText("Findings"))
+
+	// The hyperparameters tab: parallel coordinates and a scatter per
+	// hyperparameter; a line leads to its trial.
+	must(t, page.Locator("#tab-hyperparameters").Click())
+	must(t, expect(t, page.Locator("#parallel-coordinates polyline")).ToHaveCount(len(trials)))
+	must(t, expect(t, page.Locator("#parallel-coordinates .axis-name")).ToHaveText([]string{"lr", "opt", "loss"}))
+	must(t, expect(t, page.Locator("#hparam-scatters .uplot canvas")).ToHaveCount(2))
+	must(t, expect(t, page.Locator("#scatter-opt .u-legend")).ToContainText("loss"))
+	screenshot(t, page, "experiment-hyperparameters")
+	line := page.Locator(`#parallel-coordinates a[data-trial="` + strconv.FormatInt(trials[2].ID, 10) + `"]`)
+	must(t, expect(t, line).ToHaveAttribute("href", "/trials/"+strconv.FormatInt(trials[2].ID, 10)))
+	must(t, line.DispatchEvent("click", nil))
+	must(t, playwright.NewPlaywrightAssertions(10000).Page(page).ToHaveURL(regexp.MustCompile(`/trials/\d+$`)))
+
+	// The logs tab shows every trial's lines and filters them.
+	_, err = page.Goto(m.URL + "/experiments/" + id + "?tab=logs")
+	must(t, err)
+	must(t, expect(t, page.Locator("#experiment-log-lines")).ToContainText("trial 5 trains"))
+	must(t, page.Locator("#f-search").Fill("trial 2"))
+	must(t, page.Locator("#log-filter").GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Filter"}).Click())
+	must(t, expect(t, page.Locator("#experiment-log-lines > span")).ToHaveCount(1))
+
+	// Every tab reads on a phone without scrolling sideways.
+	phone := browser.NewPage(t, 390)
+	signIn(t, phone, m.URL, "admin", "")
+	must(t, expect(t, phone.Locator("h1")).ToHaveText("Welcome, admin"))
+	for _, tab := range []string{"", "?tab=trials", "?tab=hyperparameters", "?tab=checkpoints", "?tab=configuration", "?tab=logs", "?tab=notes"} {
+		_, err := phone.Goto(m.URL + "/experiments/" + id + tab)
+		must(t, err)
+		must(t, expect(t, phone.Locator("#experiment-tabs")).ToBeVisible())
+		noWiderThan(t, phone, 390)
+		screenshot(t, phone, "phone-experiment"+strings.ReplaceAll(tab, "?tab=", "-"))
+	}
+}
