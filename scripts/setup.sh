@@ -55,6 +55,12 @@ if [ "$what" = test ]; then
   scripts/k8s.sh build
 fi
 
+# helm for the chart tests (charts/charttest), built once into the user's
+# cache from its Go module (minutes the first time).
+if [ "$what" = test ]; then
+  scripts/helm.sh >/dev/null
+fi
+
 # The Playwright driver for browser tests: the playwright-core version that
 # playwright-go pins, from npm (no browser download; Debian's chromium is used).
 if [ "$what" = test ]; then

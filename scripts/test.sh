@@ -33,4 +33,5 @@ fi
 
 export PLAYWRIGHT_DRIVER_PATH=${PLAYWRIGHT_DRIVER_PATH:-$(scripts/playwright-driver.sh)}
 export PLAYWRIGHT_NODEJS_PATH=${PLAYWRIGHT_NODEJS_PATH:-$(command -v node)}
+export RESOLUTE_HELM=${RESOLUTE_HELM:-$(scripts/helm.sh)}
 go test -count=1 "$@" ./...
