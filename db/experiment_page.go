@@ -88,3 +88,18 @@ func (q *Queries) ExperimentCheckpointCounts(ctx context.Context, experimentID i
 	}
 	return out, nil
 }
+
+// ExperimentLatestMetricNames returns, by group, the names of the training
+// and validation metrics in each trial's latest report: cheap enough for a
+// page that polls, where ExperimentMetricNames reads every report.
+func (q *Queries) ExperimentLatestMetricNames(ctx context.Context, experimentID int64) (map[string][]string, error) {
+	rows, err := q.q.ListExperimentLatestMetricNames(ctx, experimentID)
+	if err != nil {
+		return nil, translate(err, "metric names of experiment %d", experimentID)
+	}
+	out := map[string][]string{}
+	for _, r := range rows {
+		out[r.GroupName] = append(out[r.GroupName], r.Name)
+	}
+	return out, nil
+}

@@ -73,6 +73,11 @@ func (s *Server) experimentChart(r *http.Request, e resolute.Experiment, metric 
 	if err != nil {
 		return nil, err
 	}
+	return chartOf(e, metric, names), nil
+}
+
+// chartOf is the chart of an experiment offering the metric names by group.
+func chartOf(e resolute.Experiment, metric string, names map[string][]string) *views.ExperimentChart {
 	c := &views.ExperimentChart{ExperimentID: e.ID, Group: "validation", Metric: metric}
 	if metric != "" && !slices.Contains(names["validation"], metric) {
 		names["validation"] = append([]string{metric}, names["validation"]...)
@@ -82,5 +87,5 @@ func (s *Server) experimentChart(r *http.Request, e resolute.Experiment, metric 
 			c.Groups = append(c.Groups, views.MetricNames{Group: g, Names: names[g]})
 		}
 	}
-	return c, nil
+	return c
 }

@@ -64,6 +64,11 @@ func (s *Server) experimentPage(r *http.Request, e resolute.Experiment, tab stri
 	if p.Live, err = s.experimentLive(r, e, tab); err != nil {
 		return p, err
 	}
+	if p.Live.Chart != nil {
+		if p.Live.Chart, err = s.experimentChart(r, e, p.Live.Metric); err != nil {
+			return p, err
+		}
+	}
 	switch tab {
 	case "hyperparameters":
 		p.HParams, err = s.hparamData(r, e)
@@ -123,10 +128,13 @@ func (s *Server) experimentLive(r *http.Request, e resolute.Experiment, tab stri
 		}
 	}
 	if tab == "overview" && s.charting() {
-		var err error
-		if l.Chart, err = s.experimentChart(r, e, l.Metric); err != nil {
+		// A poll offers the metrics of the trials' latest reports, which
+		// charts.js adds to the kept picker; the page itself reads them all.
+		names, err := s.db.ExperimentLatestMetricNames(r.Context(), e.ID)
+		if err != nil {
 			return l, err
 		}
+		l.Chart = chartOf(e, l.Metric, names)
 	}
 	return l, nil
 }

@@ -135,6 +135,9 @@ func TestEveryTabOfAnExperimentsPage(t *testing.T) {
 		t.Fatalf("live fragment: %d\n%.300s", resp.StatusCode, body)
 	}
 	wants(t, "the live trials", body, `id="trials"`)
+	// The overview's poll offers the metrics of the trials' latest reports.
+	_, body = get(t, c, f.m, f.path("/live?tab=overview"))
+	wants(t, "the live overview", body, `<template id="experiment-chart-options">`, `value="training/loss"`, `value="validation/loss"`)
 	if resp, body := get(t, c, f.m, f.path("?tab=sideways")); resp.StatusCode != 400 || !strings.Contains(body, `tab: unknown tab &#34;sideways&#34;`) {
 		t.Fatalf("an unknown tab: %d", resp.StatusCode)
 	}

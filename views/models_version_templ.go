@@ -840,7 +840,7 @@ func registerCell(c CheckpointRow, reg RegisterChoices) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, "\"><summary>Register</summary><form method=\"post\" action=\"/models/register\"><input type=\"hidden\" name=\"checkpoint_uuid\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, "\" hx-preserve=\"true\"><summary>Register</summary><form method=\"post\" action=\"/models/register\"><input type=\"hidden\" name=\"checkpoint_uuid\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

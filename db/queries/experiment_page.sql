@@ -43,3 +43,20 @@ LIMIT sqlc.arg(lim);
 SELECT trial_id, count(*)::int AS checkpoints FROM checkpoints
 WHERE experiment_id = $1 AND state = 'COMPLETED'
 GROUP BY trial_id;
+
+-- name: ListExperimentLatestMetricNames :many
+-- The names of the training and validation metrics in each trial's latest
+-- report of the group: what a live page polls for, an index lookup per
+-- trial instead of a scan of every report.
+SELECT DISTINCT g.group_name::text AS group_name, k.name::text AS name
+FROM trials t
+CROSS JOIN (VALUES ('training'), ('validation')) AS g(group_name)
+CROSS JOIN LATERAL (
+  SELECT m.metrics FROM metrics m
+  WHERE m.trial_id = t.id AND m.group_name = g.group_name
+  ORDER BY m.steps_completed DESC LIMIT 1
+) l
+CROSS JOIN LATERAL jsonb_object_keys(CASE WHEN jsonb_typeof(l.metrics->'avg_metrics') = 'object'
+  THEN l.metrics->'avg_metrics' ELSE '{}'::jsonb END) AS k(name)
+WHERE t.experiment_id = $1
+ORDER BY 1, 2;

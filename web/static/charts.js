@@ -165,21 +165,34 @@
       }
     }
 
-    // afterSwap runs after each refresh of a live region: it copies the
-    // metrics reported since the page loaded (#experiment-chart-options)
-    // into the kept picker, keeping its choice, and draws the final data
-    // once the region stops being polled.
-    let offered = "", live = !!el.closest("[hx-get]");
+    // afterSwap runs after each refresh of a live region: it adds the
+    // metrics reported since the page loaded (#experiment-chart-options) to
+    // the kept picker, and draws the final data once the region stops
+    // being polled.
+    let live = !!el.closest("[hx-get]");
     function afterSwap() {
-      const tpl = document.getElementById("experiment-chart-options");
       let reload = live && !el.closest("[hx-get]");
       live = !!el.closest("[hx-get]");
-      if (picker && tpl && tpl.innerHTML !== offered) {
-        const value = picker.value;
-        offered = tpl.innerHTML;
-        picker.innerHTML = offered;
-        if ([...picker.options].some((o) => o.value === value)) picker.value = value;
-        reload = true;
+      const tpl = document.getElementById("experiment-chart-options");
+      if (picker && tpl) {
+        const empty = !picker.value;
+        const have = new Set([...picker.options].map((o) => o.value));
+        for (const o of tpl.content.querySelectorAll("option")) {
+          if (have.has(o.value)) continue;
+          let group = [...picker.querySelectorAll("optgroup")].find((g) => g.label === o.dataset.group);
+          if (!group) {
+            group = document.createElement("optgroup");
+            group.label = o.dataset.group;
+            picker.append(group);
+          }
+          const added = o.cloneNode(true);
+          added.selected = false;
+          group.append(added);
+        }
+        if (empty && picker.options.length) {
+          picker.selectedIndex = 0; // the first metric reported
+          reload = true;
+        }
       }
       if (reload) { shape = ""; load(); }
     }
