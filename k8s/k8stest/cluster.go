@@ -179,13 +179,22 @@ func (c *Cluster) Namespace(t testing.TB) string {
 		t.Fatalf("k8stest: creating namespace: %v", err)
 	}
 	t.Cleanup(func() {
-		// Without a kube-controller-manager a deleted namespace stays
-		// Terminating with its objects; its pods at least go now.
+		// Without a kube-controller-manager nothing empties a deleted
+		// namespace: its pods and config maps go here, then the namespace
+		// is finalized by hand (what else it held stays in etcd, unseen).
 		zero := int64(0)
-		_ = c.Client.CoreV1().Pods(ns.Name).DeleteCollection(ctx,
-			metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
-		if err := c.Client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		core := c.Client.CoreV1()
+		_ = core.Pods(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+		_ = core.ConfigMaps(ns.Name).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+		if err := core.Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			t.Errorf("k8stest: deleting namespace %s: %v", ns.Name, err)
+			return
+		}
+		if got, err := core.Namespaces().Get(ctx, ns.Name, metav1.GetOptions{}); err == nil {
+			got.Spec.Finalizers = nil
+			if _, err := core.Namespaces().Finalize(ctx, got, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("k8stest: finalizing namespace %s: %v", ns.Name, err)
+			}
 		}
 	})
 	return ns.Name

@@ -226,6 +226,9 @@ func (pr *podRun) runContainer(ctx context.Context, pod *corev1.Pod, ctr *corev1
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fail(err)
 	}
+	// The directory is a link into the pod's volumes; PWD keeps shells
+	// showing the path the pod asked for.
+	env = append(env, "PWD="+dir)
 	path, err := lookPath(argv[0], pr.r.opts.Path, dir)
 	if err != nil {
 		return fail(err)

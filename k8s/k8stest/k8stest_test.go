@@ -274,6 +274,28 @@ func TestRunnerExecRunsInThePodsWorkingDirectory(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("terminal", func(t *testing.T) {
+		req := c.Client.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name("shell").SubResource("exec").
+			VersionedParams(&corev1.PodExecOptions{
+				Container: "determined-container",
+				// kwok closes the terminal as soon as the command ends,
+				// sometimes before it has passed the output on.
+				Command: []string{"sh", "-c", `tty >/dev/null && echo "a terminal in $(basename "$PWD")"; sleep 0.5`},
+				Stdin:   true,
+				Stdout:  true,
+				TTY:     true,
+			}, scheme.ParameterCodec)
+		e, err := remotecommand.NewWebSocketExecutor(c.Config, "GET", req.URL().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stdout bytes.Buffer
+		err = e.StreamWithContext(context.Background(), remotecommand.StreamOptions{Stdin: strings.NewReader(""), Stdout: &stdout, Tty: true})
+		if got := strings.TrimSpace(stdout.String()); got != "a terminal in workdir" || err != nil {
+			t.Errorf("exec with a terminal: %q, %v", got, err)
+		}
+	})
 }
 
 func TestRunnerTerminatesTheProcessOfADeletedPod(t *testing.T) {
