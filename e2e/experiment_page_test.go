@@ -215,6 +215,21 @@ func TestNotesLabelsAndPlotsOnAnExperimentsPage(t *testing.T) {
 	must(t, page.Locator("#log-filter").GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Filter"}).Click())
 	must(t, expect(t, page.Locator("#experiment-log-lines > span")).ToHaveCount(1))
 
+	// A fork with an edited config, checked as it is typed.
+	must(t, page.Locator("#tab-configuration").Click())
+	fork := page.Locator("#fork-form #f-yaml")
+	text, err := fork.InputValue()
+	must(t, err)
+	must(t, fork.Fill(strings.Replace(text, "name: plotted", "name: plotted\nmax_restarts: -1", 1)))
+	must(t, expect(t, page.Locator("#yaml-problems")).ToContainText("max_restarts"))
+	must(t, fork.Fill(strings.Replace(text, "name: plotted", "name: plotted-again", 1)))
+	must(t, expect(t, page.Locator("#yaml-valid")).ToContainText("plotted-again"))
+	_, err = page.Locator("#f-continue_trial").SelectOption(playwright.SelectOptionValues{Values: &[]string{""}})
+	must(t, err)
+	must(t, page.Locator("#fork-submit").Click())
+	must(t, expect(t, page.Locator("#experiment-header h1")).ToContainText("plotted-again"))
+	must(t, expect(t, page.Locator("#experiment-header")).ToContainText("Forked from"))
+
 	// Every tab reads on a phone without scrolling sideways.
 	phone := browser.NewPage(t, 390)
 	signIn(t, phone, m.URL, "admin", "")

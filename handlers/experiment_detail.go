@@ -177,7 +177,7 @@ func (s *Server) trialRows(r *http.Request, l *views.ExperimentLive) error {
 	for i, t := range trials {
 		row := views.TrialRow{Trial: t, Hparams: compactJSON(t.Hparams), Checkpoints: counts[t.ID]}
 		for _, k := range l.HparamNames {
-			row.Values = append(row.Values, metricText(values[i][k]))
+			row.Values = append(row.Values, hparamText(values[i][k]))
 		}
 		l.Trials = append(l.Trials, row)
 	}
@@ -301,4 +301,14 @@ func hparamValue(raw json.RawMessage) any {
 		return v
 	}
 	return compactJSON(raw)
+}
+
+// hparamText shows a hyperparameter's value: a string as it is, numbers
+// with six significant digits, anything else as compact JSON.
+func hparamText(raw json.RawMessage) string {
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return str
+	}
+	return metricText(raw)
 }

@@ -300,7 +300,7 @@ func (s *Server) handleExperimentForkForm(w http.ResponseWriter, r *http.Request
 
 // experimentConfig is the configuration tab.
 func (s *Server) experimentConfig(r *http.Request, e resolute.Experiment) (*views.ExperimentConfig, error) {
-	c := &views.ExperimentConfig{ExperimentID: e.ID}
+	c := &views.ExperimentConfig{ExperimentID: e.ID, Template: e.Template}
 	var err error
 	if c.OriginalYAML, err = s.db.ExperimentOriginalConfig(r.Context(), e.ID); err != nil {
 		return nil, err

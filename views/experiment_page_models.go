@@ -85,6 +85,7 @@ type ExperimentEdit struct {
 // submitted, and the form that forks the experiment with an edited one.
 type ExperimentConfig struct {
 	ExperimentID int64
+	Template     string // the experiment's template, which a fork keeps
 	ConfigYAML   string // expanded
 	OriginalYAML string // as submitted
 	// ForkYAML is the fork form's config: the submitted one, or what was
