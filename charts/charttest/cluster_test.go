@@ -114,7 +114,8 @@ func helmInstall(t *testing.T, c *k8stest.Cluster, rel, ns string, set ...string
 		t.Errorf("helm install printed no deployed status or no notes on reaching the master:\n%s", out)
 	}
 	t.Cleanup(func() {
-		if out, err := runHelm(t, "uninstall", rel, "--namespace", ns, "--kubeconfig", c.Kubeconfig); err != nil {
+		if out, err := runHelm(t, "uninstall", rel, "--namespace", ns, "--kubeconfig", c.Kubeconfig); err != nil &&
+			!strings.Contains(out, "not found") {
 			t.Errorf("helm uninstall %s: %v\n%s", rel, err, out)
 		}
 	})
@@ -122,8 +123,9 @@ func helmInstall(t *testing.T, c *k8stest.Cluster, rel, ns string, set ...string
 }
 
 // TestHelmInstall: `helm install resolute charts/resolute --set
-// maxSlotsPerPod=8` into a fresh namespace creates every object; with
-// db.hostAddress set, none of the database's.
+// maxSlotsPerPod=8` into a fresh namespace creates every object, helm upgrade
+// rolls the master with its new config, helm uninstall removes the
+// cluster-wide objects; with db.hostAddress set, no database objects.
 func TestHelmInstall(t *testing.T) {
 	c := k8stest.Start(t)
 
@@ -175,6 +177,43 @@ func TestHelmInstall(t *testing.T) {
 			t.Errorf("the PriorityClass is not the release's: %v", pc.Annotations)
 		} else if !owns {
 			t.Log("determined-medium-priority existed already; installed with createNonNamespacedObjects=false")
+		}
+
+		// helm upgrade with a changed value rewrites master.yaml and rolls
+		// the master (the pod template carries the config's checksum).
+		before, err := cs.AppsV1().Deployments(ns).Get(ctx, "determined-master-deployment-resolute", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"upgrade", "resolute", chartDir(t), "--namespace", ns, "--kubeconfig", c.Kubeconfig,
+			"--reuse-values", "--set", "maxSlotsPerPod=4"}
+		if out, err := runHelm(t, args...); err != nil {
+			t.Fatalf("helm upgrade: %v\n%s", err, out)
+		}
+		after, err := cs.AppsV1().Deployments(ns).Get(ctx, "determined-master-deployment-resolute", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum := "checksum/config"; before.Spec.Template.Annotations[sum] == after.Spec.Template.Annotations[sum] {
+			t.Error("helm upgrade with a new maxSlotsPerPod left the master's pod template unchanged")
+		}
+		sec, err = cs.CoreV1().Secrets(ns).Get(ctx, "determined-master-config-resolute", metav1.GetOptions{})
+		if err != nil || !strings.Contains(string(sec.Data["master.yaml"]), "max_slots_per_pod: 4") {
+			t.Errorf("master.yaml after the upgrade (%v):\n%s", err, sec.Data["master.yaml"])
+		}
+
+		// helm uninstall removes the cluster-wide objects too.
+		if out, err := runHelm(t, "uninstall", "resolute", "--namespace", ns, "--kubeconfig", c.Kubeconfig); err != nil {
+			t.Fatalf("helm uninstall: %v\n%s", err, out)
+		}
+		if _, err := cs.RbacV1().ClusterRoles().Get(ctx, "resolute-"+ns+"-resolute", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the ClusterRole outlived helm uninstall: %v", err)
+		}
+		if _, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, "resolute-"+ns+"-resolute", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the ClusterRoleBinding outlived helm uninstall: %v", err)
+		}
+		if _, err := cs.SchedulingV1().PriorityClasses().Get(ctx, "determined-medium-priority", metav1.GetOptions{}); owns && !apierrors.IsNotFound(err) {
+			t.Errorf("the release's PriorityClass outlived helm uninstall: %v", err)
 		}
 	})
 
