@@ -79,3 +79,39 @@ func valueKeys(prefix string, m map[string]any) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestResourceManagerKeysAreTheDocumentedOnes: the chart renders only the
+// resource_manager keys that k8s/doc.go documents for master.yaml (masterconf
+// rejects unknown keys too; this keeps the chart and that reference in step).
+func TestResourceManagerKeysAreTheDocumentedOnes(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(repoRoot(t), "k8s", "doc.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^//\t  ([a-z_]+):`).FindAllStringSubmatch(string(doc), -1) {
+		documented[m[1]] = true
+	}
+	if !documented["max_slots_per_pod"] {
+		t.Fatalf("no resource_manager keys found in k8s/doc.go: %v", documented)
+	}
+	r := template(t, "keys", "ns", `
+maxSlotsPerPod: 2
+slotType: cpu
+slotResourceRequests: {cpu: 3}
+defaultScheduler: coscheduler
+tlsSecret: tls
+`)
+	rm, _ := r.Master["resource_manager"].(map[string]any)
+	for k := range rm {
+		if !documented[k] {
+			t.Errorf("the chart renders resource_manager.%s, which k8s/doc.go does not document", k)
+		}
+	}
+	for _, k := range []string{"type", "namespace", "max_slots_per_pod", "slot_type", "slot_resource_requests",
+		"default_scheduler", "determined_master_host", "determined_master_port", "determined_master_scheme"} {
+		if _, ok := rm[k]; !ok {
+			t.Errorf("resource_manager.%s is not rendered", k)
+		}
+	}
+}
