@@ -114,6 +114,11 @@ func (s *Server) experimentLive(r *http.Request, e resolute.Experiment, tab stri
 		if err := s.trialRows(r, &l); err != nil {
 			return l, err
 		}
+		if tab == "trials" {
+			if err := sortTrials(r, &l); err != nil {
+				return l, err
+			}
+		}
 	case "checkpoints":
 		cps, err := s.db.ExperimentCheckpoints(r.Context(), e.ID)
 		if err == nil {
@@ -311,4 +316,59 @@ func hparamText(raw json.RawMessage) string {
 		return str
 	}
 	return metricText(raw)
+}
+
+// sortTrials orders the trials tab by ?sort= (a column) and ?desc=1; trials
+// without a value come last either way.
+func sortTrials(r *http.Request, l *views.ExperimentLive) error {
+	q := r.URL.Query()
+	l.Sort, l.Desc = q.Get("sort"), q.Get("desc") == "1" || q.Get("desc") == "true"
+	if l.Sort == "" {
+		l.Sort = "id"
+	}
+	var key func(t views.TrialRow) (float64, string, bool) // number, text, present
+	switch l.Sort {
+	case "id":
+		key = func(t views.TrialRow) (float64, string, bool) { return float64(t.Trial.ID), "", true }
+	case "state":
+		key = func(t views.TrialRow) (float64, string, bool) { return 0, t.Trial.State, true }
+	case "best":
+		key = func(t views.TrialRow) (float64, string, bool) {
+			if t.Trial.BestValidation == nil {
+				return 0, "", false
+			}
+			return *t.Trial.BestValidation, "", true
+		}
+	case "steps":
+		key = func(t views.TrialRow) (float64, string, bool) { return float64(t.Trial.StepsCompleted), "", true }
+	case "restarts":
+		key = func(t views.TrialRow) (float64, string, bool) { return float64(t.Trial.Restarts), "", true }
+	case "checkpoints":
+		key = func(t views.TrialRow) (float64, string, bool) { return float64(t.Checkpoints), "", true }
+	default:
+		i := slices.Index(l.HparamNames, strings.TrimPrefix(l.Sort, "hp."))
+		if !strings.HasPrefix(l.Sort, "hp.") || i < 0 {
+			return resolute.Errorf(resolute.EInvalid, "sort: unknown column %q; sort by id, state, best, steps, restarts, checkpoints or hp.NAME of a hyperparameter", l.Sort)
+		}
+		key = func(t views.TrialRow) (float64, string, bool) {
+			v := t.Values[i]
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				return f, "", true
+			}
+			return 0, v, v != ""
+		}
+	}
+	slices.SortStableFunc(l.Trials, func(a, b views.TrialRow) int {
+		fa, sa, oka := key(a)
+		fb, sb, okb := key(b)
+		if !oka || !okb {
+			return cmp.Compare(boolInt(!oka), boolInt(!okb))
+		}
+		c := cmp.Or(cmp.Compare(fa, fb), cmp.Compare(sa, sb))
+		if l.Desc {
+			return -c
+		}
+		return c
+	})
+	return nil
 }

@@ -46,6 +46,10 @@ type ExperimentLive struct {
 	// overview, with HparamNames as the trials table's columns.
 	Trials      []TrialRow
 	HparamNames []string
+	// Sort is the trials tab's column: id, state, best, steps, restarts,
+	// checkpoints, or hp.NAME for a hyperparameter; Desc reverses it.
+	Sort        string
+	Desc        bool
 	Checkpoints []CheckpointRow // the checkpoints tab
 	Register    RegisterChoices
 	Latest      []MetricsTable // overview: the latest report of each group, of the best trial
