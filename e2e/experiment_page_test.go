@@ -32,9 +32,16 @@ func TestAnExperimentIsCreatedFromPastedYAMLAndFiles(t *testing.T) {
 	must(t, err)
 	good := strings.Replace(string(config), "max_steps: 400", "max_steps: 100", 1)
 	editor := page.Locator("#f-yaml")
-	// A typo is named by its key path while typing, before any submit.
-	must(t, editor.Fill(strings.Replace(good, "smaller_is_better: true", "smaller_is_better: maybe", 1)))
+	// A chosen config file lands in the editor, and its mistake is named
+	// by its key path before any submit; so is one typed.
+	typo := strings.Replace(good, "smaller_is_better: true", "smaller_is_better: maybe", 1)
+	must(t, page.Locator("#f-config_file").SetInputFiles([]playwright.InputFile{{Name: "const.yaml", MimeType: "text/yaml", Buffer: []byte(typo)}}))
+	must(t, expect(t, editor).ToHaveValue(typo))
 	must(t, expect(t, page.Locator("#yaml-problems")).ToContainText("searcher.smaller_is_better"))
+	must(t, editor.Fill(good))
+	must(t, expect(t, page.Locator("#yaml-valid")).ToContainText("Valid"))
+	must(t, editor.Fill(strings.Replace(good, "entrypoint:", "entrypont:", 1)))
+	must(t, expect(t, page.Locator("#yaml-problems")).ToContainText("entrypont"))
 	screenshot(t, page, "experiment-new-live-check")
 	must(t, editor.Fill(good))
 	must(t, expect(t, page.Locator("#yaml-valid")).ToContainText("Valid"))

@@ -278,6 +278,10 @@ func (s *Server) hparamData(r *http.Request, e resolute.Experiment) (*views.HPar
 		}
 	}
 	slices.Sort(d.Names)
+	logs := logHparams(e.Config)
+	for _, n := range d.Names {
+		d.Log = append(d.Log, logs[n])
+	}
 	for i, t := range trials {
 		if t.BestValidation == nil {
 			continue
@@ -371,4 +375,30 @@ func sortTrials(r *http.Request, l *views.ExperimentLive) error {
 		return c
 	})
 	return nil
+}
+
+// logHparams names the hyperparameters of an expanded config searched on a
+// log scale (type: log), nested ones by their dotted path.
+func logHparams(config json.RawMessage) map[string]bool {
+	var c struct {
+		Hyperparameters map[string]json.RawMessage `json:"hyperparameters"`
+	}
+	json.Unmarshal(config, &c)
+	out := map[string]bool{}
+	var walk func(prefix string, m map[string]json.RawMessage)
+	walk = func(prefix string, m map[string]json.RawMessage) {
+		for k, raw := range m {
+			var spec map[string]json.RawMessage
+			if json.Unmarshal(raw, &spec) != nil {
+				continue
+			}
+			if t, ok := spec["type"]; ok {
+				out[prefix+k] = string(t) == `"log"`
+			} else {
+				walk(prefix+k+".", spec)
+			}
+		}
+	}
+	walk("", c.Hyperparameters)
+	return out
 }

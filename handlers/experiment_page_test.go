@@ -40,7 +40,7 @@ description: a page of tabs
 labels: [first]
 entrypoint: sleep 30
 hyperparameters:
-  lr: {type: double, minval: 0.001, maxval: 0.1}
+  lr: {type: log, base: 10, minval: -3, maxval: -1}
   opt: {type: categorical, vals: [sgd, adam]}
   model: {depth: 3}
 searcher: {name: single, metric: loss}
@@ -104,7 +104,7 @@ func TestEveryTabOfAnExperimentsPage(t *testing.T) {
 			">model.depth</a></th>", ">opt</a></th>", ">Checkpoints</a></th>", `<code title="adam">adam</code>`,
 			`id="tab-trials" href="/experiments/` + itoa(f.e.ID) + `?tab=trials" aria-current="page"`}, []string{`id="best-trials"`}},
 		"the hyperparameters tab plots the varying ones": {"?tab=hyperparameters", []string{`id="parallel-coordinates"`, "<polyline",
-			`id="scatter-lr"`, `id="scatter-opt"`, `id="scatter-model.depth"`, "Trial " + itoa(f.trials[0].ID) + ": lr = 0.01"}, nil},
+			`id="scatter-lr"`, `&#34;name&#34;:&#34;lr&#34;,&#34;metric&#34;:&#34;loss&#34;,&#34;log&#34;:true`, `id="scatter-opt"`, `&#34;categories&#34;:[&#34;adam&#34;,&#34;sgd&#34;]`, `id="scatter-model.depth"`, "Trial " + itoa(f.trials[0].ID) + ": lr = 0.01"}, nil},
 		"the checkpoints tab downloads and registers": {"?tab=checkpoints", []string{`id="checkpoints"`, "2.0 KiB",
 			"/api/v1/checkpoints/00000003-0000-4000-8000-000000000000/download", `name="model_name"`}, nil},
 		"the configuration tab shows both configs and forks": {"?tab=configuration", []string{`id="experiment-config"`,

@@ -135,6 +135,7 @@ type HParamData struct {
 	Metric          string
 	SmallerIsBetter bool
 	Names           []string // the hyperparameters, sorted
+	Log             []bool   // per Names: searched on a log scale (type: log)
 	Trials          []HParamTrial
 	// Scatter says uPlot is embedded (after `make web`) to draw the
 	// scatter plots; without it the tab shows parallel coordinates only.

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -38,6 +39,7 @@ type pcLine struct {
 	Points  string // SVG polyline points
 	Color   string
 	Title   string
+	metric  float64
 }
 
 // parallelPlot lays the trials out on an axis per varying hyperparameter
@@ -73,13 +75,13 @@ func (d HParamData) parallel() parallelPlot {
 		for j, t := range d.Trials {
 			values[j] = t.Values[i]
 		}
-		p.Axes = append(p.Axes, axisFor(d.Names[i], pcLeft+float64(k)*step, values))
+		p.Axes = append(p.Axes, axisFor(d.Names[i], pcLeft+float64(k)*step, values, d.isLog(i)))
 	}
 	metrics := make([]any, len(d.Trials))
 	for j, t := range d.Trials {
 		metrics[j] = t.Metric
 	}
-	p.Axes = append(p.Axes, axisFor(d.Metric, pcLeft+float64(n-1)*step, metrics))
+	p.Axes = append(p.Axes, axisFor(d.Metric, pcLeft+float64(n-1)*step, metrics, false))
 	lo, hi := metricRange(d.Trials)
 	for _, t := range d.Trials {
 		var pts, title []string
@@ -93,17 +95,26 @@ func (d HParamData) parallel() parallelPlot {
 			}
 			title = append(title, a.Name+" = "+valueText(v))
 		}
-		p.Lines = append(p.Lines, pcLine{TrialID: t.ID, Points: strings.Join(pts, " "),
+		p.Lines = append(p.Lines, pcLine{TrialID: t.ID, metric: t.Metric, Points: strings.Join(pts, " "),
 			Color: metricColor(t.Metric, lo, hi, d.SmallerIsBetter), Title: "Trial " + itoa(t.ID) + ": " + strings.Join(title, ", ")})
 	}
 	// The best trials are drawn last, on top.
-	slices.Reverse(p.Lines)
+	slices.SortStableFunc(p.Lines, func(a, b pcLine) int {
+		if d.SmallerIsBetter {
+			return cmp.Compare(b.metric, a.metric)
+		}
+		return cmp.Compare(a.metric, b.metric)
+	})
 	return p
 }
 
-// axisFor makes a numeric axis when every value is a number, else one with
-// a step per distinct value.
-func axisFor(name string, x float64, values []any) pcAxis {
+// isLog says whether the i-th hyperparameter is searched on a log scale.
+func (d HParamData) isLog(i int) bool { return i < len(d.Log) && d.Log[i] }
+
+// axisFor makes a numeric axis when every value is a number (logarithmic
+// when log and every value is positive), else one with a step per distinct
+// value.
+func axisFor(name string, x float64, values []any, log bool) pcAxis {
 	a := pcAxis{Name: name, X: x}
 	top, bottom := pcTop, pcHeight-pcBottom
 	numeric := true
@@ -122,11 +133,15 @@ func axisFor(name string, x float64, values []any) pcAxis {
 		}
 	}
 	if numeric && !math.IsInf(lo, 0) {
+		scale := func(f float64) float64 { return f }
+		if log && lo > 0 {
+			scale = math.Log10
+		}
 		at := func(f float64) float64 {
 			if hi == lo {
 				return (top + bottom) / 2
 			}
-			return bottom - (f-lo)/(hi-lo)*(bottom-top)
+			return bottom - (scale(f)-scale(lo))/(scale(hi)-scale(lo))*(bottom-top)
 		}
 		a.y = func(v any) (float64, bool) {
 			f, ok := v.(float64)
@@ -183,15 +198,19 @@ func (d HParamData) scatterJSON(i int) string {
 		Name       string   `json:"name"`
 		Metric     string   `json:"metric"`
 		Categories []string `json:"categories,omitempty"`
+		Log        bool     `json:"log,omitempty"`
 		Points     [][3]any `json:"points"` // x, metric, trial id
 	}
 	p := plot{Name: d.Names[i], Metric: d.Metric, Points: [][3]any{}}
-	numeric := true
+	numeric, positive := true, true
 	for _, t := range d.Trials {
-		if _, ok := t.Values[i].(float64); !ok && t.Values[i] != nil {
+		f, ok := t.Values[i].(float64)
+		if !ok && t.Values[i] != nil {
 			numeric = false
 		}
+		positive = positive && (!ok || f > 0)
 	}
+	p.Log = numeric && positive && d.isLog(i)
 	if !numeric {
 		for _, t := range d.Trials {
 			if c := valueText(t.Values[i]); t.Values[i] != nil && !slices.Contains(p.Categories, c) {

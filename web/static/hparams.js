@@ -1,7 +1,7 @@
 // Scatter plots of the hyperparameters tab, drawn with uPlot: one per
 // hyperparameter ([data-scatter], JSON from the server), its values against
 // each trial's best metric. Categorical values sit at their index, labelled
-// on the axis. Hovering shows a trial's values; a click opens the trial.
+// on the axis; hyperparameters searched on a log scale get a log axis. Hovering shows a trial's values; a click opens the trial.
 (() => {
   const height = 240;
 
@@ -15,7 +15,7 @@
     let hovered = null;
     const opts = {
       width: width(), height,
-      scales: { x: { time: false, range: cats ? [-0.5, cats.length - 0.5] : undefined } },
+      scales: { x: { time: false, distr: d.log ? 3 : 1, range: cats ? [-0.5, cats.length - 0.5] : undefined } },
       axes: [
         { label: d.name, values: cats ? (u, splits) => splits.map((v) => (Number.isInteger(v) && cats[v] !== undefined ? cats[v] : "")) : undefined, incrs: cats ? [1] : undefined },
         { label: d.metric, size: 64 },
