@@ -166,6 +166,17 @@ func TestNotesLabelsAndPlotsOnAnExperimentsPage(t *testing.T) {
 		t.Fatalf("stored labels %v", stored.Labels)
 	}
 
+	// Scheduling: a refusal beside its field, then a save, in place.
+	must(t, page.Locator("#experiment-scheduling summary").Click())
+	must(t, page.Locator("#f-priority").Fill("100"))
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Save scheduling"}).Click())
+	must(t, expect(t, page.Locator("#e-priority")).ToContainText("priority: expected a whole number from 1 to 99"))
+	must(t, page.Locator("#f-priority").Fill("7"))
+	must(t, page.Locator("#f-max_slots").Fill("2"))
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Save scheduling"}).Click())
+	must(t, expect(t, page.Locator("#scheduling-summary")).ToHaveText("Scheduling: priority 7 · weight 1 · max slots 2"))
+	must(t, expect(t, page.Locator("#experiment-scheduling")).ToContainText("a lower number runs first"))
+
 	// The tabs are reached with the keyboard.
 	must(t, page.Locator("#tab-overview").Focus())
 	must(t, page.Keyboard().Press("Tab"))

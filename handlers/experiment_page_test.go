@@ -290,7 +290,8 @@ func TestSchedulingIsEditedFromTheHeader(t *testing.T) {
 	f := newPageFixture(t)
 	c := signInPages(t, f.m, "admin", "")
 	resp, body := post(t, c, f.m, f.path("/scheduling"), url.Values{"priority": {"7"}, "weight": {"2.5"}, "max_slots": {"3"}}, "HX-Request", "true")
-	if resp.StatusCode != 200 || !strings.Contains(body, `id="scheduling-saved"`) {
+	if resp.StatusCode != 200 || !strings.Contains(body, `id="scheduling-saved"`) ||
+		!strings.Contains(body, `<span id="scheduling-summary" hx-swap-oob="true">Scheduling: priority 7 · weight 2.5 · max slots 3</span>`) {
 		t.Fatalf("save: %d\n%s", resp.StatusCode, body)
 	}
 	e, _ := f.m.DB.Experiment(t.Context(), f.e.ID)
