@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db/gen"
 )
@@ -41,7 +43,13 @@ type ListedExperiment struct {
 
 // ExperimentPage lists one page of experiments under f, and how many
 // experiments f matches in all.
-func (q *Queries) ExperimentPage(ctx context.Context, f ExperimentListFilter) ([]ListedExperiment, int, error) {
+//
+// Its ORDER BY picks the column with CASE on the sort parameter: planned
+// for the values at hand, the CASEs fold away and the page comes from the
+// column's index; a generic plan (which Postgres may switch a prepared
+// statement to) would sort every row. So the two queries run in a read-only
+// transaction that asks for custom plans.
+func (db *DB) ExperimentPage(ctx context.Context, f ExperimentListFilter) ([]ListedExperiment, int, error) {
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
@@ -57,14 +65,24 @@ func (q *Queries) ExperimentPage(ctx context.Context, f ExperimentListFilter) ([
 		p := "%" + likeEscaper.Replace(f.Search) + "%"
 		pattern = &p
 	}
-	rows, err := q.q.ListExperimentPage(ctx, gen.ListExperimentPageParams{ProjectID: f.ProjectID, WorkspaceID: f.WorkspaceID,
-		Archived: f.Archived, States: states, Username: nonEmpty(f.Username), Label: nonEmpty(f.Label), Pattern: pattern,
-		Sort: f.Sort, Descending: f.Descending, Lim: int32(f.Limit), Off: int32(f.Offset)})
-	if err != nil {
-		return nil, 0, translate(err, "experiments")
-	}
-	total, err := q.q.CountExperimentPage(ctx, gen.CountExperimentPageParams{ProjectID: f.ProjectID, WorkspaceID: f.WorkspaceID,
-		Archived: f.Archived, States: states, Username: nonEmpty(f.Username), Label: nonEmpty(f.Label), Pattern: pattern})
+	var rows []gen.ListExperimentPageRow
+	var total int32
+	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = force_custom_plan"); err != nil {
+			return err
+		}
+		q := db.q.WithTx(tx)
+		var err error
+		rows, err = q.ListExperimentPage(ctx, gen.ListExperimentPageParams{ProjectID: f.ProjectID, WorkspaceID: f.WorkspaceID,
+			Archived: f.Archived, States: states, Username: nonEmpty(f.Username), Label: nonEmpty(f.Label), Pattern: pattern,
+			Sort: f.Sort, Descending: f.Descending, Lim: int32(f.Limit), Off: int32(f.Offset)})
+		if err != nil {
+			return err
+		}
+		total, err = q.CountExperimentPage(ctx, gen.CountExperimentPageParams{ProjectID: f.ProjectID, WorkspaceID: f.WorkspaceID,
+			Archived: f.Archived, States: states, Username: nonEmpty(f.Username), Label: nonEmpty(f.Label), Pattern: pattern})
+		return err
+	})
 	if err != nil {
 		return nil, 0, translate(err, "experiments")
 	}

@@ -120,7 +120,7 @@ func TestTheExperimentListFiltersSortsAndPages(t *testing.T) {
 		"by name, descending":                                {"?order=desc&sort=name", []int64{b, a, gpt, bert}},
 		"by best validation, none last":                      {"?sort=best", []int64{b, a, bert, gpt}},
 		"by trials, most first":                              {"?sort=trials", []int64{bert, gpt, b, a}},
-		"by user":                                            {"?sort=user", []int64{b, a, gpt, bert}},
+		"by user":                                            {"?sort=user", []int64{a, b, bert, gpt}},
 		"by searcher":                                        {"?order=desc&sort=searcher", []int64{gpt, b, a, bert}},
 		"oldest first":                                       {"?order=asc&sort=id", []int64{a, bert, b, gpt}},
 	}

@@ -78,6 +78,7 @@ type Experiment struct {
 	SearcherName    *string
 	SearcherMetric  *string
 	SmallerIsBetter *bool
+	NumTrials       int32
 }
 
 type ExperimentContext struct {

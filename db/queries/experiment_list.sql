@@ -3,12 +3,10 @@
 -- many experiments there are and when they last did something.
 
 -- name: ListExperimentPage :many
--- The trial count is computed for the page's rows only (Postgres evaluates
--- an expensive output column after the sort when there is a LIMIT).
 SELECT e.id, e.name, e.description, e.labels, e.state, e.archived, e.progress, e.best_validation,
        e.searcher_name, e.searcher_metric, e.smaller_is_better, e.resource_pool, e.created_at, e.ended_at,
        e.project_id, e.user_id, u.username, p.name AS project_name, p.workspace_id, w.name AS workspace_name,
-       (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id)::int AS num_trials
+       e.num_trials
 FROM experiments e
 JOIN users u ON u.id = e.user_id
 JOIN projects p ON p.id = e.project_id
@@ -21,7 +19,6 @@ WHERE (sqlc.narg(project_id)::bigint IS NULL OR e.project_id = sqlc.narg(project
   AND (sqlc.narg(label)::text IS NULL OR e.labels @> ARRAY[sqlc.narg(label)::text])
   AND (sqlc.narg(pattern)::text IS NULL OR e.name ILIKE sqlc.narg(pattern) OR e.description ILIKE sqlc.narg(pattern))
 ORDER BY
-  CASE WHEN sqlc.arg(sort)::text = 'id' AND NOT sqlc.arg(descending)::boolean THEN e.id END,
   CASE WHEN sqlc.arg(sort)::text = 'name' AND NOT sqlc.arg(descending)::boolean THEN e.name END,
   CASE WHEN sqlc.arg(sort)::text = 'name' AND sqlc.arg(descending)::boolean THEN e.name END DESC,
   CASE WHEN sqlc.arg(sort)::text = 'state' AND NOT sqlc.arg(descending)::boolean THEN e.state END,
@@ -32,10 +29,8 @@ ORDER BY
   CASE WHEN sqlc.arg(sort)::text = 'best' AND sqlc.arg(descending)::boolean THEN e.best_validation END DESC NULLS LAST,
   CASE WHEN sqlc.arg(sort)::text = 'searcher' AND NOT sqlc.arg(descending)::boolean THEN e.searcher_name END,
   CASE WHEN sqlc.arg(sort)::text = 'searcher' AND sqlc.arg(descending)::boolean THEN e.searcher_name END DESC,
-  CASE WHEN sqlc.arg(sort)::text = 'trials' AND NOT sqlc.arg(descending)::boolean
-       THEN (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id) END,
-  CASE WHEN sqlc.arg(sort)::text = 'trials' AND sqlc.arg(descending)::boolean
-       THEN (SELECT count(*) FROM trials t WHERE t.experiment_id = e.id) END DESC,
+  CASE WHEN sqlc.arg(sort)::text = 'trials' AND NOT sqlc.arg(descending)::boolean THEN e.num_trials END,
+  CASE WHEN sqlc.arg(sort)::text = 'trials' AND sqlc.arg(descending)::boolean THEN e.num_trials END DESC,
   CASE WHEN sqlc.arg(sort)::text = 'user' AND NOT sqlc.arg(descending)::boolean THEN u.username END,
   CASE WHEN sqlc.arg(sort)::text = 'user' AND sqlc.arg(descending)::boolean THEN u.username END DESC,
   CASE WHEN sqlc.arg(sort)::text = 'start' AND NOT sqlc.arg(descending)::boolean THEN e.created_at END,
@@ -48,20 +43,22 @@ ORDER BY
   CASE WHEN sqlc.arg(sort)::text = 'labels' AND sqlc.arg(descending)::boolean THEN e.labels END DESC,
   CASE WHEN sqlc.arg(sort)::text = 'pool' AND NOT sqlc.arg(descending)::boolean THEN e.resource_pool END,
   CASE WHEN sqlc.arg(sort)::text = 'pool' AND sqlc.arg(descending)::boolean THEN e.resource_pool END DESC,
-  e.id DESC
+  -- Ties go the column's way, so a (column, id) index gives the whole order.
+  CASE WHEN sqlc.arg(descending)::boolean THEN e.id END DESC,
+  e.id
 LIMIT sqlc.arg(lim) OFFSET sqlc.arg(off);
 
 -- name: CountExperimentPage :one
--- How many experiments ListExperimentPage's filter matches.
+-- How many experiments ListExperimentPage's filter matches: the same filter
+-- on the experiments table alone.
 SELECT count(*)::int
 FROM experiments e
-JOIN users u ON u.id = e.user_id
-JOIN projects p ON p.id = e.project_id
 WHERE (sqlc.narg(project_id)::bigint IS NULL OR e.project_id = sqlc.narg(project_id))
-  AND (sqlc.narg(workspace_id)::bigint IS NULL OR p.workspace_id = sqlc.narg(workspace_id))
+  AND (sqlc.narg(workspace_id)::bigint IS NULL
+       OR e.project_id IN (SELECT p.id FROM projects p WHERE p.workspace_id = sqlc.narg(workspace_id)))
   AND (sqlc.narg(archived)::boolean IS NULL OR e.archived = sqlc.narg(archived))
   AND (cardinality(sqlc.arg(states)::text[]) = 0 OR e.state = ANY(sqlc.arg(states)::text[]))
-  AND (sqlc.narg(username)::text IS NULL OR u.username = sqlc.narg(username))
+  AND (sqlc.narg(username)::text IS NULL OR e.user_id = (SELECT u.id FROM users u WHERE u.username = sqlc.narg(username)))
   AND (sqlc.narg(label)::text IS NULL OR e.labels @> ARRAY[sqlc.narg(label)::text])
   AND (sqlc.narg(pattern)::text IS NULL OR e.name ILIKE sqlc.narg(pattern) OR e.description ILIKE sqlc.narg(pattern));
 

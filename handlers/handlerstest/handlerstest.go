@@ -28,6 +28,7 @@ import (
 type Master struct {
 	URL           string
 	DB            *db.DB
+	DatabaseURL   string // the test database, for tests that seed it in bulk
 	Logs          *masterlog.Buffer
 	Experiments   *control.Experiments
 	RM            *local.Manager
@@ -55,7 +56,12 @@ type Options struct {
 // Start runs a master on a fresh database until t ends.
 func Start(t testing.TB, opts Options) *Master {
 	t.Helper()
-	d := dbtest.New(t)
+	dbURL := dbtest.NewURL(t)
+	d, err := db.Open(context.Background(), dbURL, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatalf("open test database: %v", err)
+	}
+	t.Cleanup(d.Close)
 	hash, err := auth.HashPassword(opts.InitialPassword)
 	if err != nil {
 		t.Fatal(err)
@@ -82,7 +88,7 @@ func Start(t testing.TB, opts Options) *Master {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &Master{DB: d, Logs: logs, CheckpointDir: checkpoints}
+	m := &Master{DB: d, DatabaseURL: dbURL, Logs: logs, CheckpointDir: checkpoints}
 	m.srv = httptest.NewUnstartedServer(nil)
 	m.URL = "http://" + m.srv.Listener.Addr().String()
 
