@@ -135,6 +135,7 @@ func TestACheckpointIsRegisteredAliasedAndDescribedInTheModelRegistry(t *testing
 	must(t, expect(t, page.Locator("#download-checkpoint")).ToHaveAttribute("href", "/api/v1/checkpoints/"+best.UUID+"/download"))
 	screenshot(t, page, "model-version")
 	must(t, page.Locator("#version-experiment").Click())
+	must(t, page.Locator("#tab-checkpoints").Click())
 	must(t, expect(t, page.Locator("#checkpoint-"+best.UUID)).ToContainText("digits v"))
 
 	// The API agrees: NAME@production is version 1's checkpoint.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -339,6 +340,31 @@ func TestSchedulingIsEditedFromTheHeader(t *testing.T) {
 	}
 	if _, body := get(t, c, f.m, f.path("")); strings.Contains(body, `id="scheduling-form"`) {
 		t.Error("an ended experiment offers the scheduling form")
+	}
+}
+
+func TestContinueATrialFromItsCheckpoint(t *testing.T) {
+	f := newPageFixture(t)
+	c := signInPages(t, f.m, "admin", "")
+	tr := f.trials[2]
+	_, body := get(t, c, f.m, "/trials/"+itoa(tr.ID))
+	wants(t, "the trial page", body, `id="continue-trial" href="/experiments/`+itoa(f.e.ID)+`?tab=configuration&amp;continue=`+itoa(tr.ID)+`#fork-form"`)
+	_, body = get(t, c, f.m, f.path("?tab=configuration&continue="+itoa(tr.ID)))
+	// The fork's config: the trial's hyperparameters and one trial.
+	wants(t, "the continue form", body, "hyperparameters:\n  lr: 0.03\n  opt: sgd\n  model:\n    depth: 4\n",
+		"searcher:\n  name: single\n  metric: loss\n  smaller_is_better: true\n", `<option value="`+itoa(tr.ID)+`" selected>`)
+	if resp, body := get(t, c, f.m, f.path("?tab=configuration&continue=999")); resp.StatusCode != 400 || !strings.Contains(body, "continue: expected a trial of experiment") {
+		t.Fatalf("continue a stranger: %d", resp.StatusCode)
+	}
+
+	// Submitted as it is, it trains that trial on from its checkpoint.
+	text := body[strings.Index(body, `name="yaml"`):]
+	text = text[strings.Index(text, ">")+1 : strings.Index(text, "</textarea>")]
+	resp, body := post(t, c, f.m, f.path("/fork"), url.Values{"yaml": {html.UnescapeString(text)}, "continue_trial": {itoa(tr.ID)}})
+	id := createdID(t, resp, body)
+	trials, _ := f.m.DB.Trials(t.Context(), id)
+	if len(trials) != 1 || trials[0].LatestCheckpoint != tr.LatestCheckpoint || !strings.Contains(string(trials[0].Hparams), `"lr": 0.03`) {
+		t.Fatalf("the continued trial: %+v", trials)
 	}
 }
 
