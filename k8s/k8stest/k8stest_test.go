@@ -378,3 +378,25 @@ func TestRunnerProcessIsReachableAtThePodIP(t *testing.T) {
 		t.Fatalf("GET %s: %q, %v", url, body, err)
 	}
 }
+
+func TestRunnerFailsThePodWhenAnInitContainerFails(t *testing.T) {
+	t.Parallel()
+	c := k8stest.Start(t)
+	ns, nodes, selector := isolated(t, c, 1)
+	c.RunPods(t, k8stest.RunOptions{Nodes: nodes})
+	pod := shPod("broken", selector, "echo never")
+	pod.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox", Command: []string{"sh", "-c", "echo $(WHAT) failed; exit 5"},
+		Env: []corev1.EnvVar{{Name: "WHAT", Value: "unpacking"}}}}
+	createPod(t, c, ns, pod)
+	got := waitPod(t, c, ns, "broken", "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	if st := got.Status.InitContainerStatuses; len(st) != 1 || st[0].State.Terminated == nil || st[0].State.Terminated.ExitCode != 5 {
+		t.Errorf("init container statuses %+v, want one terminated with exit code 5", st)
+	}
+	if st := got.Status.ContainerStatuses; len(st) != 1 || st[0].State.Waiting == nil {
+		t.Errorf("container statuses %+v, want one waiting", st)
+	}
+	b, err := c.Client.CoreV1().Pods(ns).GetLogs("broken", &corev1.PodLogOptions{Container: "init"}).DoRaw(context.Background())
+	if err != nil || string(b) != "unpacking failed\n" {
+		t.Errorf("init container logs %q, %v", b, err)
+	}
+}

@@ -221,8 +221,7 @@ func (r *runner) stop() {
 		if !pr.isGone() {
 			_, _ = r.c.Client.CoreV1().Pods(pr.ns).Patch(ctx, pr.name, types.MergePatchType, patch, metav1.PatchOptions{})
 		}
-		_ = r.c.dynamic.Resource(logsResource).Namespace(pr.ns).Delete(ctx, pr.name, metav1.DeleteOptions{})
-		_ = r.c.dynamic.Resource(execsResource).Namespace(pr.ns).Delete(ctx, pr.name, metav1.DeleteOptions{})
+		pr.deleteKwokObjects(ctx)
 	}
 }
 
@@ -242,6 +241,7 @@ type podRun struct {
 	gone        bool
 	proc        *os.Process // the running process, if any
 	killTimer   *time.Timer
+	kwokObjects map[schema.GroupVersionResource]types.UID // the Logs and Exec made for the pod
 }
 
 func (pr *podRun) update(pod *corev1.Pod) {
@@ -436,8 +436,7 @@ func (pr *podRun) finish(ctx context.Context, _ bool) {
 			pr.r.logf("pod %s/%s: deleting: %v", pr.ns, pr.name, err)
 		}
 	}
-	_ = c.dynamic.Resource(logsResource).Namespace(pr.ns).Delete(ctx, pr.name, metav1.DeleteOptions{})
-	_ = c.dynamic.Resource(execsResource).Namespace(pr.ns).Delete(ctx, pr.name, metav1.DeleteOptions{})
+	pr.deleteKwokObjects(ctx)
 }
 
 // report sets the pod's final status.
@@ -470,8 +469,13 @@ func (pr *podRun) report(ctx context.Context, inits []corev1.ContainerStatus, ma
 			if main != nil && statuses[i].Name == main.Name {
 				continue
 			}
-			// Containers the runner does not run end with the pod.
-			if statuses[i].State.Terminated == nil {
+			switch {
+			case main == nil && failed:
+				// An init container failed: the pod's containers never
+				// started (kwok had reported them running).
+				statuses[i].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}
+			case statuses[i].State.Terminated == nil:
+				// Containers the runner does not run end with the pod.
 				statuses[i].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 					ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now,
 				}}
@@ -541,19 +545,38 @@ func (pr *podRun) apply(ctx context.Context, gvr schema.GroupVersionResource, ki
 		"spec":       spec,
 	}}
 	res := pr.r.c.dynamic.Resource(gvr).Namespace(pr.ns)
-	_, err := res.Create(ctx, obj, metav1.CreateOptions{})
+	made, err := res.Create(ctx, obj, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
-		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			old, err := res.Get(ctx, pr.name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			obj.SetResourceVersion(old.GetResourceVersion())
-			_, err = res.Update(ctx, obj, metav1.UpdateOptions{})
+		// Left by an earlier pod of the name: a new object (a new UID) keeps
+		// that pod's run from deleting this one.
+		if err := res.Delete(ctx, pr.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return err
-		})
+		}
+		made, err = res.Create(ctx, obj, metav1.CreateOptions{})
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	pr.mu.Lock()
+	if pr.kwokObjects == nil {
+		pr.kwokObjects = map[schema.GroupVersionResource]types.UID{}
+	}
+	pr.kwokObjects[gvr] = made.GetUID()
+	pr.mu.Unlock()
+	return nil
+}
+
+// deleteKwokObjects deletes the pod's Logs and Exec, unless a later pod of
+// the same name has replaced them.
+func (pr *podRun) deleteKwokObjects(ctx context.Context) {
+	pr.mu.Lock()
+	objects := pr.kwokObjects
+	pr.kwokObjects = nil
+	pr.mu.Unlock()
+	for gvr, uid := range objects {
+		_ = pr.r.c.dynamic.Resource(gvr).Namespace(pr.ns).Delete(ctx, pr.name,
+			metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	}
 }
 
 func (pr *podRun) logPath(container string) string {
