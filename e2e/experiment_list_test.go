@@ -1,0 +1,174 @@
+package e2e
+
+import (
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/playwright-community/playwright-go"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/handlers/handlerstest"
+)
+
+// listExperiment creates a paused experiment and puts it in state ("" keeps
+// it paused); it returns its ID as the page shows it.
+func listExperiment(t *testing.T, m *handlerstest.Master, name, labels, state string) string {
+	t.Helper()
+	admin, err := m.DB.UserByUsername(t.Context(), "admin")
+	must(t, err)
+	e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID, Paused: true,
+		ConfigYAML: "name: " + name + "\nlabels: [" + labels + "]\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\n"})
+	must(t, err)
+	if state != "" {
+		must(t, m.DB.SetExperimentState(t.Context(), e.ID, state))
+	}
+	return strconv.FormatInt(e.ID, 10)
+}
+
+// listOrder is the experiment IDs of the list, top first.
+func listOrder(t *testing.T, page playwright.Page) []string {
+	t.Helper()
+	ids, err := page.Locator("#experiments tbody tr td:nth-child(2)").AllInnerTexts()
+	must(t, err)
+	return ids
+}
+
+func waitListOrder(t *testing.T, page playwright.Page, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for got := listOrder(t, page); !equal(got, want); got = listOrder(t, page) {
+		if time.Now().After(deadline) {
+			t.Fatalf("rows %v, want %v", got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestTheExperimentListFiltersSortsAndCompares(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	alpha := listExperiment(t, m, "alpha-net", "vision", resolute.StateCompleted)
+	beta := listExperiment(t, m, "beta-net", "nlp", resolute.StateCompleted)
+	gamma := listExperiment(t, m, "gamma-vision", "vision", "")
+	page := browser.NewPage(t, 1280)
+	signIn(t, page, m.URL, "admin", "")
+	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
+	_, err := page.Goto(m.URL + "/experiments")
+	must(t, err)
+	waitListOrder(t, page, gamma, beta, alpha)
+
+	// Text typed in the search box filters as one types, and the URL follows.
+	must(t, page.GetByLabel("Name or description").Fill("net"))
+	waitListOrder(t, page, beta, alpha)
+	pageURL := playwright.NewPlaywrightAssertions(10000).Page(page)
+	must(t, pageURL.ToHaveURL(regexp.MustCompile(`/experiments\?q=net$`)))
+
+	// A column heading sorts; again, the other way; the filter stays.
+	must(t, page.Locator("#sort-name").Click())
+	waitListOrder(t, page, alpha, beta)
+	must(t, pageURL.ToHaveURL(regexp.MustCompile(`/experiments\?q=net&sort=name$`)))
+	must(t, expect(t, page.Locator(`th[aria-sort="ascending"]`)).ToHaveText("Name ▲"))
+	must(t, page.Locator("#sort-name").Click())
+	waitListOrder(t, page, beta, alpha)
+	must(t, pageURL.ToHaveURL(regexp.MustCompile(`/experiments\?order=desc&q=net&sort=name$`)))
+
+	// The label filter, with the sort kept; the address works on its own.
+	must(t, page.GetByLabel("Name or description").Fill(""))
+	_, err = page.GetByLabel("Label").SelectOption(playwright.SelectOptionValues{Values: &[]string{"vision"}})
+	must(t, err)
+	waitListOrder(t, page, gamma, alpha)
+	must(t, pageURL.ToHaveURL(regexp.MustCompile(`/experiments\?label=vision&order=desc&sort=name$`)))
+	_, err = page.Reload()
+	must(t, err)
+	waitListOrder(t, page, gamma, alpha)
+	must(t, expect(t, page.GetByLabel("Label")).ToHaveValue("vision"))
+
+	// The poll keeps the filter and the order.
+	page.WaitForTimeout(3500)
+	waitListOrder(t, page, gamma, alpha)
+
+	// Two ticked rows compare.
+	must(t, page.GetByLabel("Select experiment "+gamma+" gamma-vision").Check())
+	must(t, page.GetByLabel("Select experiment "+alpha+" alpha-net").Check())
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Compare"}).Click())
+	must(t, pageURL.ToHaveURL(regexp.MustCompile(`/compare\?experiments=`+gamma+`(%2C|,)`+alpha+`$`)))
+	must(t, expect(t, page.Locator("#compare-name")).ToContainText("gamma-vision"))
+
+	// On a phone the list scrolls inside its table only.
+	phone := browser.NewPage(t, 390)
+	signIn(t, phone, m.URL, "admin", "")
+	must(t, expect(t, phone.Locator("h1")).ToHaveText("Welcome, admin"))
+	_, err = phone.Goto(m.URL + "/experiments?sort=name")
+	must(t, err)
+	waitListOrder(t, phone, alpha, beta, gamma)
+	noWiderThan(t, phone, 390)
+	screenshot(t, phone, "phone-experiment-list")
+}
+
+func TestABatchArchiveReportsEachExperiment(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	done1 := listExperiment(t, m, "done-one", "", resolute.StateCompleted)
+	done2 := listExperiment(t, m, "done-two", "", resolute.StateCanceled)
+	paused := listExperiment(t, m, "still-paused", "", "")
+	page := browser.NewPage(t, 1280)
+	signIn(t, page, m.URL, "admin", "")
+	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
+	_, err := page.Goto(m.URL + "/experiments")
+	must(t, err)
+	waitListOrder(t, page, paused, done2, done1)
+
+	for _, id := range []string{done1, done2, paused} {
+		must(t, page.Locator("#select-"+id).Check())
+	}
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Archive", Exact: playwright.Bool(true)}).Click())
+	flash := page.Locator("#flash")
+	must(t, expect(t, flash).ToContainText("Archived 2 of 3 experiments"))
+	must(t, expect(t, flash).ToContainText("Refused experiment " + paused + ": experiment " + paused + " is PAUSED"))
+	// Archived ones leave the list, until asked for.
+	waitListOrder(t, page, paused)
+	must(t, page.GetByLabel("Show archived").Check())
+	waitListOrder(t, page, paused, done2, done1)
+	must(t, expect(t, page.Locator("#experiment-"+done1)).ToContainText("archived"))
+	screenshot(t, page, "batch-archive")
+}
+
+func TestTheDashboardShowsARunningExperiment(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	admin, err := m.DB.UserByUsername(t.Context(), "admin")
+	must(t, err)
+	page := browser.NewPage(t, 1280)
+	signIn(t, page, m.URL, "admin", "")
+	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
+	must(t, expect(t, page.Locator("#no-my-experiments")).ToBeVisible())
+	must(t, expect(t, page.Locator("#quick-new-experiment")).ToBeVisible())
+	must(t, expect(t, page.Locator("#launch-cpu-notebook")).ToBeVisible())
+
+	// Submitted elsewhere (as by the CLI), it shows up running, and its slot
+	// shows in the pool's usage, without a reload.
+	e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID,
+		ConfigYAML: "name: on-the-dashboard\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\nresources: {slots_per_trial: 1}\n"})
+	must(t, err)
+	row := page.Locator("#my-experiment-" + strconv.FormatInt(e.ID, 10))
+	must(t, expect(t, row).ToContainText("on-the-dashboard"))
+	must(t, expect(t, row).ToContainText("ACTIVE"))
+	must(t, expect(t, page.Locator("#utilization-default")).ToContainText("1 / 2"))
+	screenshot(t, page, "dashboard")
+
+	// From the dashboard to the experiment.
+	must(t, row.GetByRole("link").First().Click())
+	must(t, playwright.NewPlaywrightAssertions(10000).Page(page).ToHaveURL(regexp.MustCompile(`/experiments/` + strconv.FormatInt(e.ID, 10) + `$`)))
+}
