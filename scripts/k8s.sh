@@ -32,11 +32,16 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/resolute/k8s
 bin=$cache/$k8s_version/bin
 state=${RESOLUTE_K8S_DIR:-$cache/run}
 here=$(cd "$(dirname "$0")" && pwd)
+# etcd and kwok are named after their versions (and kwok after its patches,
+# see patch_kwok), so that changing one here rebuilds it.
+etcd_bin=$bin/etcd-$etcd_version
+kwok_bin=$bin/kwok-$kwok_version-resolute2
 
 die() { echo "k8s.sh: $*" >&2; exit 1; }
 
 built() {
-  { [ -n "${RESOLUTE_K8S_ETCD:-}" ] || [ -x "$bin/etcd" ]; } && [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kube-scheduler" ] && [ -x "$bin/kwok" ] &&
+  { [ -n "${RESOLUTE_K8S_ETCD:-}" ] || [ -x "$etcd_bin" ]; } &&
+    [ -x "$bin/kube-apiserver" ] && [ -x "$bin/kube-scheduler" ] && [ -x "$kwok_bin" ] &&
     [ -f "$bin/crd/kwok.x-k8s.io_logs.yaml" ] && [ -f "$bin/crd/kwok.x-k8s.io_execs.yaml" ]
 }
 
@@ -94,7 +99,7 @@ EOF
   # progress requests that client-go's informers rely on, and without them
   # every informer (kwok's, the scheduler's, the tests') falls back after
   # failed watches, with growing back-off: events arrive tens of seconds late.
-  if [ -z "${RESOLUTE_K8S_ETCD:-}" ] && [ ! -x "$bin/etcd" ]; then
+  if [ -z "${RESOLUTE_K8S_ETCD:-}" ] && [ ! -x "$etcd_bin" ]; then
     echo "k8s.sh: building etcd $etcd_version into $bin" >&2
     mkdir -p "$src/etcd"
     (
@@ -103,10 +108,10 @@ EOF
       go mod init resolute.local/etcd-build >/dev/null 2>&1
       go mod edit -require="go.etcd.io/etcd/server/v3@$etcd_version"
       go build -trimpath -ldflags "-s -w" -o "$bin/.etcd.tmp" go.etcd.io/etcd/server/v3
-      mv "$bin/.etcd.tmp" "$bin/etcd"
+      mv "$bin/.etcd.tmp" "$etcd_bin"
     ) || die "building etcd $etcd_version failed"
   fi
-  if [ ! -x "$bin/kwok" ] || [ ! -f "$bin/crd/kwok.x-k8s.io_logs.yaml" ]; then
+  if [ ! -x "$kwok_bin" ] || [ ! -f "$bin/crd/kwok.x-k8s.io_logs.yaml" ]; then
     echo "k8s.sh: building kwok $kwok_version into $bin" >&2
     (
       local dir
@@ -117,7 +122,7 @@ EOF
       mkdir -p "$bin/crd"
       cp "$src/kwok/kustomize/crd/bases/kwok.x-k8s.io_logs.yaml" "$src/kwok/kustomize/crd/bases/kwok.x-k8s.io_execs.yaml" "$bin/crd/"
       cd "$src/kwok" && go build -trimpath -ldflags "-s -w" -o "$bin/.kwok.tmp" ./cmd/kwok
-      mv "$bin/.kwok.tmp" "$bin/kwok"
+      mv "$bin/.kwok.tmp" "$kwok_bin"
     ) || die "building kwok $kwok_version failed"
   fi
   echo "k8s.sh: built in $((SECONDS - start))s" >&2
@@ -197,7 +202,7 @@ up() {
   sched_port=$(free_port); kwok_port=$(free_port)
   : >"$state/pids"
 
-  "${RESOLUTE_K8S_ETCD:-$bin/etcd}" --name resolute-test --data-dir "$state/etcd" \
+  "${RESOLUTE_K8S_ETCD:-$etcd_bin}" --name resolute-test --data-dir "$state/etcd" \
     --listen-client-urls "http://127.0.0.1:$etcd_port" --advertise-client-urls "http://127.0.0.1:$etcd_port" \
     --listen-peer-urls "http://127.0.0.1:$etcd_peer" --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer" \
     --initial-cluster "resolute-test=http://127.0.0.1:$etcd_peer" \
@@ -267,7 +272,7 @@ EOF
   for crd in "$bin"/crd/*.yaml; do apply_crd "$crd" || die "creating CRD $crd failed"; done
   cp "$here/k8s-kwok.yaml" "$state/kwok/kwok.yaml"
   local cidr="127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).1/24"
-  "$bin/kwok" --kubeconfig="$kubeconfig" --config="$state/kwok/kwok.yaml" \
+  "$kwok_bin" --kubeconfig="$kubeconfig" --config="$state/kwok/kwok.yaml" \
     --enable-crds=Logs,Exec \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
     --cidr="$cidr" --node-ip=127.0.0.1 --node-port="$kwok_port" \
