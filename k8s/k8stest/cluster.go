@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -339,5 +338,3 @@ func uniqueName(t testing.TB, max int) string {
 	}
 	return name + "-" + hex.EncodeToString(suffix)
 }
-
-var errNoCommand = errors.New("container has neither command nor args (image defaults are unknown here)")
