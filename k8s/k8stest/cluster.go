@@ -50,9 +50,12 @@ var (
 )
 
 // Start returns the test control plane: the one RESOLUTE_TEST_KUBECONFIG
-// names, or else one this process starts on first use (building its binaries
-// the first time on a machine, which takes minutes) and stops in Main. It
-// fails the test when there is none.
+// names, or else one this process starts on first use with scripts/k8s.sh
+// (about 5 seconds) and stops in Main. It fails the test when there is none.
+//
+// The first start on a machine builds the binaries, which takes about ten
+// minutes on two cores, longer than go test's default timeout allows:
+// `make setup-test` (or scripts/k8s.sh build) does it beforehand.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
 	startOnce.Do(func() { shared, startErr = start() })
