@@ -225,10 +225,30 @@ func TestNotesLabelsAndPlotsOnAnExperimentsPage(t *testing.T) {
 	must(t, line.DispatchEvent("click", nil))
 	must(t, playwright.NewPlaywrightAssertions(10000).Page(page).ToHaveURL(regexp.MustCompile(`/trials/\d+$`)))
 
-	// The logs tab shows every trial's lines and filters them.
+	// The logs tab shows every trial's lines, opens at their end and
+	// follows new ones there, and filters them.
+	var many []resolute.TaskLog
+	for i := range 200 {
+		many = append(many, resolute.TaskLog{TaskID: trials[0].TaskID(), AllocationID: trials[0].TaskID() + ".1", Time: time.Now(), Level: "DEBUG", Log: fmt.Sprintf("step %d\n", i)})
+	}
+	must(t, m.DB.InsertTaskLogs(t.Context(), many))
 	_, err = page.Goto(m.URL + "/experiments/" + id + "?tab=logs")
 	must(t, err)
-	must(t, expect(t, page.Locator("#experiment-log-lines")).ToContainText("trial 5 trains"))
+	logLines := page.Locator("#experiment-log-lines")
+	must(t, expect(t, logLines).ToContainText("trial 5 trains"))
+	atEnd := func() bool {
+		v, err := logLines.Evaluate("l => l.scrollHeight > l.clientHeight && l.scrollTop + l.clientHeight >= l.scrollHeight - 8", nil)
+		must(t, err)
+		return v == true
+	}
+	if !atEnd() {
+		t.Fatal("the log does not open at its end")
+	}
+	must(t, m.DB.InsertTaskLogs(t.Context(), []resolute.TaskLog{{TaskID: trials[3].TaskID(), AllocationID: trials[3].TaskID() + ".1", Time: time.Now(), Level: "INFO", Log: "the newest line\n"}}))
+	must(t, expect(t, logLines).ToContainText("the newest line"))
+	if !atEnd() {
+		t.Fatal("the log does not follow a new line at its end")
+	}
 	must(t, page.Locator("#f-search").Fill("trial 2"))
 	must(t, page.Locator("#log-filter").GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Filter"}).Click())
 	must(t, expect(t, page.Locator("#experiment-log-lines > span")).ToHaveCount(1))

@@ -20,3 +20,16 @@ document.addEventListener("htmx:beforeSwap", (e) => {
     e.detail.isError = false;
   }
 });
+// A followed log (pre.log[data-tail]) opens at its end and stays there
+// while new lines arrive, unless the reader scrolled up.
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("pre.log[data-tail]").forEach((l) => { l.scrollTop = l.scrollHeight; });
+});
+document.addEventListener("htmx:oobBeforeSwap", (e) => {
+  const l = e.detail.target;
+  if (l && l.matches("pre.log[data-tail]")) l.dataset.atEnd = l.scrollTop + l.clientHeight >= l.scrollHeight - 8 ? "1" : "";
+});
+document.addEventListener("htmx:oobAfterSwap", (e) => {
+  const l = e.detail.target;
+  if (l && l.matches("pre.log[data-tail]") && l.dataset.atEnd === "1") l.scrollTop = l.scrollHeight;
+});
