@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -276,6 +277,19 @@ func (c *Cluster) AddNodes(t testing.TB, opts NodeOptions) []string {
 		}
 		names = append(names, name)
 		t.Cleanup(func() {
+			// The node's pods go first, while kwok still knows the node:
+			// only then does it return their IPs to its pool.
+			zero := int64(0)
+			pods, _ := c.Client.CoreV1().Pods("").List(ctx, metav1.ListOptions{
+				FieldSelector: fields.OneTermEqualSelector("spec.nodeName", name).String()})
+			if pods != nil {
+				for _, p := range pods.Items {
+					_ = c.Client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+				}
+				if len(pods.Items) > 0 {
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
 			if err := c.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 				t.Errorf("k8stest: deleting node %s: %v", name, err)
 			}
