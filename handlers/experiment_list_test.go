@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -335,5 +336,43 @@ func TestBatchActionsReportEachExperiment(t *testing.T) {
 		if resp.StatusCode != 400 || !strings.Contains(body, name) {
 			t.Errorf("%v: %d, want 400 with %q", form, resp.StatusCode, name)
 		}
+	}
+}
+
+func TestTheDashboardShowsMyExperimentsQueuedJobsAndPools(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{Slots: 1})
+	ids := makeListed(t, m, []listed{{name: "mine-done", state: resolute.StateCompleted, best: 0.25}, {name: "bobs", user: "bob"}})
+	admin, err := m.DB.UserByUsername(t.Context(), "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two slots on a one-slot master: it waits in the queue for good.
+	big, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID,
+		ConfigYAML: "name: too-big\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\nresources: {slots_per_trial: 2}\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := signInPages(t, m, "admin", "")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, body := get(t, c, m, "/dashboard/live")
+		if resp.StatusCode != 200 || !strings.HasPrefix(body, `<div id="dashboard-live" hx-get="/dashboard/live"`) {
+			t.Fatalf("the live fragment: %d\n%s", resp.StatusCode, body)
+		}
+		if strings.Contains(body, `id="my-queued"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queued job never shows:\n%s", body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	_, body := get(t, c, m, "/dashboard")
+	wants(t, "the dashboard", body, "Welcome, admin", `id="my-experiment-`+itoa(ids[0])+`"`, `id="my-experiment-`+itoa(big.ID)+`"`,
+		"0.25", "loss ↓", `href="/experiments/`+itoa(big.ID)+`">too-big</a>`, `id="utilization-default"`, "0 / 1",
+		`id="quick-new-experiment"`, `id="launch-notebook"`, `id="launch-cpu-notebook"`, `id="no-my-tasks"`,
+		`href="/experiments?user=admin"`)
+	if strings.Contains(body, `id="my-experiment-`+itoa(ids[1])+`"`) {
+		t.Error("the dashboard shows bob's experiment as mine")
 	}
 }
