@@ -167,7 +167,14 @@ func (s *Server) handleExperimentSchedulingForm(w http.ResponseWriter, r *http.R
 		return
 	}
 	if resolute.Terminal(e.State) {
-		s.error(w, r, resolute.Errorf(resolute.EConflict, "experiment %d is %s; the scheduling of an experiment that ended cannot change", e.ID, e.State))
+		err := resolute.Errorf(resolute.EConflict, "experiment %d is %s; the scheduling of an experiment that ended cannot change", e.ID, e.State)
+		if isHTMX(r) { // a form kept in a page from before it ended
+			ed := s.experimentEdit(e)
+			ed.Errors = views.FormErrors{"state": resolute.ErrorMessage(err)}
+			s.render(w, r, http.StatusConflict, views.ExperimentSchedulingBody(ed, true))
+			return
+		}
+		s.error(w, r, err)
 		return
 	}
 	u, maxSlots, err := readSchedulingForm(r, e)

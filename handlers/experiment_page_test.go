@@ -334,6 +334,10 @@ func TestSchedulingIsEditedFromTheHeader(t *testing.T) {
 	if resp, _ := post(t, c, f.m, f.path("/scheduling"), url.Values{"priority": {"5"}}); resp.StatusCode != 409 {
 		t.Fatalf("an ended experiment: %d", resp.StatusCode)
 	}
+	resp, body = post(t, c, f.m, f.path("/scheduling"), url.Values{"priority": {"5"}}, "HX-Request", "true")
+	if resp.StatusCode != 409 || !strings.Contains(body, `id="e-scheduling"`) || strings.Contains(body, `id="scheduling-form"`) {
+		t.Fatalf("an ended experiment's kept form: %d\n%s", resp.StatusCode, body)
+	}
 	if _, body := get(t, c, f.m, f.path("")); strings.Contains(body, `id="scheduling-form"`) {
 		t.Error("an ended experiment offers the scheduling form")
 	}

@@ -10,12 +10,12 @@ document.addEventListener("submit", (e) => {
   const msg = e.target.getAttribute("data-confirm");
   if (msg && !window.confirm(msg)) e.preventDefault();
 });
-// Forms that edit in place (inside [data-swap-errors]) show a refusal (400
-// or 422: the form again, with the error beside the field) where htmx would
-// otherwise drop it.
+// Forms that edit in place (inside [data-swap-errors]) show a refusal (400,
+// 409 or 422: the form again, with the error beside the field) where htmx
+// would otherwise drop it.
 document.addEventListener("htmx:beforeSwap", (e) => {
   const status = e.detail.xhr.status;
-  if ((status === 400 || status === 422) && e.detail.elt.closest("[data-swap-errors]")) {
+  if ((status === 400 || status === 409 || status === 422) && e.detail.elt.closest("[data-swap-errors]")) {
     e.detail.shouldSwap = true;
     e.detail.isError = false;
   }
