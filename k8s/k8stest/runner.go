@@ -161,6 +161,7 @@ func (r *runner) sync(pod *corev1.Pod) {
 			dir:     filepath.Join(r.root, pod.Namespace+"_"+pod.Name+"_"+string(pod.UID)[:8]),
 			changed: make(chan struct{}, 1),
 			term:    make(chan struct{}),
+			pod:     pod, // before run starts: it reads the pod at once
 		}
 		r.pods[pod.UID] = pr
 		r.wg.Add(1)
