@@ -26,9 +26,14 @@
 // signals them.
 //
 // The control plane has no kube-controller-manager: nothing garbage-collects
-// owned objects, finalizes deleted namespaces, creates service accounts or
-// marks nodes NotReady. The apiserver runs without the ServiceAccount and
+// owned objects, empties deleted namespaces (Namespace's cleanup does it for
+// the test's own), creates service accounts, evicts pods or marks nodes
+// NotReady. The apiserver runs without the ServiceAccount and
 // TaintNodesByCondition admission plugins for that reason.
+//
+// Pods share the test machine's network: a pod's IP is a loopback address
+// of its own (127.a.b.c, from kwok), so a process that listens on its pod IP
+// is reachable there; two that listen on 0.0.0.0 and the same port clash.
 //
 // The package must not be imported by non-test code.
 package k8stest
