@@ -175,6 +175,8 @@ up() {
   fi
   down >/dev/null 2>&1 || true
   local start=$SECONDS
+  # A start that fails stops what it started (its logs stay in $state/logs).
+  trap '[ $? = 0 ] || stop_processes' EXIT
   mkdir -p "$state/pki" "$state/logs" "$state/kwok"
   chmod 700 "$state"
   local pki=$state/pki
@@ -251,13 +253,13 @@ EOF
   echo "kube-apiserver $!" >>"$state/pids"
 
   local i
-  for i in $(seq 1 600); do
+  for i in $(seq 1 1200); do
     if curl -fsk --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" \
       "https://127.0.0.1:$api_port/readyz" >/dev/null 2>&1; then break; fi
-    running || { tail -20 "$state/logs/"*.log >&2; die "the control plane stopped while starting (logs in $state/logs)"; }
+    running || { tail -n 20 "$state/logs/"*.log >&2; die "the control plane stopped while starting (logs in $state/logs)"; }
     sleep 0.1
   done
-  [ "$i" -lt 600 ] || { tail -20 "$state/logs/kube-apiserver.log" >&2; die "kube-apiserver did not become ready in 60s"; }
+  [ "$i" -lt 1200 ] || { tail -n 20 "$state/logs/kube-apiserver.log" >&2; die "kube-apiserver did not become ready in 120s"; }
 
   "$bin/kube-scheduler" --kubeconfig="$kubeconfig" --authentication-kubeconfig="$kubeconfig" \
     --authorization-kubeconfig="$kubeconfig" --bind-address=127.0.0.1 --secure-port="$sched_port" \
@@ -281,13 +283,13 @@ EOF
     >"$state/logs/kwok.log" 2>&1 &
   echo "kwok $!" >>"$state/pids"
 
-  for i in $(seq 1 300); do
+  for i in $(seq 1 600); do
     if curl -fsk "https://127.0.0.1:$kwok_port/healthz" >/dev/null 2>&1 &&
       curl -fsk "https://127.0.0.1:$sched_port/healthz" >/dev/null 2>&1; then break; fi
-    running || { tail -20 "$state/logs/"*.log >&2; die "the control plane stopped while starting (logs in $state/logs)"; }
+    running || { tail -n 20 "$state/logs/"*.log >&2; die "the control plane stopped while starting (logs in $state/logs)"; }
     sleep 0.1
   done
-  [ "$i" -lt 300 ] || { tail -20 "$state/logs/"*.log >&2; die "kwok or kube-scheduler did not become healthy in 30s"; }
+  [ "$i" -lt 600 ] || { tail -n 20 "$state/logs/"*.log >&2; die "kwok or kube-scheduler did not become healthy in 60s"; }
   # A test process that starts a control plane of its own names itself in
   # RESOLUTE_K8S_WATCH_PID: when it ends, however it ends, a watcher stops
   # the control plane.
@@ -305,6 +307,7 @@ EOF
   echo "k8s.sh: control plane up in $((SECONDS - start))s at https://127.0.0.1:$api_port (state in $state)" >&2
   echo "k8s.sh: use it with: export KUBECONFIG=$kubeconfig  (or eval \"\$(scripts/k8s.sh env)\")" >&2
   echo "export KUBECONFIG=$kubeconfig"
+  trap - EXIT
 }
 
 # apply_crd creates a CustomResourceDefinition from a YAML file through the
@@ -324,19 +327,24 @@ apply_crd() {
   return 1
 }
 
+# stop_processes stops what up started: kwok and the scheduler before the
+# apiserver before etcd, SIGKILL for what is left after 5 seconds.
+stop_processes() {
+  [ -f "$state/pids" ] || return 0
+  local name pid alive
+  tac "$state/pids" | while read -r name pid; do kill "$pid" 2>/dev/null || true; done
+  for _ in $(seq 1 50); do
+    alive=0
+    while read -r name pid; do kill -0 "$pid" 2>/dev/null && alive=1; done <"$state/pids"
+    [ "$alive" = 0 ] && break
+    sleep 0.1
+  done
+  while read -r name pid; do kill -9 "$pid" 2>/dev/null || true; done <"$state/pids"
+  rm -f "$state/pids"
+}
+
 down() {
-  if [ -f "$state/pids" ]; then
-    local name pid
-    # Reverse order: kwok and the scheduler before the apiserver before etcd.
-    tac "$state/pids" | while read -r name pid; do kill "$pid" 2>/dev/null || true; done
-    for _ in $(seq 1 50); do
-      local alive=0
-      while read -r name pid; do kill -0 "$pid" 2>/dev/null && alive=1; done <"$state/pids"
-      [ "$alive" = 0 ] && break
-      sleep 0.1
-    done
-    while read -r name pid; do kill -9 "$pid" 2>/dev/null || true; done <"$state/pids"
-  fi
+  stop_processes
   rm -rf "$state"
   echo "k8s.sh: stopped" >&2
 }

@@ -107,11 +107,11 @@ func start() (*Cluster, error) {
 		fmt.Sprintf("RESOLUTE_K8S_WATCH_PID=%d", os.Getpid()))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	privateDir = dir
 	if _, err := cmd.Output(); err != nil {
-		os.RemoveAll(dir)
+		Stop() // up stops what it started when it fails, unless it was killed
 		return nil, fmt.Errorf("scripts/k8s.sh up: %w\n%s", err, stderr.String())
 	}
-	privateDir = dir
 	c, err := connect(filepath.Join(dir, "run", "kubeconfig"))
 	if err != nil {
 		Stop()
