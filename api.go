@@ -306,6 +306,23 @@ type Slot struct {
 	ID           int    `json:"id"`
 	Device       string `json:"device"`
 	AllocationID string `json:"allocationId,omitempty"`
+	// Agent is the machine (Kubernetes node) of the slot; "" on the local
+	// resource manager's one machine.
+	Agent string `json:"agent,omitempty"`
+	// Foreign says a pod Resolute did not start holds the slot.
+	Foreign bool `json:"foreign,omitempty"`
+}
+
+// AgentsResponse lists the agents.
+type AgentsResponse struct {
+	Agents []Agent `json:"agents"`
+}
+
+// Agent is one machine of the cluster (a Kubernetes node) with its slots.
+type Agent struct {
+	ID           string `json:"id"`
+	ResourcePool string `json:"resourcePool"` // "" when no pool's pods may run there
+	Slots        []Slot `json:"slots"`
 }
 
 // ResourcePoolsResponse lists the pools.

@@ -294,8 +294,31 @@ type SlotInfo interface {
 	SlotType() string
 }
 
+// AgentInfo describes the machines of resource managers with many (the
+// nodes of Kubernetes), for the cluster view.
+type AgentInfo interface {
+	AgentsInfo() []resolute.Agent
+	SlotType() string
+}
+
+// Agents lists the machines and their slots: Kubernetes nodes, or the local
+// resource manager's one machine ("local"), whose slots are in every pool.
+func (x *Experiments) Agents() []resolute.Agent {
+	if ai, ok := x.rm.(AgentInfo); ok {
+		return ai.AgentsInfo()
+	}
+	a := resolute.Agent{ID: localAgent}
+	if si, ok := x.rm.(SlotInfo); ok {
+		a.Slots = si.SlotsInfo()
+	}
+	return []resolute.Agent{a}
+}
+
 // ResourcePools describes the pools, their schedulers and their slots.
 func (x *Experiments) ResourcePools() []resolute.ResourcePool {
+	if ai, ok := x.rm.(AgentInfo); ok {
+		return x.agentPools(ai.AgentsInfo(), ai.SlotType())
+	}
 	var all []resolute.Slot
 	slotType := "cpu"
 	if si, ok := x.rm.(SlotInfo); ok {
@@ -353,4 +376,27 @@ func (x *Experiments) updateTaskJob(ctx context.Context, q *db.Queries, u resolu
 		return q.SetTaskPriority(ctx, t.ID, *u.Priority)
 	}
 	return nil
+}
+
+// agentPools are the pools with the slots of their agents.
+func (x *Experiments) agentPools(agents []resolute.Agent, slotType string) []resolute.ResourcePool {
+	var out []resolute.ResourcePool
+	for _, p := range x.opts.Pools {
+		rp := resolute.ResourcePool{Name: p.Name, Description: p.Description, SchedulerType: p.Scheduler.Type,
+			Preemption: p.Scheduler.Preemption, FittingPolicy: p.Scheduler.FittingPolicy, DefaultPriority: p.Scheduler.DefaultPriority,
+			SlotType: slotType, DefaultCompute: p.Name == x.opts.ComputePool, DefaultAux: p.Name == x.opts.AuxPool}
+		for _, a := range agents {
+			if a.ResourcePool != p.Name {
+				continue
+			}
+			for _, sl := range a.Slots {
+				rp.Slots = append(rp.Slots, sl)
+				if sl.AllocationID != "" || sl.Foreign {
+					rp.SlotsUsed++
+				}
+			}
+		}
+		out = append(out, rp)
+	}
+	return out
 }

@@ -67,6 +67,12 @@ func (s *Server) poolExists(name string) bool {
 	return false
 }
 
+// handleAPIAgents serves GET /api/v1/agents: the machines (Kubernetes
+// nodes) with their slots and what holds each.
+func (s *Server) handleAPIAgents(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, resolute.AgentsResponse{Agents: s.exps.Agents()})
+}
+
 // handleAPIResourcePools serves GET /api/v1/resource-pools: each pool with its
 // scheduler and which allocation holds each slot.
 func (s *Server) handleAPIResourcePools(w http.ResponseWriter, r *http.Request) {

@@ -205,6 +205,7 @@ func (s *Server) Routes() chi.Router {
 			r.Get("/job-queues", s.handleAPIJobQueue)
 			r.Post("/job-queues", s.handleAPIJobQueueUpdate)
 			r.Get("/resource-pools", s.handleAPIResourcePools)
+			r.Get("/agents", s.handleAPIAgents)
 
 			for kind := range kinds {
 				r.Post("/"+kind, s.handleAPITaskCreate(kind))

@@ -158,7 +158,9 @@ func BuildPods(r PodRequest) (*corev1.ConfigMap, []*corev1.Pod, []string, error)
 				c.Env[j].Value = "[" + joinInts(slots, ",") + "]"
 			}
 		}
-		pinToNode(&p.Spec, r.Nodes[i])
+		if r.Nodes[i] != "" { // zero-slot tasks go where kube-scheduler puts them
+			pinToNode(&p.Spec, r.Nodes[i])
+		}
 		if err := validateObject(p.ObjectMeta); err != nil {
 			return nil, nil, nil, resolute.Errorf(resolute.EInvalid, "pod_spec: %v", err)
 		}
@@ -189,7 +191,7 @@ func (r PodRequest) check(pods, perPod int) error {
 		return fmt.Errorf("k8s: slot_type cpu needs a positive slot_resource_requests.cpu")
 	}
 	for i, n := range r.Nodes {
-		if n == "" {
+		if n == "" && perPod > 0 { // only zero-slot pods may go anywhere
 			return fmt.Errorf("k8s: allocation %s: no node for pod %d", r.Spec.AllocationID, i)
 		}
 		if r.PodSlots != nil && len(r.PodSlots[i]) != perPod {

@@ -70,11 +70,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 
 	configs := control.NewConfigs(database, cfg.Defaults(),
 		control.WithPoolDefaults(cfg.PoolDefaults(), cfg.ComputePool()))
-	exps, rm, err := startExperiments(ctx, cfg, database, configs, clusterID, logger)
+	st, err := startExperiments(ctx, cfg, database, configs, clusterID, logger)
 	if err != nil {
 		return err
 	}
-	defer rm.Close()
+	defer st.close()
+	exps := st.exps
 	metrics := control.NewMetricsWriter(database, logger)
 	go metrics.Run(ctx)
 
@@ -87,7 +88,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		SecureCookies:   cfg.TLS.Cert != "",
 		MaxBodyBytes:    cfg.MaxRequestBodyBytes,
 	}, handlers.Deps{DB: database, Configs: configs, Experiments: exps, Metrics: metrics, Logger: logger, Logs: logs,
-		Terminals: handlers.ExecTerminals(rm.Exec)})
+		Terminals: st.terminals})
 
 	go exps.WatchIdle(ctx, h.Proxy().LastActivity, 5*time.Second)
 

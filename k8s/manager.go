@@ -1,0 +1,218 @@
+package k8s
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/resolute-ml/resolute"
+)
+
+// Options configure a Manager.
+type Options struct {
+	Client kubernetes.Interface
+	// Config is the client's REST configuration, for exec.
+	Config *rest.Config
+	// Namespace is where pods go unless their pool names another.
+	Namespace string
+	// Pools are the resource pools; the first is used for unknown names.
+	Pools          []Pool
+	MaxSlotsPerPod int
+	// SlotType is "gpu" (nvidia.com/gpu) or "cpu" (CPUPerSlot CPUs a slot).
+	SlotType         string
+	CPUPerSlot       resource.Quantity
+	DefaultScheduler string // "", coscheduler or preemption
+	// PendingTimeout is how long a gang's pods may wait to be scheduled
+	// before the allocation is released and requeued (default 10 minutes).
+	PendingTimeout time.Duration
+	Logger         *slog.Logger
+}
+
+// Pool is one resource pool as the Kubernetes resource manager runs it.
+type Pool struct {
+	Name      string
+	Namespace string // "" means Options.Namespace
+	// The pod specs of task_container_defaults: the pool's own, else the
+	// master's. Any may be nil.
+	CPUPodSpec, GPUPodSpec, GCPodSpec *corev1.Pod
+}
+
+// Manager is the Kubernetes resource manager. Its methods are safe for
+// concurrent use.
+type Manager struct {
+	opts   Options
+	log    *slog.Logger
+	events chan resolute.AllocationEvent
+
+	factory   informers.SharedInformerFactory // Resolute's pods
+	others    informers.SharedInformerFactory // every other pod that holds resources
+	cluster   informers.SharedInformerFactory // nodes
+	podEvents informers.SharedInformerFactory // events about pods
+	pods      corelisters.PodLister
+	otherPods corelisters.PodLister
+	nodes     corelisters.NodeLister
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	allocs map[string]*allocation
+}
+
+// allocation is what the manager knows of one allocation it launched or
+// adopted.
+type allocation struct {
+	id, namespace string
+	pods          []podPlace
+	launched      time.Time
+	started       bool // Started was sent
+	ended         bool // Exited was sent (or is being sent)
+	killed        bool // Kill was called
+	failing       bool // one pod ended badly; the others are being deleted
+	logs          sync.WaitGroup
+	stopLogs      context.CancelFunc
+	noted         map[string]bool // pod conditions already written to the log
+}
+
+// podPlace is one pod of an allocation: its name, node and slots, and
+// whether the cache has had it (a pod not yet seen is not yet gone).
+type podPlace struct {
+	name, node string
+	slots      []int
+	seen       bool
+}
+
+// New starts the informers and waits until their caches are filled.
+func New(ctx context.Context, opts Options) (*Manager, error) {
+	if opts.Client == nil {
+		return nil, errors.New("k8s: no client")
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
+	if len(opts.Pools) == 0 {
+		opts.Pools = []Pool{{Name: "default"}}
+	}
+	if opts.SlotType == "" || opts.SlotType == "cuda" {
+		opts.SlotType = "gpu"
+	}
+	if opts.PendingTimeout == 0 {
+		opts.PendingTimeout = 10 * time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	m := &Manager{opts: opts, log: opts.Logger, events: make(chan resolute.AllocationEvent, 4096),
+		allocs: map[string]*allocation{}}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+
+	ours, _ := labels.NewRequirement(LabelAllocation, selection.Exists, nil)
+	theirs, _ := labels.NewRequirement(LabelAllocation, selection.DoesNotExist, nil)
+	m.factory = informers.NewSharedInformerFactoryWithOptions(opts.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = ours.String() }))
+	m.others = informers.NewSharedInformerFactoryWithOptions(opts.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.LabelSelector = theirs.String()
+			o.FieldSelector = "status.phase!=Succeeded,status.phase!=Failed"
+		}))
+	m.cluster = informers.NewSharedInformerFactory(opts.Client, 0)
+	m.podEvents = informers.NewSharedInformerFactoryWithOptions(opts.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "involvedObject.kind=Pod" }))
+	podInf := m.factory.Core().V1().Pods()
+	m.pods = podInf.Lister()
+	podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { m.podChanged(o) },
+		UpdateFunc: func(_, o any) { m.podChanged(o) },
+		DeleteFunc: func(o any) { m.podChanged(o) },
+	})
+	m.otherPods = m.others.Core().V1().Pods().Lister()
+	m.nodes = m.cluster.Core().V1().Nodes().Lister()
+	m.podEvents.Core().V1().Events().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { m.eventSeen(o) },
+		UpdateFunc: func(_, o any) { m.eventSeen(o) },
+	})
+
+	for _, f := range []informers.SharedInformerFactory{m.factory, m.others, m.cluster, m.podEvents} {
+		f.Start(m.ctx.Done())
+		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+			if !ok {
+				m.Close()
+				return nil, fmt.Errorf("k8s: watching %v: %w", typ, errOr(ctx.Err()))
+			}
+		}
+	}
+	if err := m.ensurePriorityClass(ctx, DefaultPriorityClass, 50); err != nil {
+		m.log.Warn("priority class", "name", DefaultPriorityClass, "err", err)
+	}
+	m.wg.Add(1)
+	go m.watchPending()
+	return m, nil
+}
+
+func errOr(err error) error {
+	if err == nil {
+		return errors.New("the cache did not sync")
+	}
+	return err
+}
+
+// Events is where the manager reports allocations starting, their log lines
+// and their ends.
+func (m *Manager) Events() <-chan resolute.AllocationEvent { return m.events }
+
+// Close stops watching; pods keep running, to be adopted by the next start.
+func (m *Manager) Close() error {
+	m.cancel()
+	for _, f := range []informers.SharedInformerFactory{m.factory, m.others, m.cluster, m.podEvents} {
+		f.Shutdown()
+	}
+	m.wg.Wait()
+	return nil
+}
+
+// pool is the named pool, or the first.
+func (m *Manager) pool(name string) Pool {
+	for _, p := range m.opts.Pools {
+		if p.Name == name {
+			return p
+		}
+	}
+	return m.opts.Pools[0]
+}
+
+// namespaceOf is the namespace of a pool's pods.
+func (m *Manager) namespaceOf(p Pool) string {
+	if p.Namespace != "" {
+		return p.Namespace
+	}
+	return m.opts.Namespace
+}
+
+// send delivers an event unless the manager is closing.
+func (m *Manager) send(e resolute.AllocationEvent) {
+	select {
+	case m.events <- e:
+	case <-m.ctx.Done():
+	}
+}
+
+// logLine sends a line of the manager's own into an allocation's log.
+func (m *Manager) logLine(id, level, msg string) {
+	m.send(resolute.AllocationLog{AllocationID: id, Time: time.Now(), Stream: "stdout", Level: level,
+		Line: level + ": " + msg, Message: msg})
+}

@@ -1,0 +1,368 @@
+package k8s
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/resolute-ml/resolute"
+)
+
+// ErrPodDeleted is the Exited error of an allocation whose pod was deleted
+// by someone else before it ended.
+var ErrPodDeleted = errors.New("a pod of the allocation was deleted before it ended")
+
+// podChanged is the informers' handler for Resolute's pods.
+func (m *Manager) podChanged(o any) {
+	if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		o = t.Obj
+	}
+	p, ok := o.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	m.sync(p.Labels[LabelAllocationID])
+}
+
+// podState is what the pods of an allocation say, taken together.
+type podState struct {
+	allRunning bool
+	allDone    bool   // every pod Succeeded, Failed or gone
+	failed     string // why the first pod that ended badly did, or ""
+	exitCode   int    // that pod's exit status (0 when all succeeded)
+	deleted    bool   // a pod is gone without having ended
+	pending    bool   // a pod waits to be scheduled
+	addr       string // the first pod's IP
+	notes      []string
+}
+
+// observe sums up an allocation's pods; pods are by name, nil when gone.
+func observe(places []podPlace, pods map[string]*corev1.Pod) podState {
+	s := podState{allRunning: true, allDone: true}
+	for i, pl := range places {
+		p := pods[pl.name]
+		if p == nil && !pl.seen { // created, but not in the cache yet
+			s.allRunning, s.allDone, s.pending = false, false, true
+			continue
+		}
+		if p == nil {
+			s.deleted = true
+			s.allRunning = false
+			continue
+		}
+		if i == 0 {
+			s.addr = p.Status.PodIP
+		}
+		s.notes = append(s.notes, podNotes(p)...)
+		switch p.Status.Phase {
+		case corev1.PodSucceeded:
+			s.allRunning = false
+		case corev1.PodFailed:
+			s.allRunning = false
+			if s.failed == "" {
+				s.exitCode, s.failed = exitOf(p)
+			}
+		case corev1.PodRunning:
+			s.allDone = false
+		default:
+			s.allRunning, s.allDone = false, false
+			if !scheduled(p) {
+				s.pending = true
+			}
+		}
+	}
+	if s.deleted && s.failed == "" {
+		s.failed, s.exitCode = ErrPodDeleted.Error(), -1
+	}
+	return s
+}
+
+// scheduled says whether a pod has a node.
+func scheduled(p *corev1.Pod) bool {
+	return p.Spec.NodeName != ""
+}
+
+// exitOf is a failed pod's task container's exit status and why it ended.
+func exitOf(p *corev1.Pod) (int, string) {
+	for _, c := range p.Status.ContainerStatuses {
+		if c.Name == TaskContainerName && c.State.Terminated != nil {
+			t := c.State.Terminated
+			why := fmt.Sprintf("pod %s: exited with status %d", p.Name, t.ExitCode)
+			if t.Reason != "" && t.Reason != "Error" && t.Reason != "Completed" {
+				why += " (" + t.Reason + ")"
+			}
+			return int(t.ExitCode), why
+		}
+	}
+	for _, c := range p.Status.InitContainerStatuses {
+		if t := c.State.Terminated; t != nil && t.ExitCode != 0 {
+			return int(t.ExitCode), fmt.Sprintf("pod %s: init container %s exited with status %d", p.Name, c.Name, t.ExitCode)
+		}
+	}
+	why := "pod " + p.Name + " failed"
+	if p.Status.Reason != "" {
+		why += ": " + p.Status.Reason
+	}
+	if p.Status.Message != "" {
+		why += ": " + p.Status.Message
+	}
+	return -1, why
+}
+
+// podNotes are the things about a pod a person should read in the task log:
+// an image that cannot be pulled, a container killed for memory, an
+// eviction. Each comes with a key so it is written once.
+func podNotes(p *corev1.Pod) []string {
+	var notes []string
+	statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+	for _, c := range statuses {
+		if w := c.State.Waiting; w != nil {
+			switch w.Reason {
+			case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError":
+				notes = append(notes, fmt.Sprintf("WARNING|pod %s, container %s: %s: %s", p.Name, c.Name, w.Reason, w.Message))
+			}
+		}
+		if t := c.State.Terminated; t != nil && t.Reason == "OOMKilled" {
+			notes = append(notes, fmt.Sprintf("ERROR|pod %s, container %s was killed for using more memory than its limit (OOMKilled)", p.Name, c.Name))
+		}
+	}
+	if p.Status.Reason == "Evicted" {
+		notes = append(notes, fmt.Sprintf("ERROR|pod %s was evicted: %s", p.Name, p.Status.Message))
+	}
+	return notes
+}
+
+// podsOf is the current state of an allocation's pods, from the cache.
+func (m *Manager) podsOf(a *allocation) map[string]*corev1.Pod {
+	out := map[string]*corev1.Pod{}
+	for _, pl := range a.pods {
+		if p, err := m.pods.Pods(a.namespace).Get(pl.name); err == nil {
+			out[pl.name] = p
+		}
+	}
+	return out
+}
+
+// sync looks at an allocation's pods and moves it on: Started when every
+// pod runs, the other pods deleted when one fails, Exited when all are done.
+func (m *Manager) sync(id string) {
+	m.mu.Lock()
+	a, ok := m.allocs[id]
+	if !ok || a.ended {
+		m.mu.Unlock()
+		return
+	}
+	pods := m.podsOf(a)
+	for i := range a.pods {
+		if pods[a.pods[i].name] != nil {
+			a.pods[i].seen = true
+		}
+	}
+	s := observe(a.pods, pods)
+	var fresh []string
+	for _, n := range s.notes {
+		if !a.noted[n] {
+			a.noted[n] = true
+			fresh = append(fresh, n)
+		}
+	}
+	start := false
+	switch {
+	case s.allDone:
+		a.ended = true
+	case s.failed != "" && !a.failing && !a.killed:
+		a.failing = true
+	case s.allRunning && !a.started:
+		a.started, start = true, true
+	}
+	ended, failing, killed := a.ended, a.failing, a.killed
+	m.mu.Unlock()
+
+	for _, n := range fresh {
+		level, msg, _ := strings.Cut(n, "|")
+		m.logLine(id, level, "kubernetes: "+msg)
+	}
+	switch {
+	case ended:
+		go m.finish(a, s, killed)
+	case failing && s.failed != "" && !killed:
+		m.logLine(id, "ERROR", s.failed+"; stopping the allocation's other pods")
+		m.deleteObjects(m.ctx, a, 0)
+	case start:
+		m.send(resolute.AllocationStarted{AllocationID: id, Addr: s.addr, Time: time.Now()})
+		m.streamLogs(a, nil)
+	}
+}
+
+// finish reports an allocation's end once its log streams are done (or a
+// short while has passed), and removes its ConfigMap.
+func (m *Manager) finish(a *allocation, s podState, killed bool) {
+	if !a.started && !s.deleted {
+		// It ran and ended between two looks: its output is still there.
+		m.send(resolute.AllocationStarted{AllocationID: a.id, Addr: s.addr, Time: time.Now()})
+		m.streamLogs(a, nil)
+	}
+	done := make(chan struct{})
+	go func() { a.logs.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+	case <-m.ctx.Done():
+		return
+	}
+	if a.stopLogs != nil {
+		a.stopLogs()
+	}
+	e := resolute.AllocationExited{AllocationID: a.id, ExitCode: s.exitCode, Killed: killed, Time: time.Now()}
+	if s.failed == "" {
+		e.ExitCode = 0
+	} else if s.deleted && !killed {
+		e.Err = ErrPodDeleted
+	}
+	if s.failed != "" && !killed {
+		m.logLine(a.id, "ERROR", s.failed)
+	}
+	m.send(e)
+	m.deleteObjects(m.ctx, a, 0) // finished pods hold nothing, but clutter
+	m.deleteConfigMap(a)
+	m.log.Info("allocation ended", "allocation", a.id, "exit_code", e.ExitCode, "killed", killed)
+}
+
+// watchPending releases gangs whose pods wait past the pending timeout, so
+// the scheduler can try again instead of holding slots someone else took.
+func (m *Manager) watchPending() {
+	defer m.wg.Done()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		var late []*allocation
+		m.mu.Lock()
+		for _, a := range m.allocs {
+			if !a.started && !a.ended && !a.killed && time.Since(a.launched) > m.opts.PendingTimeout {
+				late = append(late, a)
+			}
+		}
+		m.mu.Unlock()
+		for _, a := range late {
+			m.mu.Lock()
+			s := observe(a.pods, m.podsOf(a))
+			if s.allRunning || s.allDone || a.ended || a.started {
+				m.mu.Unlock()
+				continue
+			}
+			a.ended = true
+			m.mu.Unlock()
+			why := fmt.Errorf("the allocation's pods stayed Pending for %s (the cluster's capacity was taken by other pods)", m.opts.PendingTimeout)
+			if !s.pending {
+				why = fmt.Errorf("the allocation's pods did not start within %s", m.opts.PendingTimeout)
+			}
+			m.deleteObjects(m.ctx, a, 0)
+			m.deleteConfigMap(a)
+			m.log.Warn("releasing a pending allocation", "allocation", a.id, "reason", why)
+			m.send(resolute.AllocationExited{AllocationID: a.id, ExitCode: -1, Err: why, Requeue: s.pending, Time: time.Now()})
+		}
+	}
+}
+
+// eventSeen copies Kubernetes' events about an allocation's pods
+// (FailedScheduling, Pulling, BackOff, Evicted...) into its log, in words.
+func (m *Manager) eventSeen(o any) {
+	ev, ok := o.(*corev1.Event)
+	if !ok || ev.InvolvedObject.Kind != "Pod" {
+		return
+	}
+	pod, err := m.pods.Pods(ev.InvolvedObject.Namespace).Get(ev.InvolvedObject.Name)
+	if err != nil {
+		return // not one of Resolute's pods
+	}
+	id := pod.Labels[LabelAllocationID]
+	key := "event|" + string(ev.UID) + "|" + fmt.Sprint(ev.Count)
+	m.mu.Lock()
+	a, ok := m.allocs[id]
+	if !ok || a.ended || a.noted[key] {
+		m.mu.Unlock()
+		return
+	}
+	a.noted[key] = true
+	m.mu.Unlock()
+	level := "INFO"
+	if ev.Type == corev1.EventTypeWarning {
+		level = "WARNING"
+	}
+	m.logLine(id, level, fmt.Sprintf("kubernetes: pod %s: %s: %s", pod.Name, ev.Reason, ev.Message))
+}
+
+// streamLogs follows the task container's output of each pod into Log
+// events (since the given time, or all of it).
+func (m *Manager) streamLogs(a *allocation, since *metav1.Time) {
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.mu.Lock()
+	a.stopLogs = cancel
+	m.mu.Unlock()
+	for _, pl := range a.pods {
+		a.logs.Add(1)
+		go func() {
+			defer a.logs.Done()
+			m.followPod(ctx, a, pl.name, since)
+		}()
+	}
+}
+
+// followPod streams one pod's task container output until it ends.
+func (m *Manager) followPod(ctx context.Context, a *allocation, pod string, since *metav1.Time) {
+	req := m.opts.Client.CoreV1().Pods(a.namespace).GetLogs(pod, &corev1.PodLogOptions{
+		Container: TaskContainerName, Follow: true, SinceTime: since})
+	var stream io.ReadCloser
+	var err error
+	for try := 0; try < 20; try++ {
+		stream, err = req.Stream(ctx)
+		if err == nil || ctx.Err() != nil || apierrors.IsNotFound(err) {
+			break
+		}
+		time.Sleep(250 * time.Millisecond) // the container may not be there yet
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			m.log.Warn("pod logs", "allocation", a.id, "pod", pod, "err", err)
+			m.logLine(a.id, "WARNING", fmt.Sprintf("kubernetes: the output of pod %s could not be read: %v", pod, err))
+		}
+		return
+	}
+	defer stream.Close()
+	go func() { <-ctx.Done(); stream.Close() }()
+	r := bufio.NewReaderSize(stream, 64<<10)
+	for {
+		line, err := r.ReadSlice('\n')
+		if len(line) > 0 {
+			line = trimNewline(line)
+			m.send(resolute.NewAllocationLog(a.id, "stdout", line, time.Now()))
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func trimNewline(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		return b[:n-1]
+	}
+	return b
+}
