@@ -40,6 +40,8 @@ type TaskRequest struct {
 var readyLines = map[string]*regexp.Regexp{
 	resolute.TaskNotebook:    regexp.MustCompile(`(Jupyter Notebook|Jupyter Server|JupyterLab).* is running at|http://127\.0\.0\.1:\d+/proxy/`),
 	resolute.TaskTensorBoard: regexp.MustCompile(`TensorBoard .* at http`),
+	// A shell in a container is ready once its keep-alive process runs.
+	resolute.TaskShell: regexp.MustCompile(`^shell ready$`),
 }
 
 // CreateTask validates and queues a task (seeds: "Commands and Shells",
@@ -290,7 +292,7 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 	if err := x.db.SetTaskState(ctx, t.ID, resolute.TaskRunning); err != nil {
 		return err
 	}
-	if t.Type == resolute.TaskCommand || t.Type == resolute.TaskShell {
+	if t.Type == resolute.TaskCommand || t.Type == resolute.TaskShell && !x.opts.Containers {
 		if err := x.db.SetTaskReady(ctx, t.ID); err != nil {
 			return err
 		}

@@ -83,7 +83,7 @@ type allocation struct {
 	started       bool // Started was sent
 	ended         bool // Exited was sent (or is being sent)
 	killed        bool // Kill was called
-	failing       bool // one pod ended badly; the others are being deleted
+	result        *outcome // how it ends, once a pod has ended; the others are being deleted
 	logs          sync.WaitGroup
 	stopLogs      context.CancelFunc
 	noted         map[string]bool // pod conditions already written to the log
@@ -214,5 +214,5 @@ func (m *Manager) send(e resolute.AllocationEvent) {
 // logLine sends a line of the manager's own into an allocation's log.
 func (m *Manager) logLine(id, level, msg string) {
 	m.send(resolute.AllocationLog{AllocationID: id, Time: time.Now(), Stream: "stdout", Level: level,
-		Line: level + ": " + msg, Message: msg})
+		Line: msg, Message: msg})
 }

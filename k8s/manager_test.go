@@ -248,7 +248,7 @@ func TestAGangOfTwoPodsSpansTwoNodesAndEndsTogether(t *testing.T) {
 	for i := range slots {
 		slots[i], agents[i] = i%8, e.nodes[i/8]
 	}
-	s := e.spec("trial-2.1", `echo "pod on $DET_AGENT_ID of $DET_KUBERNETES_JOB_PARALLELISM"`, nil)
+	s := e.spec("trial-2.1", `echo "pod $RESOLUTE_POD_INDEX on $DET_AGENT_ID of $DET_KUBERNETES_JOB_PARALLELISM"; if [ "$RESOLUTE_POD_INDEX" = 0 ]; then sleep 2; exit 0; fi; exec sleep 600`, nil)
 	s.Slots, s.SlotAgents = slots, agents
 	launch(t, e.m, s)
 	pods, err := e.c.Client.CoreV1().Pods(e.ns).List(context.Background(), metav1.ListOptions{LabelSelector: k8s.LabelAllocation})
@@ -260,11 +260,14 @@ func TestAGangOfTwoPodsSpansTwoNodesAndEndsTogether(t *testing.T) {
 			t.Errorf("pod %s asks for %s GPUs, want 8", p.Name, gpus.String())
 		}
 	}
-	e.events.line(t, s.AllocationID, "pod on "+e.nodes[0]+" of 2")
-	e.events.line(t, s.AllocationID, "pod on "+e.nodes[1]+" of 2")
-	if exit := e.events.exited(t, s.AllocationID); exit.ExitCode != 0 {
+	e.events.line(t, s.AllocationID, "pod 0 on "+e.nodes[0]+" of 2")
+	e.events.line(t, s.AllocationID, "pod 1 on "+e.nodes[1]+" of 2")
+	// The chief's end ends the gang: the other pod is stopped, and the
+	// allocation ends with the chief's status.
+	if exit := e.events.exited(t, s.AllocationID); exit.ExitCode != 0 || exit.Err != nil {
 		t.Errorf("exit = %+v", exit)
 	}
+	e.events.line(t, s.AllocationID, "the chief pod ended")
 }
 
 func TestOneFailedPodEndsTheWholeGang(t *testing.T) {

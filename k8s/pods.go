@@ -154,8 +154,11 @@ func BuildPods(r PodRequest) (*corev1.ConfigMap, []*corev1.Pod, []string, error)
 		p.Annotations[AnnotationSlots] = joinInts(slots, ",")
 		c := container(p, TaskContainerName)
 		for j := range c.Env {
-			if c.Env[j].Name == "DET_SLOT_IDS" {
+			switch c.Env[j].Name {
+			case "DET_SLOT_IDS":
 				c.Env[j].Value = "[" + joinInts(slots, ",") + "]"
+			case "RESOLUTE_POD_INDEX":
+				c.Env[j].Value = strconv.Itoa(i)
 			}
 		}
 		if r.Nodes[i] != "" { // zero-slot tasks go where kube-scheduler puts them

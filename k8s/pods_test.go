@@ -199,6 +199,7 @@ func TestBuildPodsTrial(t *testing.T) {
 					{Name: "DET_KUBERNETES_POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}}},
 					{Name: "DET_SLOT_IDS", Value: "[0,1,2,3,4,5,6,7]"},
 					{Name: "DET_KUBERNETES_JOB_PARALLELISM", Value: "2"},
+					{Name: "RESOLUTE_POD_INDEX", Value: "1"},
 				},
 				Resources:    corev1.ResourceRequirements{Requests: gpus, Limits: gpus},
 				VolumeMounts: []corev1.VolumeMount{{Name: "determined-workdir", MountPath: "/run/determined/workdir"}},

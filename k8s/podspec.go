@@ -40,7 +40,7 @@ done
 // values for them in LaunchSpec.Env are dropped. CUDA_VISIBLE_DEVICES is
 // dropped too: on Kubernetes the device plugin exposes only the pod's GPUs.
 var envResolute = []string{"PYTHONPATH", "DET_AGENT_ID", "DET_KUBERNETES_POD_IP", "DET_SLOT_IDS",
-	"DET_KUBERNETES_JOB_PARALLELISM", "NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"}
+	"DET_KUBERNETES_JOB_PARALLELISM", "RESOLUTE_POD_INDEX", "NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"}
 
 // MergePodSpecs merges the user's pod spec over the default with Kubernetes
 // strategic merge patch (corev1.Pod as the data struct: containers and
@@ -312,6 +312,9 @@ func (r PodRequest) env(pods, perPod int) []corev1.EnvVar {
 			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}}},
 		corev1.EnvVar{Name: "DET_SLOT_IDS", Value: "[]"},
 		corev1.EnvVar{Name: "DET_KUBERNETES_JOB_PARALLELISM", Value: strconv.Itoa(pods)},
+		// The pod's place in its gang: 0 is the chief, whose end ends the
+		// allocation (filled in per pod).
+		corev1.EnvVar{Name: "RESOLUTE_POD_INDEX", Value: "0"},
 	)
 	if r.gpus(perPod) == 0 {
 		// Without it, images built on nvidia/cuda see every GPU of the node.

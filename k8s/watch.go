@@ -37,6 +37,7 @@ func (m *Manager) podChanged(o any) {
 type podState struct {
 	allRunning bool
 	allDone    bool   // every pod Succeeded, Failed or gone
+	leaderDone bool   // the chief pod (the first) Succeeded or Failed
 	failed     string // why the first pod that ended badly did, or ""
 	exitCode   int    // that pod's exit status (0 when all succeeded)
 	deleted    bool   // a pod is gone without having ended
@@ -66,8 +67,10 @@ func observe(places []podPlace, pods map[string]*corev1.Pod) podState {
 		switch p.Status.Phase {
 		case corev1.PodSucceeded:
 			s.allRunning = false
+			s.leaderDone = s.leaderDone || i == 0
 		case corev1.PodFailed:
 			s.allRunning = false
+			s.leaderDone = s.leaderDone || i == 0
 			if s.failed == "" {
 				s.exitCode, s.failed = exitOf(p)
 			}
@@ -80,10 +83,30 @@ func observe(places []podPlace, pods map[string]*corev1.Pod) podState {
 			}
 		}
 	}
-	if s.deleted && s.failed == "" {
-		s.failed, s.exitCode = ErrPodDeleted.Error(), -1
-	}
 	return s
+}
+
+// outcome is how an allocation ends, decided when its first pod ends (the
+// other pods, deleted then, may end badly because of that).
+type outcome struct {
+	code int
+	why  string // for the task log; "" when it succeeded
+	err  error  // when the status is unknown
+}
+
+// outcomeOf is the end that pods in state s make: the status of a pod that
+// failed, else of the chief when it ended, else a pod deleted by someone
+// else.
+func outcomeOf(s podState) outcome {
+	switch {
+	case s.failed != "":
+		return outcome{code: s.exitCode, why: s.failed}
+	case s.leaderDone:
+		return outcome{}
+	case s.deleted:
+		return outcome{code: -1, why: ErrPodDeleted.Error(), err: ErrPodDeleted}
+	}
+	return outcome{}
 }
 
 // scheduled says whether a pod has a node.
@@ -175,28 +198,36 @@ func (m *Manager) sync(id string) {
 			fresh = append(fresh, n)
 		}
 	}
-	start := false
+	start, stopping := false, false
+	if a.result == nil && !a.killed && (s.failed != "" || s.leaderDone || s.deleted) {
+		o := outcomeOf(s)
+		a.result = &o
+		stopping = !s.allDone
+	}
 	switch {
 	case s.allDone:
 		a.ended = true
-	case s.failed != "" && !a.failing && !a.killed:
-		a.failing = true
 	case s.allRunning && !a.started:
 		a.started, start = true, true
 	}
-	ended, failing, killed := a.ended, a.failing, a.killed
+	ended, killed, result := a.ended, a.killed, a.result
 	m.mu.Unlock()
 
 	for _, n := range fresh {
 		level, msg, _ := strings.Cut(n, "|")
 		m.logLine(id, level, "kubernetes: "+msg)
 	}
+	if stopping {
+		if result.why != "" {
+			m.logLine(id, "ERROR", result.why+"; stopping the allocation's other pods")
+		} else {
+			m.logLine(id, "INFO", "the chief pod ended; stopping the allocation's other pods")
+		}
+		m.deleteObjects(m.ctx, a, 0)
+	}
 	switch {
 	case ended:
-		go m.finish(a, s, killed)
-	case failing && s.failed != "" && !killed:
-		m.logLine(id, "ERROR", s.failed+"; stopping the allocation's other pods")
-		m.deleteObjects(m.ctx, a, 0)
+		go m.finish(a, s, killed, result)
 	case start:
 		m.send(resolute.AllocationStarted{AllocationID: id, Addr: s.addr, Time: time.Now()})
 		m.streamLogs(a, nil)
@@ -205,7 +236,7 @@ func (m *Manager) sync(id string) {
 
 // finish reports an allocation's end once its log streams are done (or a
 // short while has passed), and removes its ConfigMap.
-func (m *Manager) finish(a *allocation, s podState, killed bool) {
+func (m *Manager) finish(a *allocation, s podState, killed bool, result *outcome) {
 	if !a.started && !s.deleted {
 		// It ran and ended between two looks: its output is still there.
 		m.send(resolute.AllocationStarted{AllocationID: a.id, Addr: s.addr, Time: time.Now()})
@@ -222,14 +253,15 @@ func (m *Manager) finish(a *allocation, s podState, killed bool) {
 	if a.stopLogs != nil {
 		a.stopLogs()
 	}
-	e := resolute.AllocationExited{AllocationID: a.id, ExitCode: s.exitCode, Killed: killed, Time: time.Now()}
-	if s.failed == "" {
-		e.ExitCode = 0
-	} else if s.deleted && !killed {
-		e.Err = ErrPodDeleted
+	o := outcomeOf(s)
+	if result != nil {
+		o = *result
 	}
-	if s.failed != "" && !killed {
-		m.logLine(a.id, "ERROR", s.failed)
+	e := resolute.AllocationExited{AllocationID: a.id, ExitCode: o.code, Err: o.err, Killed: killed, Time: time.Now()}
+	if killed {
+		e.ExitCode, e.Err = -1, nil
+	} else if o.why != "" {
+		m.logLine(a.id, "ERROR", o.why)
 	}
 	m.send(e)
 	m.deleteObjects(m.ctx, a, 0) // finished pods hold nothing, but clutter

@@ -1,0 +1,502 @@
+// Package kubernetes_test runs the master on the project's test Kubernetes
+// control plane (k8s/k8stest): trials become pods on simulated GPU nodes,
+// which the test runs as local processes.
+package kubernetes_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db/dbtest"
+	"github.com/resolute-ml/resolute/k8s"
+	"github.com/resolute-ml/resolute/k8s/k8stest"
+)
+
+func TestMain(m *testing.M) {
+	code := dbtest.Main(m)
+	k8stest.Stop()
+	os.Exit(code)
+}
+
+// cluster is a test's nodes (2 × 4 GPUs, run as processes) and a master
+// configured for Kubernetes on them.
+type cluster struct {
+	t     *testing.T
+	c     *k8stest.Cluster
+	ns    string
+	nodes []string
+	m     *master
+	token string
+}
+
+func newCluster(t *testing.T) *cluster {
+	c := k8stest.Start(t)
+	k := &cluster{t: t, c: c, ns: c.Namespace(t)}
+	selector := map[string]string{"e2e.resolute.ai/test": k.ns}
+	k.nodes = c.AddNodes(t, k8stest.NodeOptions{Count: 2, GPUs: 4, Labels: selector})
+	c.RunPods(t, k8stest.RunOptions{Nodes: k.nodes})
+
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "resolute")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/server").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	dbURL, _ := url.Parse(dbtest.NewURL(t))
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	spec := fmt.Sprintf(`{spec: {nodeSelector: {e2e.resolute.ai/test: %s}}}`, k.ns)
+	conf := fmt.Sprintf(`
+port: %d
+data_dir: %s
+db: {host: %s, name: %s, ssl_mode: disable}
+resource_manager:
+  type: kubernetes
+  kubeconfig: %s
+  namespace: %s
+  max_slots_per_pod: 4
+  pending_timeout: 60
+task_container_defaults:
+  cpu_pod_spec: %s
+  gpu_pod_spec: %s
+`, port, filepath.Join(dir, "data"), dbURL.Query().Get("host"), dbURL.Path[1:], c.Kubeconfig, k.ns, spec, spec)
+	confPath := filepath.Join(dir, "master.yaml")
+	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k.m = &master{t: t, bin: bin, url: fmt.Sprintf("http://localhost:%d", port), args: []string{"--config", confPath}}
+	k.m.start()
+	t.Cleanup(k.m.stop)
+	var login resolute.LoginResponse
+	k.m.call("POST", "/api/v1/auth/login", "", resolute.LoginRequest{Username: "admin"}, &login)
+	k.token = login.Token
+	return k
+}
+
+// pods lists Resolute's pods in the test's namespace.
+func (k *cluster) pods() []corev1.Pod {
+	list, err := k.c.Client.CoreV1().Pods(k.ns).List(context.Background(), metav1.ListOptions{LabelSelector: k8s.LabelAllocation})
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	return list.Items
+}
+
+func (k *cluster) create(config string) int64 {
+	k.t.Helper()
+	var created resolute.ExperimentResponse
+	req := resolute.CreateExperimentRequest{ExperimentConfigRequest: resolute.ExperimentConfigRequest{Config: config},
+		ContextTgz: packDir(k.t, "../testdata/slow-trial")}
+	if code := k.m.call("POST", "/api/v1/experiments", k.token, req, &created); code != 200 {
+		k.t.Fatalf("create: %d", code)
+	}
+	return created.Experiment.ID
+}
+
+func (k *cluster) experiment(id int64) resolute.Experiment {
+	var e resolute.ExperimentResponse
+	k.m.call("GET", fmt.Sprintf("/api/v1/experiments/%d", id), k.token, nil, &e)
+	return e.Experiment
+}
+
+func (k *cluster) waitDone(id int64, within time.Duration) resolute.Experiment {
+	k.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		e := k.experiment(id)
+		if resolute.Terminal(e.State) {
+			return e
+		}
+		if time.Now().After(deadline) {
+			k.t.Fatalf("experiment %d still %s after %s\n%s", id, e.State, within, k.m.output())
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+func (k *cluster) trials(id int64) []resolute.Trial {
+	var trials resolute.TrialsResponse
+	k.m.call("GET", fmt.Sprintf("/api/v1/experiments/%d/trials", id), k.token, nil, &trials)
+	return trials.Trials
+}
+
+const ashaConfig = `
+name: asha on kubernetes
+entrypoint: python3 train.py
+resources: {slots_per_trial: 1}
+hyperparameters:
+  x: {type: double, minval: 0, maxval: 10}
+  max_steps: 8
+  validate_every: 2
+  step_seconds: 0.05
+searcher:
+  name: adaptive_asha
+  metric: loss
+  max_trials: 4
+  max_time: 8
+  time_metric: batches
+  divisor: 2
+  max_rungs: 2
+  max_concurrent_trials: 4
+max_restarts: 0
+`
+
+// TestAnASHASearchRunsItsTrialsAsPodsWithLogsInTheUIAndAShellThroughExec
+// is the Kubernetes issue's main path: an adaptive_asha experiment whose
+// trials are pods on simulated GPU nodes, their logs on the trial page, and
+// a shell whose terminal is the exec API.
+func TestAnASHASearchRunsItsTrialsAsPodsWithLogsInTheUIAndAShellThroughExec(t *testing.T) {
+	k := newCluster(t)
+	seen := k.watchPods()
+	id := k.create(ashaConfig)
+	e := k.waitDone(id, 3*time.Minute)
+	if e.State != resolute.StateCompleted {
+		t.Fatalf("experiment ended %s\n%s", e.State, k.m.output())
+	}
+	trials := k.trials(id)
+	if len(trials) != 4 {
+		t.Errorf("%d trials, want 4", len(trials))
+	}
+	pods := seen()
+	for _, tr := range trials {
+		if _, ok := pods["trial-"+fmt.Sprint(tr.ID)]; !ok {
+			t.Errorf("trial %d never had a pod; pods seen: %v", tr.ID, pods)
+		}
+	}
+	for alloc, node := range pods {
+		if node != k.nodes[0] && node != k.nodes[1] {
+			t.Errorf("pod of %s ran on %q, not one of the test's nodes", alloc, node)
+		}
+	}
+	// The trial page's log shows the harness's output, read from the pod.
+	page := k.m.get(fmt.Sprintf("/trials/%d/logs/lines?after=0", trials[0].ID), k.token)
+	if !strings.Contains(page, "slow trial starting at step 0") {
+		t.Errorf("trial log page shows no output of the trial:\n%.2000s", page)
+	}
+	if left := k.pods(); len(left) != 0 {
+		t.Errorf("pods left after the experiment: %d", len(left))
+	}
+
+	// A shell: its terminal runs in the pod, through the exec API.
+	var shell resolute.TaskResponse
+	if code := k.m.call("POST", "/api/v1/shells", k.token, map[string]any{}, &shell); code != 200 {
+		t.Fatalf("start shell: %d", code)
+	}
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		var tr resolute.TaskResponse
+		k.m.call("GET", "/api/v1/tasks/"+shell.Task.ID, k.token, nil, &tr)
+		if tr.Task.Ready {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the shell never became ready: %+v\n%s", tr.Task, k.m.output())
+		}
+	}
+	term := k.openTerm(shell.Task.ID)
+	term.send("echo node=$DET_AGENT_ID task=$DET_TASK_ID\n")
+	out := term.until(`node=\S+ task=shell-\d+`)
+	if !strings.Contains(out, "node="+k.nodes[0]) && !strings.Contains(out, "node="+k.nodes[1]) {
+		t.Errorf("the terminal is not in a pod on the test's nodes:\n%s", out)
+	}
+}
+
+// TestTwoExperimentsThatEachNeedTheWholeClusterRunOneAfterTheOther is the
+// seeds' deadlock: on 8 GPUs, two experiments of 8-slot trials (two pods of
+// 4 each) must not each start half a gang.
+func TestTwoExperimentsThatEachNeedTheWholeClusterRunOneAfterTheOther(t *testing.T) {
+	k := newCluster(t)
+	conf := strings.NewReplacer("slots_per_trial: 1", "slots_per_trial: 8", "max_trials: 4", "max_trials: 1",
+		// The harness has no launcher for more than one pod: the chief trains.
+		"entrypoint: python3 train.py", `entrypoint: 'if [ "$RESOLUTE_POD_INDEX" = 0 ]; then exec python3 train.py; else exec sleep 600; fi'`,
+		"adaptive_asha", "random", "max_concurrent_trials: 4", "max_concurrent_trials: 1").Replace(ashaConfig)
+	conf = strings.Replace(conf, "  max_time: 8\n  time_metric: batches\n  divisor: 2\n  max_rungs: 2\n", "  max_length: {batches: 8}\n", 1)
+	conf = strings.Replace(conf, "step_seconds: 0.05", "step_seconds: 0.3", 1)
+	var mu sync.Mutex
+	maxPods := 0
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			n := 0
+			for _, p := range k.pods() {
+				if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+					n++
+				}
+			}
+			mu.Lock()
+			maxPods = max(maxPods, n)
+			mu.Unlock()
+		}
+	}()
+	a, b := k.create(conf), k.create(conf)
+	ea, eb := k.waitDone(a, 2*time.Minute), k.waitDone(b, 90*time.Second)
+	close(stop)
+	if ea.State != resolute.StateCompleted || eb.State != resolute.StateCompleted {
+		t.Fatalf("experiments ended %s and %s\n%s\ntrial log:\n%s", ea.State, eb.State, k.m.output(),
+			k.m.get(fmt.Sprintf("/api/v1/trials/%d/logs", k.trials(a)[0].ID), k.token))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if maxPods > 2 {
+		t.Errorf("%d task pods at once: both gangs were started together", maxPods)
+	}
+	if len(k.trials(a)) != 1 || len(k.trials(b)) != 1 {
+		t.Errorf("trials: %d and %d, want 1 each", len(k.trials(a)), len(k.trials(b)))
+	}
+}
+
+// TestRestartingTheMasterLeavesRunningPodsUntouched stops the master while
+// a trial's pod runs and starts it again: the pod is the same pod, and the
+// trial finishes without a restart.
+func TestRestartingTheMasterLeavesRunningPodsUntouched(t *testing.T) {
+	k := newCluster(t)
+	conf := strings.NewReplacer("max_trials: 4", "max_trials: 1", "adaptive_asha", "random", "max_concurrent_trials: 4", "max_concurrent_trials: 1",
+		"step_seconds: 0.05", "step_seconds: 0.5", "max_steps: 8", "max_steps: 16").Replace(ashaConfig)
+	conf = strings.Replace(conf, "  max_time: 8\n  time_metric: batches\n  divisor: 2\n  max_rungs: 2\n", "  max_length: {batches: 16}\n", 1)
+	id := k.create(conf)
+	var pod corev1.Pod
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if pods := k.pods(); len(pods) == 1 && pods[0].Status.Phase == corev1.PodRunning {
+			pod = pods[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no running pod\n%s", k.m.output())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	k.m.stop()
+	time.Sleep(time.Second)
+	if pods := k.pods(); len(pods) != 1 || pods[0].UID != pod.UID || pods[0].DeletionTimestamp != nil {
+		t.Fatalf("with the master stopped, the pod changed: %+v", pods)
+	}
+	k.m.start()
+	e := k.waitDone(id, 2*time.Minute)
+	if e.State != resolute.StateCompleted {
+		t.Fatalf("experiment ended %s\n%s", e.State, k.m.output())
+	}
+	tr := k.trials(id)[0]
+	if tr.Restarts != 0 {
+		t.Errorf("the trial restarted %d times; the adopted pod should have finished it", tr.Restarts)
+	}
+	if !strings.Contains(k.m.output(), "adopted allocation") {
+		t.Errorf("the master did not say it adopted the allocation:\n%s", k.m.output())
+	}
+}
+
+// watchPods records the node of every allocation's first pod it sees, by
+// task id, until the test asks.
+func (k *cluster) watchPods() func() map[string]string {
+	var mu sync.Mutex
+	seen := map[string]string{}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			for _, p := range k.pods() {
+				if p.Spec.NodeName != "" {
+					mu.Lock()
+					seen[p.Labels[k8s.LabelTaskID]] = p.Spec.NodeName
+					mu.Unlock()
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	return func() map[string]string {
+		close(stop)
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return seen
+	}
+}
+
+// master is a resolute process started from the built binary.
+type master struct {
+	t    *testing.T
+	bin  string
+	args []string
+	cmd  *exec.Cmd
+	url  string
+	mu   sync.Mutex
+	out  bytes.Buffer
+}
+
+func (m *master) Write(p []byte) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.out.Write(p)
+}
+
+func (m *master) output() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.out.String()
+}
+
+func (m *master) start() {
+	m.t.Helper()
+	m.cmd = exec.Command(m.bin, m.args...)
+	m.cmd.Stdout, m.cmd.Stderr = m, m
+	if err := m.cmd.Start(); err != nil {
+		m.t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(m.url + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	m.t.Fatalf("master did not start:\n%s", m.output())
+}
+
+func (m *master) stop() {
+	if m.cmd != nil && m.cmd.ProcessState == nil {
+		m.cmd.Process.Signal(syscall.SIGTERM)
+		m.cmd.Wait()
+	}
+}
+
+func (m *master) call(method, path, token string, body, out any) int {
+	m.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, m.url+path, r)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		json.NewDecoder(resp.Body).Decode(out)
+	}
+	return resp.StatusCode
+}
+
+func (m *master) get(path, token string) string {
+	req, _ := http.NewRequest("GET", m.url+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// term is the test's end of a terminal websocket.
+type term struct {
+	t    *testing.T
+	conn *websocket.Conn
+	out  bytes.Buffer
+}
+
+// openTerm opens a terminal into a shell once its allocation runs.
+func (k *cluster) openTerm(id string) *term {
+	k.t.Helper()
+	u := "ws" + strings.TrimPrefix(k.m.url, "http") + "/tasks/" + id + "/terminal/ws"
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		conn, _, err := websocket.Dial(context.Background(), u, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + k.token}}})
+		if err != nil {
+			k.t.Fatal(err)
+		}
+		conn.SetReadLimit(1 << 20)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		typ, data, err := conn.Read(ctx)
+		cancel()
+		if err != nil && time.Now().Before(deadline) {
+			conn.CloseNow()
+			continue
+		}
+		if err != nil {
+			k.t.Fatalf("terminal: %v\n%s", err, k.m.output())
+		}
+		tm := &term{t: k.t, conn: conn}
+		if typ == websocket.MessageBinary {
+			tm.out.Write(data)
+		}
+		k.t.Cleanup(func() { conn.CloseNow() })
+		return tm
+	}
+}
+
+func (w *term) send(s string) {
+	w.t.Helper()
+	if err := w.conn.Write(context.Background(), websocket.MessageBinary, []byte(s)); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *term) until(re string) string {
+	w.t.Helper()
+	rx := regexp.MustCompile(re)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for !rx.Match(w.out.Bytes()) {
+		typ, data, err := w.conn.Read(ctx)
+		if err != nil {
+			w.t.Fatalf("waiting for %q: %v; output:\n%s", re, err, w.out.String())
+		}
+		if typ == websocket.MessageBinary {
+			w.out.Write(data)
+		}
+	}
+	return w.out.String()
+}
+
+func packDir(t *testing.T, dir string) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		tw.WriteHeader(&tar.Header{Name: e.Name(), Mode: 0o644, Size: int64(len(data))})
+		tw.Write(data)
+	}
+	tw.Close()
+	zw.Close()
+	return buf.Bytes()
+}
