@@ -117,7 +117,7 @@ EOF
       local dir
       dir=$(cd "$src" && go mod download -json "sigs.k8s.io/kwok@$kwok_version" | sed -n 's/^\s*"Dir": "\(.*\)",$/\1/p')
       [ -d "$dir" ] || die "cannot download sigs.k8s.io/kwok@$kwok_version"
-      rm -rf "$src/kwok" && cp -r "$dir" "$src/kwok" && chmod -R u+w "$src/kwok"
+      { [ ! -d "$src/kwok" ] || chmod -R u+w "$src/kwok"; } && rm -rf "$src/kwok" && cp -r "$dir" "$src/kwok" && chmod -R u+w "$src/kwok"
       patch_kwok "$src/kwok"
       mkdir -p "$bin/crd"
       cp "$src/kwok/kustomize/crd/bases/kwok.x-k8s.io_logs.yaml" "$src/kwok/kustomize/crd/bases/kwok.x-k8s.io_execs.yaml" "$bin/crd/"
