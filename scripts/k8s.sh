@@ -158,7 +158,7 @@ free_port() {
     die "python3 is needed to pick free ports"
 }
 
-# running prints whether the control plane in $state is up.
+# running says whether the control plane in $state is up.
 running() {
   [ -f "$state/pids" ] || return 1
   local pid
@@ -232,8 +232,9 @@ contexts:
 current-context: resolute-test
 EOF
 
-  # TaintNodesByCondition would taint every new node not-ready, and without a
-  # kube-controller-manager nobody removes the taint.
+  # Without a kube-controller-manager nobody would remove the not-ready taint
+  # that TaintNodesByCondition puts on new nodes, nor create the default
+  # service account that the ServiceAccount plugin wants in every namespace.
   "$bin/kube-apiserver" \
     --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
     --etcd-servers="http://127.0.0.1:$etcd_port" \
