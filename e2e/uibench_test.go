@@ -67,11 +67,21 @@ func BenchmarkUIAtScale(b *testing.B) {
 			"/workspaces/2",
 		}
 		lat := make([]time.Duration, 0, b.N)
+		byPath := map[string][]time.Duration{}
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			lat = append(lat, timedGet(b, c, m.URL+paths[i%len(paths)]))
+			p := paths[i%len(paths)]
+			d := timedGet(b, c, m.URL+p)
+			lat, byPath[p] = append(lat, d), append(byPath[p], d)
 		}
 		reportLatencies(b, lat, "list")
+		if b.N >= 5*len(paths) {
+			var lines []string
+			for _, p := range paths {
+				lines = append(lines, fmt.Sprintf("%s %.1f", p, ms(percentile(byPath[p], 50))))
+			}
+			b.Logf("median ms by address: %s", strings.Join(lines, "; "))
+		}
 	})
 
 	b.Run("chart", func(b *testing.B) {
@@ -95,18 +105,27 @@ func BenchmarkUIAtScale(b *testing.B) {
 
 	b.Run("first-paint", func(b *testing.B) {
 		cookies := browserCookies(b, c, m.URL)
-		var fcps, charts []float64
+		warm := newBrowserContext(b, cookies)
+		defer warm.Close()
+		firstPaint(b, warm, m.URL+"/experiments", "") // caches the styles and scripts
+		var cold, hot, charts []float64
 		for i := 0; i < max(b.N, 5); i++ {
-			fcps = append(fcps, firstPaint(b, m.URL+"/experiments", cookies, ""))
-			charts = append(charts, firstPaint(b, m.URL+"/experiments/"+itoa(s.Big), cookies, "#experiment-chart .uplot canvas"))
+			ctx := newBrowserContext(b, cookies)
+			cold = append(cold, firstPaint(b, ctx, m.URL+"/experiments", ""))
+			ctx.Close()
+			hot = append(hot, firstPaint(b, warm, m.URL+"/experiments", ""))
+			charts = append(charts, firstPaint(b, warm, m.URL+"/experiments/"+itoa(s.Big), "#experiment-chart .uplot canvas"))
 		}
-		slices.Sort(fcps)
+		slices.Sort(cold)
+		slices.Sort(hot)
 		slices.Sort(charts)
-		b.ReportMetric(fcps[len(fcps)/2], "fcp-p50-ms")
-		b.ReportMetric(fcps[len(fcps)-1], "fcp-max-ms")
+		b.ReportMetric(cold[len(cold)/2], "fcp-cold-p50-ms")
+		b.ReportMetric(cold[len(cold)-1], "fcp-cold-max-ms")
+		b.ReportMetric(hot[len(hot)/2], "fcp-cached-p50-ms")
 		b.ReportMetric(charts[len(charts)/2], "chart-drawn-p50-ms")
-		b.Logf("first contentful paint of /experiments: p50 %.0f ms, worst %.0f ms of %d (target < 500 ms); "+
-			"the 100-trial chart drawn after p50 %.0f ms", fcps[len(fcps)/2], fcps[len(fcps)-1], len(fcps), charts[len(charts)/2])
+		b.Logf("first contentful paint of /experiments: nothing cached p50 %.0f ms, worst %.0f ms; styles and scripts cached "+
+			"p50 %.0f ms, worst %.0f ms; of %d each (target < 500 ms); the 100-trial chart drawn after p50 %.0f ms",
+			cold[len(cold)/2], cold[len(cold)-1], hot[len(hot)/2], hot[len(hot)-1], len(cold), charts[len(charts)/2])
 	})
 
 	b.Run("javascript", func(b *testing.B) {
@@ -123,13 +142,13 @@ func BenchmarkUIAtScale(b *testing.B) {
 			heaviest, most = "", 0
 			for _, p := range pages {
 				n, scripts := pageScripts(b, c, m.URL, p)
-				lines = append(lines, fmt.Sprintf("%7.1f KB  %s  %s", float64(n)/1024, p, strings.Join(scripts, " ")))
+				lines = append(lines, fmt.Sprintf("%s %.1f KB (%s)", p, float64(n)/1024, strings.Join(scripts, " ")))
 				if n > most {
 					heaviest, most = p, n
 				}
 			}
 			if i == 0 {
-				b.Logf("JavaScript per page, gzipped:\n%s", strings.Join(lines, "\n"))
+				b.Logf("JavaScript per page, gzipped: %s", strings.Join(lines, "; "))
 			}
 		}
 		b.ReportMetric(float64(most)/1024, "heaviest-page-js-gzip-KB")
@@ -196,22 +215,28 @@ func browserCookies(b *testing.B, c *http.Client, base string) []playwright.Opti
 	return out
 }
 
-// firstPaint opens u in a fresh browser context (no cache) and returns the
-// first contentful paint in ms after navigation start; with waitFor, the
-// time until that element is visible instead.
-func firstPaint(b *testing.B, u string, cookies []playwright.OptionalCookie, waitFor string) float64 {
+// newBrowserContext is a fresh browser context (its own cache) with the
+// session's cookies.
+func newBrowserContext(b *testing.B, cookies []playwright.OptionalCookie) playwright.BrowserContext {
 	ctx, err := browser.browser.NewContext(playwright.BrowserNewContextOptions{Viewport: &playwright.Size{Width: 1280, Height: 900}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer ctx.Close()
 	if err := ctx.AddCookies(cookies); err != nil {
 		b.Fatal(err)
 	}
+	return ctx
+}
+
+// firstPaint opens u in a new tab of ctx and returns the first contentful
+// paint in ms after navigation start; with waitFor, the time until that
+// element is visible instead.
+func firstPaint(b *testing.B, ctx playwright.BrowserContext, u string, waitFor string) float64 {
 	page, err := ctx.NewPage()
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer page.Close()
 	start := time.Now()
 	if _, err := page.Goto(u); err != nil {
 		b.Fatal(err)
