@@ -51,7 +51,8 @@ type cluster struct {
 	token string
 }
 
-func newCluster(t *testing.T) *cluster {
+// newCluster starts the master; rmConfig are more resource_manager keys.
+func newCluster(t *testing.T, rmConfig ...string) *cluster {
 	c := k8stest.Start(t)
 	k := &cluster{t: t, c: c, ns: c.Namespace(t)}
 	selector := map[string]string{"e2e.resolute.ai/test": k.ns}
@@ -82,6 +83,9 @@ task_container_defaults:
   cpu_pod_spec: %s
   gpu_pod_spec: %s
 `, port, filepath.Join(dir, "data"), dbURL.Query().Get("host"), dbURL.Path[1:], c.Kubeconfig, k.ns, spec, spec)
+	for _, extra := range rmConfig {
+		conf = strings.Replace(conf, "  type: kubernetes\n", "  type: kubernetes\n  "+extra+"\n", 1)
+	}
 	confPath := filepath.Join(dir, "master.yaml")
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
@@ -195,8 +199,11 @@ func TestAnASHASearchRunsItsTrialsAsPodsWithLogsInTheUIAndAShellThroughExec(t *t
 	if !strings.Contains(page, "slow trial starting at step 0") {
 		t.Errorf("trial log page shows no output of the trial:\n%.2000s", page)
 	}
-	if left := k.pods(); len(left) != 0 {
-		t.Errorf("pods left after the experiment: %d", len(left))
+	for deadline := time.Now().Add(30 * time.Second); len(k.pods()) != 0; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("pods left after the experiment: %d", len(k.pods()))
+			break
+		}
 	}
 
 	// A shell: its terminal runs in the pod, through the exec API.
@@ -220,6 +227,143 @@ func TestAnASHASearchRunsItsTrialsAsPodsWithLogsInTheUIAndAShellThroughExec(t *t
 	if !strings.Contains(out, "node="+k.nodes[0]) && !strings.Contains(out, "node="+k.nodes[1]) {
 		t.Errorf("the terminal is not in a pod on the test's nodes:\n%s", out)
 	}
+
+	// A TensorBoard over the experiment, reached through the proxy at its
+	// pod's IP. tensorboard ships on PyPI only: a stand-in that serves on
+	// the pod's IP alone (not loopback's 127.0.0.1) takes its place.
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "tensorboard"), []byte(standInTensorBoard), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var tb resolute.TaskResponse
+	req := resolute.CreateTaskRequest{ExperimentIDs: []int64{id},
+		Config: "environment: {environment_variables: [\"PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin\"]}\n"}
+	if code := k.m.call("POST", "/api/v1/tensorboards", k.token, req, &tb); code != 200 {
+		t.Fatalf("launch TensorBoard: %d", code)
+	}
+	task := k.waitTask(tb.Task.ID, func(t resolute.Task) bool { return t.Ready || t.State == resolute.TaskTerminated })
+	if !task.Ready {
+		t.Fatalf("the TensorBoard never got ready (%s, %s):\n%s", task.State, task.EndReason, k.m.get("/api/v1/tasks/"+task.ID+"/logs", k.token))
+	}
+	body := k.m.get("/proxy/"+task.ID+"/", k.token)
+	if !strings.Contains(body, "stand-in TensorBoard on 127.") || !strings.Contains(body, "/experiment/") {
+		t.Errorf("the proxy did not reach the TensorBoard's pod: %q", body)
+	}
+}
+
+// standInTensorBoard takes TensorBoard's flags, prints its ready line and
+// answers under --path_prefix with the pod's IP and its log directories.
+const standInTensorBoard = `#!/usr/bin/python3
+import argparse, http.server, os
+
+p = argparse.ArgumentParser()
+p.add_argument("--port", type=int, required=True)
+p.add_argument("--host", default="")
+p.add_argument("--path_prefix", default="")
+p.add_argument("--logdir", default="")
+p.add_argument("--logdir_spec", default="")
+a, _ = p.parse_known_args()
+ip = os.environ["DET_KUBERNETES_POD_IP"]
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        b = ("stand-in TensorBoard on %s logdir=%s%s\n" % (ip, a.logdir, a.logdir_spec)).encode()
+        self.send_response(200 if self.path.startswith(a.path_prefix + "/") else 404)
+        self.send_header("Content-Length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+
+    def log_message(self, *args):
+        pass
+
+srv = http.server.HTTPServer((ip, a.port), Handler)
+print("TensorBoard 2.x at http://%s:%d%s/ (Press CTRL+C to quit)" % (ip, a.port, a.path_prefix), flush=True)
+srv.serve_forever()
+`
+
+func (k *cluster) waitTask(id string, ok func(resolute.Task) bool) resolute.Task {
+	k.t.Helper()
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		var tr resolute.TaskResponse
+		k.m.call("GET", "/api/v1/tasks/"+id, k.token, nil, &tr)
+		if ok(tr.Task) || time.Now().After(deadline) {
+			return tr.Task
+		}
+	}
+}
+
+// TestAFailedPodRestartsTheTrialPerMaxRestarts fails a trial's first run:
+// its pod fails, and a second allocation (new pods) finishes the trial.
+func TestAFailedPodRestartsTheTrialPerMaxRestarts(t *testing.T) {
+	k := newCluster(t)
+	conf := strings.NewReplacer("max_trials: 4", "max_trials: 1", "adaptive_asha", "random", "max_concurrent_trials: 4", "max_concurrent_trials: 1",
+		"max_restarts: 0", "max_restarts: 1",
+		"entrypoint: python3 train.py", `entrypoint: 'if [ "$DET_TRIAL_RUN_ID" = 1 ]; then echo first run fails; exit 9; fi; exec python3 train.py'`).Replace(ashaConfig)
+	conf = strings.Replace(conf, "  max_time: 8\n  time_metric: batches\n  divisor: 2\n  max_rungs: 2\n", "  max_length: {batches: 8}\n", 1)
+	id := k.create(conf)
+	e := k.waitDone(id, 2*time.Minute)
+	if e.State != resolute.StateCompleted {
+		t.Fatalf("experiment ended %s\n%s", e.State, k.m.output())
+	}
+	tr := k.trials(id)[0]
+	logs := k.m.get(fmt.Sprintf("/api/v1/trials/%d/logs", tr.ID), k.token)
+	if tr.Restarts != 1 || !strings.Contains(logs, "first run fails") || !strings.Contains(logs, "exited with status 9") {
+		t.Errorf("restarts = %d; logs:\n%s", tr.Restarts, logs)
+	}
+}
+
+// TestAHigherPriorityExperimentPreemptsALowerOneOnKubernetes: on
+// Kubernetes a higher priority number runs first; with preemption on, the
+// running low-priority trial checkpoints and gives its pods back, and
+// resumes from its checkpoint once the high-priority one is done.
+func TestAHigherPriorityExperimentPreemptsALowerOneOnKubernetes(t *testing.T) {
+	k := newCluster(t, "scheduler: {type: priority, preemption: true}")
+	base := strings.NewReplacer("slots_per_trial: 1", "slots_per_trial: 8", "max_trials: 4", "max_trials: 1",
+		"entrypoint: python3 train.py", `entrypoint: 'if [ "$RESOLUTE_POD_INDEX" = 0 ]; then exec python3 train.py; else exec sleep 600; fi'`,
+		"adaptive_asha", "random", "max_concurrent_trials: 4", "max_concurrent_trials: 1").Replace(ashaConfig)
+	base = strings.Replace(base, "  max_time: 8\n  time_metric: batches\n  divisor: 2\n  max_rungs: 2\n", "  max_length: {batches: 24}\n", 1)
+	low := strings.NewReplacer("max_steps: 8", "max_steps: 24", "step_seconds: 0.05", "step_seconds: 0.4").Replace(base) + "resources: {priority: 10}\n"
+	high := strings.Replace(base, "max_length: {batches: 24}", "max_length: {batches: 8}", 1) + "resources: {priority: 90}\n"
+	low = strings.Replace(low, "resources: {slots_per_trial: 8}\n", "", 1)
+	high = strings.Replace(high, "resources: {slots_per_trial: 8}\n", "", 1)
+	low = strings.Replace(low, "resources: {priority: 10}", "resources: {slots_per_trial: 8, priority: 10}", 1)
+	high = strings.Replace(high, "resources: {priority: 90}", "resources: {slots_per_trial: 8, priority: 90}", 1)
+	a := k.create(low)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		if v := k.validations(a); v > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the low-priority trial never reported\n%s", k.m.output())
+		}
+	}
+	b := k.create(high)
+	eb := k.waitDone(b, 2*time.Minute)
+	ea := k.experiment(a)
+	if eb.State != resolute.StateCompleted || resolute.Terminal(ea.State) {
+		t.Fatalf("high ended %s while low is %s: the high one should finish first\n%s", eb.State, ea.State, k.m.output())
+	}
+	ea = k.waitDone(a, 2*time.Minute)
+	if ea.State != resolute.StateCompleted {
+		t.Fatalf("the preempted experiment ended %s\n%s", ea.State, k.m.output())
+	}
+	logs := k.m.get(fmt.Sprintf("/api/v1/trials/%d/logs", k.trials(a)[0].ID), k.token)
+	for _, want := range []string{"preempted by", "resuming from checkpoint"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the low-priority trial's log lacks %q:\n%s", want, logs)
+		}
+	}
+}
+
+// validations counts an experiment's validation reports.
+func (k *cluster) validations(id int64) int {
+	n := 0
+	for _, tr := range k.trials(id) {
+		var m resolute.MetricsResponse
+		k.m.call("GET", fmt.Sprintf("/api/v1/trials/%d/metrics?group=validation", tr.ID), k.token, nil, &m)
+		n += len(m.Metrics)
+	}
+	return n
 }
 
 // TestTwoExperimentsThatEachNeedTheWholeClusterRunOneAfterTheOther is the

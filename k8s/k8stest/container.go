@@ -78,7 +78,8 @@ func (pr *podRun) runContainer(ctx context.Context, pod *corev1.Pod, ctr *corev1
 	// The directory is a link into the pod's volumes; PWD keeps shells
 	// showing the path the pod asked for.
 	env = append(env, "PWD="+dir)
-	path, err := lookPath(argv[0], pr.r.opts.Path, dir)
+	podPath, _ := lookup("PATH")
+	path, err := lookPath(argv[0], podPath, dir)
 	if err != nil {
 		return fail(err)
 	}

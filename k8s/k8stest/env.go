@@ -68,7 +68,9 @@ func (pr *podRun) environment(ctx context.Context, pod *corev1.Pod, ctr *corev1.
 		}
 		set(e.Name, rw(v))
 	}
-	set("PATH", pr.r.opts.Path)
+	if _, ok := vals["PATH"]; !ok { // the image's PATH, unless the pod sets its own
+		set("PATH", pr.r.opts.Path)
+	}
 	env := make([]string, 0, len(names))
 	for _, k := range names {
 		env = append(env, k+"="+vals[k])
