@@ -61,7 +61,7 @@ type ExperimentRow struct {
 var ExperimentColumns = [][2]string{
 	{"id", "ID"}, {"name", "Name"}, {"state", "State"}, {"progress", "Progress"}, {"best", "Best validation"},
 	{"searcher", "Searcher"}, {"trials", "Trials"}, {"user", "User"}, {"start", "Started"}, {"duration", "Duration"},
-	{"labels", "Labels"}, {"pool", "Resource pool"},
+	{"labels", "Labels"}, {"pool", "Pool"},
 }
 
 // DescendingFirst are the columns whose first click sorts the largest (or
