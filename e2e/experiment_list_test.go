@@ -144,6 +144,19 @@ func TestABatchArchiveReportsEachExperiment(t *testing.T) {
 	waitListOrder(t, page, paused, done2, done1)
 	must(t, expect(t, page.Locator("#experiment-"+done1)).ToContainText("archived"))
 	screenshot(t, page, "batch-archive")
+
+	// Kill asks first.
+	var asked string
+	page.OnDialog(func(d playwright.Dialog) {
+		asked = d.Message()
+		d.Accept()
+	})
+	must(t, page.Locator("#select-"+paused).Check())
+	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Kill", Exact: playwright.Bool(true)}).Click())
+	must(t, expect(t, flash).ToContainText("Killing 1 of 1 experiments ("+paused+")."))
+	if asked != "Kill the ticked experiments?" {
+		t.Errorf("the kill asked %q", asked)
+	}
 }
 
 func TestTheDashboardShowsARunningExperiment(t *testing.T) {

@@ -5,9 +5,10 @@ document.addEventListener("click", (e) => {
   const close = e.target.closest("[data-dismiss]");
   if (close) close.closest(".flash")?.remove();
 });
-// Confirm destructive buttons (forms with data-confirm) before submitting.
+// Confirm destructive buttons (forms, or the pressed button, with
+// data-confirm) before submitting.
 document.addEventListener("submit", (e) => {
-  const msg = e.target.getAttribute("data-confirm");
+  const msg = e.submitter?.getAttribute("data-confirm") || e.target.getAttribute("data-confirm");
   if (msg && !window.confirm(msg)) e.preventDefault();
 });
 // Forms that edit in place (inside [data-swap-errors]) show a refusal (400,
