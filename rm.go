@@ -45,6 +45,15 @@ type LaunchSpec struct {
 	Image      string         // environment.image for the task's device type
 	PodSpec    map[string]any // environment.pod_spec
 	Priority   *int           // resources.priority
+	// Mounts are host directories the task sees: bind_mounts, and the
+	// shared_fs checkpoint storage at its own path.
+	Mounts []Mount
+}
+
+// Mount is a host directory mounted into a task's container.
+type Mount struct {
+	HostPath, ContainerPath string
+	ReadOnly                bool
 }
 
 // AllocationEvent is what a resource manager reports: an AllocationStarted,

@@ -251,6 +251,7 @@ func (x *Experiments) launch(ctx context.Context, a resolute.Allocation, refs []
 		SlotAgents: agents, TaskType: "TRIAL", User: e.Username, Pool: e.ResourcePool,
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: cfg.Resources.Priority,
+		Mounts: mountsOf(cfg.BindMounts, cfg.CheckpointStorage),
 	}
 	x.addHarness(&spec)
 	if img := cfg.Environment.Image.CPU; img != "" && !x.opts.Containers {
@@ -333,6 +334,21 @@ func (x *Experiments) harnessFiles() map[string][]byte {
 		})
 	})
 	return x.harness
+}
+
+// mountsOf are a task's host directories: its bind_mounts, and shared_fs
+// checkpoint storage at its own path (where the harness writes it).
+func mountsOf(bms []expconf.BindMount, storage *expconf.CheckpointStorageConfig) []resolute.Mount {
+	var out []resolute.Mount
+	for _, bm := range bms {
+		out = append(out, resolute.Mount{HostPath: bm.HostPath, ContainerPath: bm.ContainerPath, ReadOnly: bm.ReadOnly})
+	}
+	if storage != nil && storage.SharedFS != nil {
+		if dir, err := storage.LocalDir(); err == nil {
+			out = append(out, resolute.Mount{HostPath: dir, ContainerPath: dir})
+		}
+	}
+	return out
 }
 
 // imageFor is environment.image for a task with or without GPUs.

@@ -240,7 +240,7 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 	spec := resolute.LaunchSpec{AllocationID: a.ID, TaskID: t.ID, Slots: slots, WorkDir: filepath.Join(x.opts.WorkRoot, a.ID),
 		ContextTarGz: tgz, Env: env, SlotAgents: agents, TaskType: t.Type, User: t.Username, Pool: t.ResourcePool,
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
-		PodSpec: cfg.Environment.PodSpec, Priority: t.Priority}
+		PodSpec: cfg.Environment.PodSpec, Priority: t.Priority, Mounts: mountsOf(cfg.BindMounts, nil)}
 	x.addHarness(&spec)
 	listen := "127.0.0.1"
 	if x.opts.Containers {
@@ -285,6 +285,9 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 			return err
 		}
 		env["TENSORBOARD_PORT"] = strconv.Itoa(port)
+		for _, s := range sources { // read where the trials wrote them
+			spec.Mounts = append(spec.Mounts, resolute.Mount{HostPath: s.Dir, ContainerPath: s.Dir, ReadOnly: true})
+		}
 		args := []string{"tensorboard", "--port", strconv.Itoa(port), "--host", listen, "--path_prefix", strings.TrimSuffix(prefix, "/")}
 		args = append(args, tensorboardLogdir(sources)...)
 		spec.Entrypoint = append(args, cfg.TensorboardArgs...)

@@ -80,9 +80,9 @@ type allocation struct {
 	id, namespace string
 	pods          []podPlace
 	launched      time.Time
-	started       bool // Started was sent
-	ended         bool // Exited was sent (or is being sent)
-	killed        bool // Kill was called
+	started       bool     // Started was sent
+	ended         bool     // Exited was sent (or is being sent)
+	killed        bool     // Kill was called
 	result        *outcome // how it ends, once a pod has ended; the others are being deleted
 	logs          sync.WaitGroup
 	stopLogs      context.CancelFunc

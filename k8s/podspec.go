@@ -196,6 +196,11 @@ func (r PodRequest) prepareBase(p *corev1.Pod, name string, labels map[string]st
 		corev1.Volume{Name: configMapVolume, VolumeSource: corev1.VolumeSource{
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}},
 		corev1.Volume{Name: workDirVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	for i, m := range r.Spec.Mounts {
+		create := corev1.HostPathDirectoryOrCreate // as Docker's bind mounts do
+		s.Volumes = append(s.Volumes, corev1.Volume{Name: mountVolume(i),
+			VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: m.HostPath, Type: &create}}})
+	}
 
 	s.InitContainers = slices.DeleteFunc(s.InitContainers, func(c corev1.Container) bool {
 		if c.Name == InitContainerName {
@@ -272,6 +277,13 @@ func (r PodRequest) taskContainer(c *corev1.Container, pods, perPod int, w *warn
 		return false
 	})
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: workDirVolume, MountPath: WorkDir})
+	for i, m := range r.Spec.Mounts {
+		if slices.ContainsFunc(c.VolumeMounts, func(v corev1.VolumeMount) bool { return v.MountPath == m.ContainerPath }) {
+			w.add("bind mount of %s at %s is ignored: the pod spec mounts something there", m.HostPath, m.ContainerPath)
+			continue
+		}
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: mountVolume(i), MountPath: m.ContainerPath, ReadOnly: m.ReadOnly})
+	}
 
 	if sc := c.SecurityContext; sc != nil {
 		if sc.RunAsUser != nil || sc.RunAsGroup != nil {
@@ -409,3 +421,7 @@ func pinToNode(s *corev1.PodSpec, node string) {
 	}
 	na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms = terms
 }
+
+// mountVolume names the volume of the task's i-th mount (bind_mounts and
+// shared_fs checkpoint storage, as hostPath volumes).
+func mountVolume(i int) string { return "determined-mount-" + strconv.Itoa(i) }

@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/resolute-ml/resolute"
 )
 
 func podWith(spec corev1.PodSpec) *corev1.Pod { return &corev1.Pod{Spec: spec} }
@@ -669,5 +672,32 @@ func TestBuildPodsCPUSlotType(t *testing.T) {
 	expect(t, "DET_SLOT_IDS", envValue(pods[1], "DET_SLOT_IDS"), "[4,5,6,7]")
 	if len(warns) != 2 || !strings.Contains(warns[0], "cpu request 1") || !strings.Contains(warns[1], "cpu limit 1") {
 		t.Errorf("warnings = %q, want the cpu request and limit overridden", warns)
+	}
+}
+
+func TestBuildPodsMountsBindMountsAndStorageAsHostPaths(t *testing.T) {
+	r := trialRequest()
+	r.Spec.Mounts = []resolute.Mount{{HostPath: "/mnt/data", ContainerPath: "/data", ReadOnly: true},
+		{HostPath: "/mnt/checkpoints", ContainerPath: "/mnt/checkpoints"}}
+	_, pods, _, err := BuildPods(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pods[0]
+	vols := map[string]string{}
+	for _, v := range p.Spec.Volumes {
+		if v.HostPath != nil {
+			vols[v.Name] = v.HostPath.Path
+		}
+	}
+	var got []string
+	for _, m := range container(p, TaskContainerName).VolumeMounts {
+		if path, ok := vols[m.Name]; ok {
+			got = append(got, fmt.Sprintf("%s->%s ro=%v", path, m.MountPath, m.ReadOnly))
+		}
+	}
+	want := []string{"/mnt/data->/data ro=true", "/mnt/checkpoints->/mnt/checkpoints ro=false"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("host path mounts (-want +got):\n%s", diff)
 	}
 }

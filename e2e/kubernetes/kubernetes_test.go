@@ -176,10 +176,10 @@ func TestAnASHASearchRunsItsTrialsAsPodsWithLogsInTheUIAndAShellThroughExec(t *t
 	seen := k.watchPods()
 	id := k.create(ashaConfig)
 	e := k.waitDone(id, 3*time.Minute)
-	if e.State != resolute.StateCompleted {
-		t.Fatalf("experiment ended %s\n%s", e.State, k.m.output())
-	}
 	trials := k.trials(id)
+	if e.State != resolute.StateCompleted {
+		t.Fatalf("experiment ended %s\n%s\n%s", e.State, k.m.output(), k.m.get(fmt.Sprintf("/api/v1/trials/%d/logs", trials[0].ID), k.token))
+	}
 	if len(trials) != 4 {
 		t.Errorf("%d trials, want 4", len(trials))
 	}
