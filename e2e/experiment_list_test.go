@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -39,24 +40,12 @@ func listOrder(t *testing.T, page playwright.Page) []string {
 func waitListOrder(t *testing.T, page playwright.Page, want ...string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for got := listOrder(t, page); !equal(got, want); got = listOrder(t, page) {
+	for got := listOrder(t, page); !slices.Equal(got, want); got = listOrder(t, page) {
 		if time.Now().After(deadline) {
 			t.Fatalf("rows %v, want %v", got, want)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestTheExperimentListFiltersSortsAndCompares(t *testing.T) {
@@ -137,7 +126,7 @@ func TestABatchArchiveReportsEachExperiment(t *testing.T) {
 	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Archive", Exact: playwright.Bool(true)}).Click())
 	flash := page.Locator("#flash")
 	must(t, expect(t, flash).ToContainText("Archived 2 of 3 experiments"))
-	must(t, expect(t, flash).ToContainText("Refused experiment " + paused + ": experiment " + paused + " is PAUSED"))
+	must(t, expect(t, flash).ToContainText("Refused experiment "+paused+": experiment "+paused+" is PAUSED"))
 	// Archived ones leave the list, until asked for.
 	waitListOrder(t, page, paused)
 	must(t, page.GetByLabel("Show archived").Check())
@@ -183,5 +172,5 @@ func TestTheDashboardShowsARunningExperiment(t *testing.T) {
 
 	// From the dashboard to the experiment.
 	must(t, row.GetByRole("link").First().Click())
-	must(t, playwright.NewPlaywrightAssertions(10000).Page(page).ToHaveURL(regexp.MustCompile(`/experiments/` + strconv.FormatInt(e.ID, 10) + `$`)))
+	must(t, playwright.NewPlaywrightAssertions(10000).Page(page).ToHaveURL(regexp.MustCompile(`/experiments/`+strconv.FormatInt(e.ID, 10)+`$`)))
 }
