@@ -48,6 +48,16 @@ type LaunchSpec struct {
 	// Mounts are host directories the task sees: bind_mounts, and the
 	// shared_fs checkpoint storage at its own path.
 	Mounts []Mount
+	// RegistryAuth, when set, is how to pull Image (environment.registry_auth).
+	RegistryAuth *RegistryAuth
+	// ForcePullImage pulls Image even when the node has it.
+	ForcePullImage bool
+}
+
+// RegistryAuth is a container registry's credentials, as Docker's
+// AuthConfig gives them.
+type RegistryAuth struct {
+	Username, Password, Auth, Email, ServerAddress string
 }
 
 // Mount is a host directory mounted into a task's container.

@@ -251,7 +251,8 @@ func (x *Experiments) launch(ctx context.Context, a resolute.Allocation, refs []
 		SlotAgents: agents, TaskType: "TRIAL", User: e.Username, Pool: e.ResourcePool,
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: cfg.Resources.Priority,
-		Mounts: mountsOf(cfg.BindMounts, cfg.CheckpointStorage),
+		Mounts:       mountsOf(cfg.BindMounts, cfg.CheckpointStorage),
+		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,
 	}
 	x.addHarness(&spec)
 	if img := cfg.Environment.Image.CPU; img != "" && !x.opts.Containers {
@@ -349,6 +350,14 @@ func mountsOf(bms []expconf.BindMount, storage *expconf.CheckpointStorageConfig)
 		}
 	}
 	return out
+}
+
+// registryAuth is environment.registry_auth for the resource manager.
+func registryAuth(a *expconf.RegistryAuth) *resolute.RegistryAuth {
+	if a == nil {
+		return nil
+	}
+	return &resolute.RegistryAuth{Username: a.Username, Password: a.Password, Auth: a.Auth, Email: a.Email, ServerAddress: a.ServerAddress}
 }
 
 // imageFor is environment.image for a task with or without GPUs.

@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -51,9 +52,17 @@ func (m *Manager) Launch(ctx context.Context, spec resolute.LaunchSpec) error {
 	if req.Image == "" {
 		req.Image = DefaultImage
 	}
+	if spec.RegistryAuth != nil {
+		req.ImagePullSecret = ObjectName(spec.AllocationID) + "-registry"
+	}
 	cm, pods, warnings, err := BuildPods(req)
 	if err != nil {
 		return err
+	}
+	if spec.ForcePullImage {
+		for _, p := range pods {
+			container(p, TaskContainerName).ImagePullPolicy = corev1.PullAlways
+		}
 	}
 	if spec.Priority != nil && (user == nil || user.Spec.PriorityClassName == "") {
 		if err := m.ensurePriorityClass(ctx, PriorityClassName("", spec.Priority), int32(*spec.Priority)); err != nil {
@@ -75,6 +84,12 @@ func (m *Manager) Launch(ctx context.Context, spec resolute.LaunchSpec) error {
 
 	for _, w := range warnings {
 		m.logLine(a.id, "WARNING", w)
+	}
+	if spec.RegistryAuth != nil {
+		if err := m.createPullSecret(ctx, req.Namespace, req.ImagePullSecret, cm.Labels, *spec.RegistryAuth); err != nil {
+			m.forget(a.id)
+			return fmt.Errorf("image pull secret for environment.registry_auth: %w", err)
+		}
 	}
 	cms := m.opts.Client.CoreV1().ConfigMaps(req.Namespace)
 	_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
@@ -208,12 +223,43 @@ func (m *Manager) deleteObjects(ctx context.Context, a *allocation, grace time.D
 	}
 }
 
-// deleteConfigMap removes an allocation's ConfigMap once it has ended.
+// deleteConfigMap removes an allocation's ConfigMap (and image pull
+// secret) once it has ended.
 func (m *Manager) deleteConfigMap(a *allocation) {
 	err := m.opts.Client.CoreV1().ConfigMaps(a.namespace).Delete(m.ctx, ObjectName(a.id), metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		m.log.Warn("delete ConfigMap", "allocation", a.id, "err", err)
 	}
+	err = m.opts.Client.CoreV1().Secrets(a.namespace).Delete(m.ctx, ObjectName(a.id)+"-registry", metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
+		m.log.Warn("delete image pull secret", "allocation", a.id, "err", err)
+	}
+}
+
+// createPullSecret makes a kubernetes.io/dockerconfigjson Secret of a
+// task's registry_auth (Docker Hub when it names no server).
+func (m *Manager) createPullSecret(ctx context.Context, ns, name string, labels map[string]string, a resolute.RegistryAuth) error {
+	server := a.ServerAddress
+	if server == "" {
+		server = "https://index.docker.io/v1/"
+	}
+	auth := a.Auth
+	if auth == "" && a.Username != "" {
+		auth = base64.StdEncoding.EncodeToString([]byte(a.Username + ":" + a.Password))
+	}
+	cfg, err := json.Marshal(map[string]any{"auths": map[string]any{server: map[string]string{
+		"username": a.Username, "password": a.Password, "auth": auth, "email": a.Email}}})
+	if err != nil {
+		return err
+	}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
+		Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: cfg}}
+	secrets := m.opts.Client.CoreV1().Secrets(ns)
+	_, err = secrets.Create(ctx, s, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		_, err = secrets.Update(ctx, s, metav1.UpdateOptions{})
+	}
+	return err
 }
 
 // forget drops an allocation that did not launch.

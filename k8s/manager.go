@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -58,10 +59,10 @@ type Manager struct {
 	log    *slog.Logger
 	events chan resolute.AllocationEvent
 
-	factory   informers.SharedInformerFactory // Resolute's pods
-	others    informers.SharedInformerFactory // every other pod that holds resources
-	cluster   informers.SharedInformerFactory // nodes
-	podEvents informers.SharedInformerFactory // events about pods
+	factory   informers.SharedInformerFactory   // Resolute's pods
+	others    informers.SharedInformerFactory   // every other pod that holds resources
+	cluster   informers.SharedInformerFactory   // nodes
+	podEvents []informers.SharedInformerFactory // events about pods, by namespace
 	pods      corelisters.PodLister
 	otherPods corelisters.PodLister
 	nodes     corelisters.NodeLister
@@ -131,8 +132,17 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 			o.FieldSelector = "status.phase!=Succeeded,status.phase!=Failed"
 		}))
 	m.cluster = informers.NewSharedInformerFactory(opts.Client, 0)
-	m.podEvents = informers.NewSharedInformerFactoryWithOptions(opts.Client, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "involvedObject.kind=Pod" }))
+	// Events are read in Resolute's namespaces only (the Helm chart's Roles
+	// grant no more).
+	for _, ns := range m.namespaces() {
+		f := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(ns),
+			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "involvedObject.kind=Pod" }))
+		f.Core().V1().Events().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { m.eventSeen(o) },
+			UpdateFunc: func(_, o any) { m.eventSeen(o) },
+		})
+		m.podEvents = append(m.podEvents, f)
+	}
 	podInf := m.factory.Core().V1().Pods()
 	m.pods = podInf.Lister()
 	podInf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -142,12 +152,8 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	})
 	m.otherPods = m.others.Core().V1().Pods().Lister()
 	m.nodes = m.cluster.Core().V1().Nodes().Lister()
-	m.podEvents.Core().V1().Events().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { m.eventSeen(o) },
-		UpdateFunc: func(_, o any) { m.eventSeen(o) },
-	})
 
-	for _, f := range []informers.SharedInformerFactory{m.factory, m.others, m.cluster, m.podEvents} {
+	for _, f := range m.factories() {
 		f.Start(m.ctx.Done())
 		for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
 			if !ok {
@@ -178,11 +184,28 @@ func (m *Manager) Events() <-chan resolute.AllocationEvent { return m.events }
 // Close stops watching; pods keep running, to be adopted by the next start.
 func (m *Manager) Close() error {
 	m.cancel()
-	for _, f := range []informers.SharedInformerFactory{m.factory, m.others, m.cluster, m.podEvents} {
+	for _, f := range m.factories() {
 		f.Shutdown()
 	}
 	m.wg.Wait()
 	return nil
+}
+
+// factories are every informer factory of the manager.
+func (m *Manager) factories() []informers.SharedInformerFactory {
+	return append([]informers.SharedInformerFactory{m.factory, m.others, m.cluster}, m.podEvents...)
+}
+
+// namespaces are where Resolute's pods go: the default namespace and the
+// pools' own.
+func (m *Manager) namespaces() []string {
+	out := []string{m.opts.Namespace}
+	for _, p := range m.opts.Pools {
+		if p.Namespace != "" && !slices.Contains(out, p.Namespace) {
+			out = append(out, p.Namespace)
+		}
+	}
+	return out
 }
 
 // pool is the named pool, or the first.

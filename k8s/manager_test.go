@@ -235,6 +235,17 @@ func TestAgentsCountEachNodesSlotsLessThoseOfOtherPods(t *testing.T) {
 		}
 		return len(got) == 2 && got[e.nodes[0]] == 5 && got[e.nodes[1]] == 8
 	})
+	for _, a := range e.m.AgentsInfo() {
+		foreign := 0
+		for _, s := range a.Slots {
+			if s.Foreign {
+				foreign++
+			}
+		}
+		if a.ID == e.nodes[0] && (len(a.Slots) != 8 || foreign != 3 || a.ResourcePool != "default") {
+			t.Errorf("cluster view of node 0: %d slots, %d held by other pods, pool %q; want 8, 3, default", len(a.Slots), foreign, a.ResourcePool)
+		}
+	}
 	if n := e.m.Agents("other-pool"); len(n) != 0 {
 		t.Errorf("a pool that does not exist has agents %v", n)
 	}
@@ -364,6 +375,12 @@ func TestARestartedManagerAdoptsRunningPodsAndReportsEndedOnes(t *testing.T) {
 		return err == nil && len(pods.Items) == 1 && pods.Items[0].Status.Phase == corev1.PodFailed
 	})
 
+	// A ConfigMap whose pods are gone is a leftover.
+	stray := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "trial-99-1", Labels: map[string]string{
+		k8s.LabelAllocation: "trial-99.1", k8s.LabelAllocationID: "trial-99.1"}}}
+	if _, err := e.c.Client.CoreV1().ConfigMaps(e.ns).Create(context.Background(), stray, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	m := e.manager(t, []k8s.Pool{{Name: "default", GPUPodSpec: &corev1.Pod{Spec: corev1.PodSpec{NodeSelector: e.selector}}}}, envOptions{})
 	alive, ended, err := m.Recover(context.Background())
 	if err != nil {
@@ -374,6 +391,12 @@ func TestARestartedManagerAdoptsRunningPodsAndReportsEndedOnes(t *testing.T) {
 	}
 	if code, ok := ended[done.AllocationID]; !ok || code != 5 {
 		t.Errorf("ended = %v, want %s with status 5", ended, done.AllocationID)
+	}
+	if _, err := e.c.Client.CoreV1().ConfigMaps(e.ns).Get(context.Background(), "trial-99-1", metav1.GetOptions{}); err == nil {
+		t.Error("the leftover ConfigMap is still there")
+	}
+	if _, err := e.c.Client.CoreV1().ConfigMaps(e.ns).Get(context.Background(), k8s.ObjectName(running.AllocationID), metav1.GetOptions{}); err != nil {
+		t.Errorf("the adopted allocation's ConfigMap is gone: %v", err)
 	}
 	pods, _ := e.c.Client.CoreV1().Pods(e.ns).List(context.Background(), metav1.ListOptions{LabelSelector: k8s.LabelAllocationID + "=" + running.AllocationID})
 	if len(pods.Items) != 1 || pods.Items[0].DeletionTimestamp != nil {
@@ -425,6 +448,8 @@ func TestPodsOfEveryTaskTypeAreAcceptedWithPoolNamespacesPriorityAndCoscheduler(
 	for _, tc := range cases {
 		s := e.spec(tc.id, "true", make([]int, tc.slots), e.nodes[0])
 		s.TaskType, s.Pool, s.PodSpec, s.Priority = tc.typ, tc.pool, user, &prio
+		s.RegistryAuth = &resolute.RegistryAuth{Username: "u", Password: "p", ServerAddress: "registry.example.com"}
+		s.ForcePullImage = true
 		launch(t, e.m, s)
 		pods, err := c.Client.CoreV1().Pods(tc.ns).List(context.Background(), metav1.ListOptions{LabelSelector: k8s.LabelAllocationID + "=" + tc.id})
 		if err != nil || len(pods.Items) != 1 {
@@ -439,6 +464,12 @@ func TestPodsOfEveryTaskTypeAreAcceptedWithPoolNamespacesPriorityAndCoscheduler(
 		}
 		if p.Labels["team"] != "vision" || p.Labels[k8s.LabelTaskType] != tc.typ || len(p.Spec.Containers) != 2 {
 			t.Errorf("%s: labels %v, %d containers", tc.id, p.Labels, len(p.Spec.Containers))
+		}
+		if len(p.Spec.ImagePullSecrets) != 1 || p.Spec.Containers[0].ImagePullPolicy != corev1.PullAlways {
+			t.Errorf("%s: image pull secrets %v, policy %s", tc.id, p.Spec.ImagePullSecrets, p.Spec.Containers[0].ImagePullPolicy)
+		} else if sec, err := c.Client.CoreV1().Secrets(tc.ns).Get(context.Background(), p.Spec.ImagePullSecrets[0].Name, metav1.GetOptions{}); err != nil ||
+			sec.Type != corev1.SecretTypeDockerConfigJson || !strings.Contains(string(sec.Data[corev1.DockerConfigJsonKey]), "registry.example.com") {
+			t.Errorf("%s: pull secret %+v, %v", tc.id, sec, err)
 		}
 	}
 	if _, err := c.Client.CoreV1().ConfigMaps(second).Get(context.Background(), k8s.ObjectName("command-9.1"), metav1.GetOptions{}); err != nil {

@@ -64,13 +64,16 @@ func (m *Manager) Recover(ctx context.Context) (alive map[string]bool, ended map
 			m.log.Info("adopted allocation", "allocation", id, "pods", len(pods))
 		}
 	}
-	cms, err := m.opts.Client.CoreV1().ConfigMaps(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: LabelAllocation})
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, cm := range cms.Items {
-		if id := cm.Labels[LabelAllocationID]; !alive[id] {
-			m.deleteConfigMap(&allocation{id: id, namespace: cm.Namespace})
+	for _, ns := range m.namespaces() {
+		cms, err := m.opts.Client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelAllocation})
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, cm := range cms.Items {
+			if id := cm.Labels[LabelAllocationID]; !alive[id] {
+				m.log.Info("removing a leftover ConfigMap", "allocation", id, "namespace", ns)
+				m.deleteConfigMap(&allocation{id: id, namespace: cm.Namespace})
+			}
 		}
 	}
 	return alive, ended, nil

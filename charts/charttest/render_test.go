@@ -296,7 +296,8 @@ func checkCommon(t *testing.T, r *rendered, c chartCase) {
 			"pods":       {"create", "delete", "deletecollection", "get", "list", "patch", "watch"},
 			"pods/log":   {"get"},
 			"pods/exec":  {"create", "get"},
-			"configmaps": {"create", "delete", "deletecollection", "get", "list", "watch"},
+			"configmaps": {"create", "delete", "deletecollection", "get", "list", "update", "watch"},
+			"secrets":    {"create", "delete", "update"},
 			"events":     {"get", "list", "watch"},
 		})
 		rb := roleIn(t, r, "RoleBinding", "determined-master-"+rel, tns).(*rbacv1.RoleBinding)

@@ -36,6 +36,8 @@ func startKubernetes(ctx context.Context, cfg masterconf.Config, database *db.DB
 	if err != nil {
 		return started{}, fmt.Errorf("resource_manager.kubeconfig: %w", err)
 	}
+	// client-go's default of 5 requests a second would admit 2 pods a second.
+	restCfg.QPS, restCfg.Burst = 200, 400
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
 		return started{}, fmt.Errorf("kubernetes client: %w", err)
