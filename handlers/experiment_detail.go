@@ -16,8 +16,9 @@ import (
 // bestTrialsShown is how many trials the overview lists.
 const bestTrialsShown = 5
 
-// handleExperimentPage serves GET /experiments/{id}[?tab=&level=&search=]:
-// the header and one tab.
+// handleExperimentPage serves GET /experiments/{id}[?tab=]: the header and
+// one tab, with the tab's own parameters (trials: sort, desc; logs: level,
+// search; configuration: continue).
 func (s *Server) handleExperimentPage(w http.ResponseWriter, r *http.Request) {
 	e, err := s.experimentParam(r)
 	var tab string
