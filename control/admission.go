@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/resolute-ml/resolute"
@@ -60,6 +61,12 @@ func (x *Experiments) cycle(ctx context.Context) error {
 	x.mu.Lock()
 	x.last = d
 	x.mu.Unlock()
+	// Launches go in parallel (a Kubernetes launch is a few API calls that
+	// mostly wait), at most launchParallelism at once; the cycle ends when
+	// all are done.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, launchParallelism)
+	defer wg.Wait()
 	for _, act := range d.Actions {
 		switch act := act.(type) {
 		case scheduler.Preempt:
@@ -71,13 +78,21 @@ func (x *Experiments) cycle(ctx context.Context) error {
 			x.taskLog(ctx, a.Allocation, "INFO", act.Reason+": checkpointing and giving the slots back")
 		case scheduler.Start:
 			a := live[act.AllocationID]
-			if err := x.launch(ctx, a.Allocation, act.Slots); err != nil {
-				x.launchFailed(ctx, a.Allocation, err)
-			}
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				if err := x.launch(ctx, a.Allocation, act.Slots); err != nil {
+					x.launchFailed(ctx, a.Allocation, err)
+				}
+			}()
 		}
 	}
 	return nil
 }
+
+// launchParallelism is how many allocations a cycle launches at once.
+const launchParallelism = 16
 
 // launchFailed handles an allocation that could not start: a slot the
 // resource manager still holds puts it back in the queue; anything else

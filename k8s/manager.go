@@ -55,9 +55,10 @@ type Pool struct {
 // Manager is the Kubernetes resource manager. Its methods are safe for
 // concurrent use.
 type Manager struct {
-	opts   Options
-	log    *slog.Logger
-	events chan resolute.AllocationEvent
+	opts      Options
+	log       *slog.Logger
+	logClient kubernetes.Interface // for log streams
+	events    chan resolute.AllocationEvent
 
 	factory   informers.SharedInformerFactory   // Resolute's pods
 	others    informers.SharedInformerFactory   // every other pod that holds resources
@@ -119,7 +120,16 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 		opts.Logger = slog.Default()
 	}
 	m := &Manager{opts: opts, log: opts.Logger, events: make(chan resolute.AllocationEvent, 4096),
-		allocs: map[string]*allocation{}}
+		allocs: map[string]*allocation{}, logClient: opts.Client}
+	if opts.Config != nil {
+		// Log streams get a client (and a request rate limit) of their own,
+		// so that following many pods never slows launching more.
+		cfg := rest.CopyConfig(opts.Config)
+		cfg.QPS, cfg.Burst = 100, 200
+		if c, err := kubernetes.NewForConfig(cfg); err == nil {
+			m.logClient = c
+		}
+	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 
 	ours, _ := labels.NewRequirement(LabelAllocation, selection.Exists, nil)

@@ -7,11 +7,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash/maphash"
 	"path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -308,6 +310,22 @@ func filesTarGz(files map[string][]byte) ([]byte, error) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	// Most tasks ship the same files (the harness): the archive of the same
+	// files is made once.
+	var h maphash.Hash
+	h.SetSeed(archiveSeed)
+	for _, n := range names {
+		h.WriteString(n)
+		h.WriteByte(0)
+		h.Write(files[n])
+		h.WriteByte(0)
+	}
+	key := h.Sum64()
+	archives.Lock()
+	defer archives.Unlock()
+	if b, ok := archives.m[key]; ok {
+		return b, nil
+	}
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
@@ -340,8 +358,20 @@ func filesTarGz(files map[string][]byte) ([]byte, error) {
 	if err := gz.Close(); err != nil {
 		return nil, err
 	}
+	if len(archives.m) >= 16 {
+		clear(archives.m)
+	}
+	archives.m[key] = buf.Bytes()
 	return buf.Bytes(), nil
 }
+
+// archives are the latest files.tar.gz made, by a hash of their files.
+var archives = struct {
+	sync.Mutex
+	m map[uint64][]byte
+}{m: map[uint64][]byte{}}
+
+var archiveSeed = maphash.MakeSeed()
 
 // validateObject checks what the API server would check of metadata that
 // came partly from the user's pod spec.

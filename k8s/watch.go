@@ -356,16 +356,21 @@ func (m *Manager) streamLogs(a *allocation, since *metav1.Time) {
 
 // followPod streams one pod's task container output until it ends.
 func (m *Manager) followPod(ctx context.Context, a *allocation, pod string, since *metav1.Time) {
-	req := m.opts.Client.CoreV1().Pods(a.namespace).GetLogs(pod, &corev1.PodLogOptions{
+	req := m.logClient.CoreV1().Pods(a.namespace).GetLogs(pod, &corev1.PodLogOptions{
 		Container: TaskContainerName, Follow: true, SinceTime: since})
 	var stream io.ReadCloser
 	var err error
-	for try := 0; try < 20; try++ {
+	// The container may not be there yet: try again, less and less often,
+	// for about a minute.
+	for wait := 250 * time.Millisecond; wait < 20*time.Second; wait *= 2 {
 		stream, err = req.Stream(ctx)
 		if err == nil || ctx.Err() != nil || apierrors.IsNotFound(err) {
 			break
 		}
-		time.Sleep(250 * time.Millisecond) // the container may not be there yet
+		select {
+		case <-ctx.Done():
+		case <-time.After(min(wait, 4*time.Second)):
+		}
 	}
 	if err != nil {
 		if ctx.Err() == nil {

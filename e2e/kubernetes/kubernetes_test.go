@@ -490,7 +490,7 @@ func (k *cluster) watchPods() func() map[string]string {
 
 // master is a resolute process started from the built binary.
 type master struct {
-	t    *testing.T
+	t    testing.TB
 	bin  string
 	args []string
 	cmd  *exec.Cmd
