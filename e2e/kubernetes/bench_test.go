@@ -3,10 +3,8 @@ package kubernetes_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db/dbtest"
+	"github.com/resolute-ml/resolute/e2e/mastertest"
 	"github.com/resolute-ml/resolute/k8s/k8stest"
 )
 
@@ -36,33 +35,23 @@ func BenchmarkKubernetesAdmission(b *testing.B) {
 	nodes := c.AddNodes(b, k8stest.NodeOptions{Count: 64, GPUs: 8, CPU: "64", Memory: "512Gi", Labels: selector})
 
 	dir := b.TempDir()
-	bin := filepath.Join(dir, "resolute")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/server").CombinedOutput(); err != nil {
-		b.Fatalf("build: %v\n%s", err, out)
-	}
 	dbURL, _ := url.Parse(dbtest.NewURL(b))
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	spec := fmt.Sprintf(`{spec: {nodeSelector: {bench.resolute.ai/run: %s}}}`, ns)
 	conf := fmt.Sprintf(`
-port: %d
 data_dir: %s
 db: {host: %s, name: %s, ssl_mode: disable}
 log: {level: warn}
 resource_manager: {type: kubernetes, kubeconfig: %s, namespace: %s, max_slots_per_pod: 8}
 task_container_defaults: {cpu_pod_spec: %s, gpu_pod_spec: %s}
-`, port, filepath.Join(dir, "data"), dbURL.Query().Get("host"), dbURL.Path[1:], c.Kubeconfig, ns, spec, spec)
+`, filepath.Join(dir, "data"), dbURL.Query().Get("host"), dbURL.Path[1:], c.Kubeconfig, ns, spec, spec)
 	confPath := filepath.Join(dir, "master.yaml")
 	os.WriteFile(confPath, []byte(conf), 0o600)
-	m := &master{t: b, bin: bin, url: fmt.Sprintf("http://localhost:%d", port), args: []string{"--config", confPath}}
-	m.start()
-	defer m.stop()
+	m := mastertest.New(b, mastertest.Build(b), "--config", confPath)
+	m.Start()
 	if out := os.Getenv("RESOLUTE_BENCH_MASTER_LOG"); out != "" { // where the master's log goes, to look into a slow run
-		defer func() { os.WriteFile(out, []byte(m.output()), 0o644) }()
+		defer func() { os.WriteFile(out, []byte(m.Output()), 0o644) }()
 	}
-	var login resolute.LoginResponse
-	m.call("POST", "/api/v1/auth/login", "", resolute.LoginRequest{Username: "admin"}, &login)
+	token := m.Login("admin")
 
 	config := `
 name: admission
@@ -74,9 +63,9 @@ max_restarts: 0
 `
 	start := time.Now()
 	var created resolute.ExperimentResponse
-	if code := m.call("POST", "/api/v1/experiments", login.Token, resolute.CreateExperimentRequest{
+	if code := m.Call("POST", "/api/v1/experiments", token, resolute.CreateExperimentRequest{
 		ExperimentConfigRequest: resolute.ExperimentConfigRequest{Config: config}}, &created); code != 200 {
-		b.Fatalf("create: %d\n%s", code, m.output())
+		b.Fatalf("create: %d\n%s", code, m.Output())
 	}
 	const capacity = 64 * 8
 	var admitted int
@@ -90,15 +79,15 @@ max_restarts: 0
 			break
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("%d pods after 5 minutes\n%s", admitted, m.output())
+			b.Fatalf("%d pods after 5 minutes\n%s", admitted, m.Output())
 		}
 	}
 	elapsed := time.Since(start)
 	b.ReportMetric(float64(capacity)/elapsed.Seconds(), "pods/s")
 	b.Logf("admitted %d single-slot trials as pods on 64 nodes × 8 GPUs in %s: %.0f pods/s (the other %d trials wait for GPUs)",
 		capacity, elapsed.Round(time.Millisecond), float64(capacity)/elapsed.Seconds(), 1000-capacity)
-	rssAdmitted := rssMiB(b, m.cmd.Process.Pid)
-	b.Logf("the master used %.1f s of CPU so far", cpuSeconds(b, m.cmd.Process.Pid))
+	rssAdmitted := rssMiB(b, m.PID())
+	b.Logf("the master used %.1f s of CPU so far", cpuSeconds(b, m.PID()))
 
 	// 5,000 more pods, not Resolute's, bound to the nodes.
 	cfg := *c.Config
@@ -126,7 +115,7 @@ max_restarts: 0
 	close(work)
 	wg.Wait()
 	time.Sleep(5 * time.Second) // the master's informers catch up
-	rss := rssMiB(b, m.cmd.Process.Pid)
+	rss := rssMiB(b, m.PID())
 	b.ReportMetric(rss, "RSS-MiB")
 	b.Logf("master RSS: %.0f MiB with %d of its pods, %.0f MiB watching %d pods in all", rssAdmitted, capacity, rss, capacity+5000)
 }

@@ -4,23 +4,16 @@
 package kubernetes_test
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,6 +23,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db/dbtest"
+	"github.com/resolute-ml/resolute/e2e/mastertest"
 	"github.com/resolute-ml/resolute/k8s"
 	"github.com/resolute-ml/resolute/k8s/k8stest"
 )
@@ -47,7 +41,7 @@ type cluster struct {
 	c     *k8stest.Cluster
 	ns    string
 	nodes []string
-	m     *master
+	m     *mastertest.Master
 	token string
 }
 
@@ -60,17 +54,9 @@ func newCluster(t *testing.T, rmConfig ...string) *cluster {
 	c.RunPods(t, k8stest.RunOptions{Nodes: k.nodes})
 
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "resolute")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/server").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
 	dbURL, _ := url.Parse(dbtest.NewURL(t))
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
 	spec := fmt.Sprintf(`{spec: {nodeSelector: {e2e.resolute.ai/test: %s}}}`, k.ns)
 	conf := fmt.Sprintf(`
-port: %d
 data_dir: %s
 db: {host: %s, name: %s, ssl_mode: disable}
 resource_manager:
@@ -82,7 +68,7 @@ resource_manager:
 task_container_defaults:
   cpu_pod_spec: %s
   gpu_pod_spec: %s
-`, port, filepath.Join(dir, "data"), dbURL.Query().Get("host"), dbURL.Path[1:], c.Kubeconfig, k.ns, spec, spec)
+`, filepath.Join(dir, "data"), dbURL.Query().Get("host"), dbURL.Path[1:], c.Kubeconfig, k.ns, spec, spec)
 	for _, extra := range rmConfig {
 		conf = strings.Replace(conf, "  type: kubernetes\n", "  type: kubernetes\n  "+extra+"\n", 1)
 	}
@@ -90,12 +76,9 @@ task_container_defaults:
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	k.m = &master{t: t, bin: bin, url: fmt.Sprintf("http://localhost:%d", port), args: []string{"--config", confPath}}
-	k.m.start()
-	t.Cleanup(k.m.stop)
-	var login resolute.LoginResponse
-	k.m.call("POST", "/api/v1/auth/login", "", resolute.LoginRequest{Username: "admin"}, &login)
-	k.token = login.Token
+	k.m = mastertest.New(t, mastertest.Build(t), "--config", confPath)
+	k.m.Start()
+	k.token = k.m.Login("admin")
 	return k
 }
 
@@ -109,42 +92,17 @@ func (k *cluster) pods() []corev1.Pod {
 }
 
 func (k *cluster) create(config string) int64 {
-	k.t.Helper()
-	var created resolute.ExperimentResponse
-	req := resolute.CreateExperimentRequest{ExperimentConfigRequest: resolute.ExperimentConfigRequest{Config: config},
-		ContextTgz: packDir(k.t, "../testdata/slow-trial")}
-	if code := k.m.call("POST", "/api/v1/experiments", k.token, req, &created); code != 200 {
-		k.t.Fatalf("create: %d", code)
-	}
-	return created.Experiment.ID
+	return k.m.CreateExperiment(k.token, config, mastertest.SlowTrial())
 }
 
-func (k *cluster) experiment(id int64) resolute.Experiment {
-	var e resolute.ExperimentResponse
-	k.m.call("GET", fmt.Sprintf("/api/v1/experiments/%d", id), k.token, nil, &e)
-	return e.Experiment
-}
+func (k *cluster) experiment(id int64) resolute.Experiment { return k.m.Experiment(k.token, id) }
 
 func (k *cluster) waitDone(id int64, within time.Duration) resolute.Experiment {
 	k.t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		e := k.experiment(id)
-		if resolute.Terminal(e.State) {
-			return e
-		}
-		if time.Now().After(deadline) {
-			k.t.Fatalf("experiment %d still %s after %s\n%s", id, e.State, within, k.m.output())
-		}
-		time.Sleep(300 * time.Millisecond)
-	}
+	return k.m.WaitDone(k.token, id, within)
 }
 
-func (k *cluster) trials(id int64) []resolute.Trial {
-	var trials resolute.TrialsResponse
-	k.m.call("GET", fmt.Sprintf("/api/v1/experiments/%d/trials", id), k.token, nil, &trials)
-	return trials.Trials
-}
+func (k *cluster) trials(id int64) []resolute.Trial { return k.m.Trials(k.token, id) }
 
 const ashaConfig = `
 name: asha on kubernetes
@@ -178,7 +136,7 @@ func TestAnASHASearchRunsItsTrialsAsPodsWithLogsInTheUIAndAShellThroughExec(t *t
 	e := k.waitDone(id, 3*time.Minute)
 	trials := k.trials(id)
 	if e.State != resolute.StateCompleted {
-		t.Fatalf("experiment ended %s\n%s\n%s", e.State, k.m.output(), k.m.get(fmt.Sprintf("/api/v1/trials/%d/logs", trials[0].ID), k.token))
+		t.Fatalf("experiment ended %s\n%s\n%s", e.State, k.m.Output(), k.m.Get(fmt.Sprintf("/api/v1/trials/%d/logs", trials[0].ID), k.token))
 	}
 	if len(trials) != 4 {
 		t.Errorf("%d trials, want 4", len(trials))
@@ -195,7 +153,7 @@ func TestAnASHASearchRunsItsTrialsAsPodsWithLogsInTheUIAndAShellThroughExec(t *t
 		}
 	}
 	// The trial page's log shows the harness's output, read from the pod.
-	page := k.m.get(fmt.Sprintf("/trials/%d/logs/lines?after=0", trials[0].ID), k.token)
+	page := k.m.Get(fmt.Sprintf("/trials/%d/logs/lines?after=0", trials[0].ID), k.token)
 	if !strings.Contains(page, "slow trial starting at step 0") {
 		t.Errorf("trial log page shows no output of the trial:\n%.2000s", page)
 	}
@@ -208,17 +166,17 @@ func TestAnASHASearchRunsItsTrialsAsPodsWithLogsInTheUIAndAShellThroughExec(t *t
 
 	// A shell: its terminal runs in the pod, through the exec API.
 	var shell resolute.TaskResponse
-	if code := k.m.call("POST", "/api/v1/shells", k.token, map[string]any{}, &shell); code != 200 {
+	if code := k.m.Call("POST", "/api/v1/shells", k.token, map[string]any{}, &shell); code != 200 {
 		t.Fatalf("start shell: %d", code)
 	}
 	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		var tr resolute.TaskResponse
-		k.m.call("GET", "/api/v1/tasks/"+shell.Task.ID, k.token, nil, &tr)
+		k.m.Call("GET", "/api/v1/tasks/"+shell.Task.ID, k.token, nil, &tr)
 		if tr.Task.Ready {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the shell never became ready: %+v\n%s", tr.Task, k.m.output())
+			t.Fatalf("the shell never became ready: %+v\n%s", tr.Task, k.m.Output())
 		}
 	}
 	term := k.openTerm(shell.Task.ID)
@@ -238,14 +196,14 @@ func TestAnASHASearchRunsItsTrialsAsPodsWithLogsInTheUIAndAShellThroughExec(t *t
 	var tb resolute.TaskResponse
 	req := resolute.CreateTaskRequest{ExperimentIDs: []int64{id},
 		Config: "environment: {environment_variables: [\"PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin\"]}\n"}
-	if code := k.m.call("POST", "/api/v1/tensorboards", k.token, req, &tb); code != 200 {
+	if code := k.m.Call("POST", "/api/v1/tensorboards", k.token, req, &tb); code != 200 {
 		t.Fatalf("launch TensorBoard: %d", code)
 	}
 	task := k.waitTask(tb.Task.ID, func(t resolute.Task) bool { return t.Ready || t.State == resolute.TaskTerminated })
 	if !task.Ready {
-		t.Fatalf("the TensorBoard never got ready (%s, %s):\n%s", task.State, task.EndReason, k.m.get("/api/v1/tasks/"+task.ID+"/logs", k.token))
+		t.Fatalf("the TensorBoard never got ready (%s, %s):\n%s", task.State, task.EndReason, k.m.Get("/api/v1/tasks/"+task.ID+"/logs", k.token))
 	}
-	body := k.m.get("/proxy/"+task.ID+"/", k.token)
+	body := k.m.Get("/proxy/"+task.ID+"/", k.token)
 	if !strings.Contains(body, "stand-in TensorBoard on 127.") || !strings.Contains(body, "/experiment/") {
 		t.Errorf("the proxy did not reach the TensorBoard's pod: %q", body)
 	}
@@ -285,7 +243,7 @@ func (k *cluster) waitTask(id string, ok func(resolute.Task) bool) resolute.Task
 	k.t.Helper()
 	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
 		var tr resolute.TaskResponse
-		k.m.call("GET", "/api/v1/tasks/"+id, k.token, nil, &tr)
+		k.m.Call("GET", "/api/v1/tasks/"+id, k.token, nil, &tr)
 		if ok(tr.Task) || time.Now().After(deadline) {
 			return tr.Task
 		}
@@ -303,10 +261,10 @@ func TestAFailedPodRestartsTheTrialPerMaxRestarts(t *testing.T) {
 	id := k.create(conf)
 	e := k.waitDone(id, 2*time.Minute)
 	if e.State != resolute.StateCompleted {
-		t.Fatalf("experiment ended %s\n%s", e.State, k.m.output())
+		t.Fatalf("experiment ended %s\n%s", e.State, k.m.Output())
 	}
 	tr := k.trials(id)[0]
-	logs := k.m.get(fmt.Sprintf("/api/v1/trials/%d/logs", tr.ID), k.token)
+	logs := k.m.Get(fmt.Sprintf("/api/v1/trials/%d/logs", tr.ID), k.token)
 	if tr.Restarts != 1 || !strings.Contains(logs, "first run fails") || !strings.Contains(logs, "exited with status 9") {
 		t.Errorf("restarts = %d; logs:\n%s", tr.Restarts, logs)
 	}
@@ -334,20 +292,20 @@ func TestAHigherPriorityExperimentPreemptsALowerOneOnKubernetes(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the low-priority trial never reported\n%s", k.m.output())
+			t.Fatalf("the low-priority trial never reported\n%s", k.m.Output())
 		}
 	}
 	b := k.create(high)
 	eb := k.waitDone(b, 2*time.Minute)
 	ea := k.experiment(a)
 	if eb.State != resolute.StateCompleted || resolute.Terminal(ea.State) {
-		t.Fatalf("high ended %s while low is %s: the high one should finish first\n%s", eb.State, ea.State, k.m.output())
+		t.Fatalf("high ended %s while low is %s: the high one should finish first\n%s", eb.State, ea.State, k.m.Output())
 	}
 	ea = k.waitDone(a, 2*time.Minute)
 	if ea.State != resolute.StateCompleted {
-		t.Fatalf("the preempted experiment ended %s\n%s", ea.State, k.m.output())
+		t.Fatalf("the preempted experiment ended %s\n%s", ea.State, k.m.Output())
 	}
-	logs := k.m.get(fmt.Sprintf("/api/v1/trials/%d/logs", k.trials(a)[0].ID), k.token)
+	logs := k.m.Get(fmt.Sprintf("/api/v1/trials/%d/logs", k.trials(a)[0].ID), k.token)
 	for _, want := range []string{"preempted by", "resuming from checkpoint"} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the low-priority trial's log lacks %q:\n%s", want, logs)
@@ -360,7 +318,7 @@ func (k *cluster) validations(id int64) int {
 	n := 0
 	for _, tr := range k.trials(id) {
 		var m resolute.MetricsResponse
-		k.m.call("GET", fmt.Sprintf("/api/v1/trials/%d/metrics?group=validation", tr.ID), k.token, nil, &m)
+		k.m.Call("GET", fmt.Sprintf("/api/v1/trials/%d/metrics?group=validation", tr.ID), k.token, nil, &m)
 		n += len(m.Metrics)
 	}
 	return n
@@ -402,8 +360,8 @@ func TestTwoExperimentsThatEachNeedTheWholeClusterRunOneAfterTheOther(t *testing
 	ea, eb := k.waitDone(a, 2*time.Minute), k.waitDone(b, 90*time.Second)
 	close(stop)
 	if ea.State != resolute.StateCompleted || eb.State != resolute.StateCompleted {
-		t.Fatalf("experiments ended %s and %s\n%s\ntrial log:\n%s", ea.State, eb.State, k.m.output(),
-			k.m.get(fmt.Sprintf("/api/v1/trials/%d/logs", k.trials(a)[0].ID), k.token))
+		t.Fatalf("experiments ended %s and %s\n%s\ntrial log:\n%s", ea.State, eb.State, k.m.Output(),
+			k.m.Get(fmt.Sprintf("/api/v1/trials/%d/logs", k.trials(a)[0].ID), k.token))
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -432,26 +390,26 @@ func TestRestartingTheMasterLeavesRunningPodsUntouched(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no running pod\n%s", k.m.output())
+			t.Fatalf("no running pod\n%s", k.m.Output())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	k.m.stop()
+	k.m.Stop()
 	time.Sleep(time.Second)
 	if pods := k.pods(); len(pods) != 1 || pods[0].UID != pod.UID || pods[0].DeletionTimestamp != nil {
 		t.Fatalf("with the master stopped, the pod changed: %+v", pods)
 	}
-	k.m.start()
+	k.m.Start()
 	e := k.waitDone(id, 2*time.Minute)
 	if e.State != resolute.StateCompleted {
-		t.Fatalf("experiment ended %s\n%s", e.State, k.m.output())
+		t.Fatalf("experiment ended %s\n%s", e.State, k.m.Output())
 	}
 	tr := k.trials(id)[0]
 	if tr.Restarts != 0 {
 		t.Errorf("the trial restarted %d times; the adopted pod should have finished it", tr.Restarts)
 	}
-	if !strings.Contains(k.m.output(), "adopted allocation") {
-		t.Errorf("the master did not say it adopted the allocation:\n%s", k.m.output())
+	if !strings.Contains(k.m.Output(), "adopted allocation") {
+		t.Errorf("the master did not say it adopted the allocation:\n%s", k.m.Output())
 	}
 }
 
@@ -488,88 +446,6 @@ func (k *cluster) watchPods() func() map[string]string {
 	}
 }
 
-// master is a resolute process started from the built binary.
-type master struct {
-	t    testing.TB
-	bin  string
-	args []string
-	cmd  *exec.Cmd
-	url  string
-	mu   sync.Mutex
-	out  bytes.Buffer
-}
-
-func (m *master) Write(p []byte) (int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.out.Write(p)
-}
-
-func (m *master) output() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.out.String()
-}
-
-func (m *master) start() {
-	m.t.Helper()
-	m.cmd = exec.Command(m.bin, m.args...)
-	m.cmd.Stdout, m.cmd.Stderr = m, m
-	if err := m.cmd.Start(); err != nil {
-		m.t.Fatal(err)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(m.url + "/health"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	m.t.Fatalf("master did not start:\n%s", m.output())
-}
-
-func (m *master) stop() {
-	if m.cmd != nil && m.cmd.ProcessState == nil {
-		m.cmd.Process.Signal(syscall.SIGTERM)
-		m.cmd.Wait()
-	}
-}
-
-func (m *master) call(method, path, token string, body, out any) int {
-	m.t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, m.url+path, r)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if out != nil {
-		json.NewDecoder(resp.Body).Decode(out)
-	}
-	return resp.StatusCode
-}
-
-func (m *master) get(path, token string) string {
-	req, _ := http.NewRequest("GET", m.url+path, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
-}
-
 // term is the test's end of a terminal websocket.
 type term struct {
 	t    *testing.T
@@ -580,7 +456,7 @@ type term struct {
 // openTerm opens a terminal into a shell once its allocation runs.
 func (k *cluster) openTerm(id string) *term {
 	k.t.Helper()
-	u := "ws" + strings.TrimPrefix(k.m.url, "http") + "/tasks/" + id + "/terminal/ws"
+	u := "ws" + strings.TrimPrefix(k.m.URL, "http") + "/tasks/" + id + "/terminal/ws"
 	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(250 * time.Millisecond) {
 		conn, _, err := websocket.Dial(context.Background(), u, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + k.token}}})
 		if err != nil {
@@ -595,7 +471,7 @@ func (k *cluster) openTerm(id string) *term {
 			continue
 		}
 		if err != nil {
-			k.t.Fatalf("terminal: %v\n%s", err, k.m.output())
+			k.t.Fatalf("terminal: %v\n%s", err, k.m.Output())
 		}
 		tm := &term{t: k.t, conn: conn}
 		if typ == websocket.MessageBinary {
@@ -628,19 +504,4 @@ func (w *term) until(re string) string {
 		}
 	}
 	return w.out.String()
-}
-
-func packDir(t *testing.T, dir string) []byte {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
-		tw.WriteHeader(&tar.Header{Name: e.Name(), Mode: 0o644, Size: int64(len(data))})
-		tw.Write(data)
-	}
-	tw.Close()
-	zw.Close()
-	return buf.Bytes()
 }

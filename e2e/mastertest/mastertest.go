@@ -1,0 +1,229 @@
+// Package mastertest runs the master as a process for end-to-end tests:
+// built from cmd/server, started with a config, called over HTTP with a
+// bearer token, stopped and started again. It is imported by tests only.
+package mastertest
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/resolute-ml/resolute"
+)
+
+// Master is a resolute process.
+type Master struct {
+	t    testing.TB
+	bin  string
+	args []string
+	cmd  *exec.Cmd
+	// URL is where the master serves, http://localhost:PORT.
+	URL  string
+	Port int
+
+	mu  sync.Mutex
+	out bytes.Buffer
+}
+
+// Build builds the master into a temporary directory and returns the
+// binary's path.
+func Build(t testing.TB) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	bin := filepath.Join(t.TempDir(), "resolute")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/server")
+	cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// New returns a master of bin on a free port, not yet started; args come
+// before the --port flag it adds.
+func New(t testing.TB, bin string, args ...string) *Master {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	m := &Master{t: t, bin: bin, Port: port, URL: fmt.Sprintf("http://localhost:%d", port),
+		args: append(args, "--port", fmt.Sprint(port))}
+	t.Cleanup(m.Stop)
+	return m
+}
+
+// Write collects the master's output.
+func (m *Master) Write(p []byte) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.out.Write(p)
+}
+
+// Output is what the master printed so far.
+func (m *Master) Output() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.out.String()
+}
+
+// PID is the running master's process id.
+func (m *Master) PID() int { return m.cmd.Process.Pid }
+
+// Start starts the master and waits until /health answers.
+func (m *Master) Start() {
+	m.t.Helper()
+	m.cmd = exec.Command(m.bin, m.args...)
+	m.cmd.Stdout, m.cmd.Stderr = m, m
+	if err := m.cmd.Start(); err != nil {
+		m.t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(m.URL + "/health"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	m.t.Fatalf("master did not start:\n%s", m.Output())
+}
+
+// Stop stops the master with SIGTERM and waits for it.
+func (m *Master) Stop() {
+	if m.cmd != nil && m.cmd.ProcessState == nil {
+		m.cmd.Process.Signal(syscall.SIGTERM)
+		m.cmd.Wait()
+	}
+}
+
+// Login signs in as a user without a password and returns its token.
+func (m *Master) Login(user string) string {
+	var login resolute.LoginResponse
+	m.Call("POST", "/api/v1/auth/login", "", resolute.LoginRequest{Username: user}, &login)
+	return login.Token
+}
+
+// Call sends body as JSON and decodes the answer into out; it returns the
+// status code.
+func (m *Master) Call(method, path, token string, body, out any) int {
+	m.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, m.URL+path, r)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		json.NewDecoder(resp.Body).Decode(out)
+	}
+	return resp.StatusCode
+}
+
+// Get returns the body of a GET.
+func (m *Master) Get(path, token string) string {
+	m.t.Helper()
+	req, _ := http.NewRequest("GET", m.URL+path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// CreateExperiment submits an experiment with the files of dir as its code
+// and returns its id.
+func (m *Master) CreateExperiment(token, config, dir string) int64 {
+	m.t.Helper()
+	var created resolute.ExperimentResponse
+	req := resolute.CreateExperimentRequest{ExperimentConfigRequest: resolute.ExperimentConfigRequest{Config: config},
+		ContextTgz: PackDir(m.t, dir)}
+	if code := m.Call("POST", "/api/v1/experiments", token, req, &created); code != 200 {
+		m.t.Fatalf("create experiment: %d\n%s", code, m.Output())
+	}
+	return created.Experiment.ID
+}
+
+// Experiment reads an experiment.
+func (m *Master) Experiment(token string, id int64) resolute.Experiment {
+	var e resolute.ExperimentResponse
+	m.Call("GET", fmt.Sprintf("/api/v1/experiments/%d", id), token, nil, &e)
+	return e.Experiment
+}
+
+// WaitDone waits until an experiment ends and returns it.
+func (m *Master) WaitDone(token string, id int64, within time.Duration) resolute.Experiment {
+	m.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		e := m.Experiment(token, id)
+		if resolute.Terminal(e.State) {
+			return e
+		}
+		if time.Now().After(deadline) {
+			m.t.Fatalf("experiment %d still %s after %s\n%s", id, e.State, within, m.Output())
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// Trials lists an experiment's trials.
+func (m *Master) Trials(token string, id int64) []resolute.Trial {
+	var trials resolute.TrialsResponse
+	m.Call("GET", fmt.Sprintf("/api/v1/experiments/%d/trials", id), token, nil, &trials)
+	return trials.Trials
+}
+
+// PackDir is a gzipped tar of the files of dir (not its subdirectories).
+func PackDir(t testing.TB, dir string) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		tw.WriteHeader(&tar.Header{Name: e.Name(), Mode: 0o644, Size: int64(len(data))})
+		tw.Write(data)
+	}
+	tw.Close()
+	zw.Close()
+	return buf.Bytes()
+}
+
+// SlowTrial is the directory of the slow Core API trial the end-to-end
+// tests run (e2e/testdata/slow-trial).
+func SlowTrial() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "testdata", "slow-trial")
+}
