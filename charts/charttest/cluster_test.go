@@ -3,6 +3,7 @@ package charttest
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,10 +19,15 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/resolute-ml/resolute/db/dbtest"
 	"github.com/resolute-ml/resolute/k8s/k8stest"
 )
 
-func TestMain(m *testing.M) { k8stest.Main(m) }
+func TestMain(m *testing.M) {
+	code := dbtest.Main(m)
+	k8stest.Stop()
+	os.Exit(code)
+}
 
 // sharedPriorityClasses are the chart's cluster-wide objects with fixed
 // names: another release (or test) may have made them already.

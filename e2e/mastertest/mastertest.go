@@ -67,6 +67,11 @@ func New(t testing.TB, bin string, args ...string) *Master {
 	return m
 }
 
+// SetArgs replaces the flags of the master's next Start (its port stays).
+func (m *Master) SetArgs(args ...string) {
+	m.args = append(args, "--port", fmt.Sprint(m.Port))
+}
+
 // Write collects the master's output.
 func (m *Master) Write(p []byte) (int, error) {
 	m.mu.Lock()
