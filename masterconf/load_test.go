@@ -198,3 +198,45 @@ resource_pools:
 		t.Errorf("unknown default pool: %v", err)
 	}
 }
+
+func TestKubernetesKeys(t *testing.T) {
+	cfg, err := load(t, `
+port: 8080
+resource_manager:
+  type: kubernetes
+  kubeconfig: /etc/kube/config
+  default_namespace: training
+  max_slots_per_pod: 8
+  slot_type: cpu
+  slot_resource_requests: {cpu: 2.5}
+  default_scheduler: coscheduler
+  determined_master_host: resolute.default.svc
+  pending_timeout: 120
+resource_pools:
+  - pool_name: a100
+    kubernetes_namespace: team-a
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm := cfg.ResourceManager
+	if rm.KubernetesNamespace() != "training" || rm.MaxSlotsPerPod != 8 || rm.SlotResourceRequests.CPU != 2.5 ||
+		rm.DefaultScheduler != "coscheduler" || rm.PendingTimeout != 120 || cfg.ResourcePools[0].KubernetesNamespace != "team-a" {
+		t.Errorf("resource_manager = %+v", rm)
+	}
+	if got := cfg.TaskMasterURL(); got != "http://resolute.default.svc:8080" {
+		t.Errorf("TaskMasterURL = %q", got)
+	}
+
+	for yamlText, want := range map[string]string{
+		"resource_manager: {type: kubernetes}":                                             "resource_manager.max_slots_per_pod: is required on Kubernetes",
+		"resource_manager: {type: kubernetes, max_slots_per_pod: 8, slot_type: tpu}":       "resource_manager.slot_type: must be gpu or cpu",
+		"resource_manager: {type: kubernetes, max_slots_per_pod: 8, slot_type: cpu}":       "resource_manager.slot_resource_requests.cpu: must be more than 0",
+		"resource_manager: {type: kubernetes, max_slots_per_pod: 8, default_scheduler: x}": "resource_manager.default_scheduler: must be empty, coscheduler or preemption",
+	} {
+		_, err := load(t, yamlText, nil)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", yamlText, err, want)
+		}
+	}
+}
