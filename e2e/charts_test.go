@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/playwright-community/playwright-go"
 
@@ -87,6 +89,40 @@ func TestMetricChartsDrawHoverAndSwitchMetrics(t *testing.T) {
 	must(t, err)
 	must(t, chart.Locator(".u-legend").GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Trial " + strconv.FormatInt(trials[1].ID, 10)}).Click())
 	must(t, playwright.NewPlaywrightAssertions(10000).Page(page).ToHaveURL(regexp.MustCompile(`/trials/`+strconv.FormatInt(trials[1].ID, 10)+`$`)))
+
+	// Dragging across the chart zooms into those batches and fetches them in
+	// detail; a double-click zooms back out. (On a trial's page: a click
+	// on the experiment's chart opens a trial.)
+	_, err = page.Goto(m.URL + "/trials/" + strconv.FormatInt(trials[0].ID, 10))
+	must(t, err)
+	chart = page.Locator("#chart-validation")
+	must(t, expect(t, chart.Locator(".uplot canvas")).ToBeVisible())
+	zoomed := make(chan string, 8)
+	page.OnRequest(func(r playwright.Request) {
+		if strings.Contains(r.URL(), "min_batches=") {
+			select {
+			case zoomed <- r.URL():
+			default:
+			}
+		}
+	})
+	box, err = chart.Locator(".u-over").BoundingBox()
+	must(t, err)
+	must(t, page.Mouse().Move(box.X+box.Width*0.4, box.Y+box.Height/2))
+	must(t, page.Mouse().Down())
+	must(t, page.Mouse().Move(box.X+box.Width*0.8, box.Y+box.Height/2, playwright.MouseMoveOptions{Steps: playwright.Int(5)}))
+	must(t, page.Mouse().Up())
+	must(t, expect(t, chart).ToHaveAttribute("data-zoom", regexp.MustCompile(`^\d+-\d+$`)))
+	select {
+	case u := <-zoomed:
+		if !strings.Contains(u, "max_batches=") {
+			t.Errorf("the zoomed fetch %s names no end", u)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("zooming fetched nothing")
+	}
+	must(t, chart.Locator(".u-over").Dblclick())
+	must(t, expect(t, chart).Not().ToHaveAttribute("data-zoom", regexp.MustCompile(`.`)))
 
 	// On a phone the charts fit the screen.
 	phone := browser.NewPage(t, 390)

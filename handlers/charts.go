@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 
 	"github.com/resolute-ml/resolute"
@@ -10,8 +11,10 @@ import (
 )
 
 // handleAPIExperimentMetrics serves GET /api/v1/experiments/{id}/metrics?
-// metric=M[&group=validation&max_points=N]: one metric of every trial, each
-// trial's series downsampled for a chart N wide (see control.Downsample).
+// metric=M[&group=validation&max_points=N&min_batches=A&max_batches=B]: one
+// metric of every trial, each trial's series (within batches A..B, for a
+// chart zoomed into them) downsampled for a chart N wide (see
+// control.Downsample).
 func (s *Server) handleAPIExperimentMetrics(w http.ResponseWriter, r *http.Request) {
 	e, err := s.experimentParam(r)
 	if err != nil {
@@ -32,13 +35,19 @@ func (s *Server) handleAPIExperimentMetrics(w http.ResponseWriter, r *http.Reque
 		s.error(w, r, err)
 		return
 	}
+	within, err := batchRange(q)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
 	trials, err := s.db.ExperimentMetricSeries(r.Context(), e.ID, group, metric)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	if maxPoints > 0 {
-		for i := range trials {
+	for i := range trials {
+		trials[i].Points = slices.DeleteFunc(trials[i].Points, func(p resolute.MetricPoint) bool { return !within(p.StepsCompleted) })
+		if maxPoints > 0 {
 			trials[i].Points = control.DownsamplePoints(trials[i].Points, maxPoints)
 		}
 	}
@@ -88,4 +97,23 @@ func chartOf(e resolute.Experiment, metric string, names map[string][]string) *v
 		}
 	}
 	return c
+}
+
+// batchRange reads min_batches and max_batches, the part of a series a
+// zoomed chart shows; either may be left out.
+func batchRange(q url.Values) (func(int64) bool, error) {
+	lo, err := optInt(q.Get("min_batches"), "min_batches")
+	if err != nil {
+		return nil, err
+	}
+	hi, err := optInt(q.Get("max_batches"), "max_batches")
+	if err != nil {
+		return nil, err
+	}
+	if q.Get("max_batches") != "" && hi < lo {
+		return nil, resolute.Errorf(resolute.EInvalid, "max_batches: must not be less than min_batches")
+	}
+	return func(b int64) bool {
+		return b >= int64(lo) && (q.Get("max_batches") == "" || b <= int64(hi))
+	}, nil
 }

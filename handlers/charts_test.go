@@ -89,6 +89,20 @@ func TestExperimentMetricsAreOneSeriesPerTrial(t *testing.T) {
 		t.Errorf("the spike at 430 batches is lost: %+v", long)
 	}
 
+	// A zoomed chart asks for a range of batches, in detail.
+	got = series(e.ID, "group=validation&metric=loss&max_points=10&min_batches=400&max_batches=460")
+	if z := got.Trials[1].Points; len(z) != 7 || z[0].StepsCompleted != 400 || z[6].StepsCompleted != 460 || z[3].Value != 7 {
+		t.Errorf("batches 400..460 of the long series: %+v", z)
+	}
+	if len(got.Trials[0].Points) != 0 {
+		t.Errorf("the short series has points in 400..460: %+v", got.Trials[0].Points)
+	}
+	var trialSeries resolute.MetricsResponse
+	api(t, m, "GET", "/api/v1/trials/"+itoa(trials[1].ID)+"/metrics?group=validation&min_batches=995", token, "", &trialSeries)
+	if len(trialSeries.Metrics) != 1 || trialSeries.Metrics[0].StepsCompleted != 1000 {
+		t.Errorf("a trial's validations from 995 batches: %+v", trialSeries.Metrics)
+	}
+
 	got = series(e.ID, "group=training&metric=loss")
 	if len(got.Trials) != 2 || len(got.Trials[0].Points) != 1 || got.Trials[0].Points[0].Value != 9 {
 		t.Errorf("training series %+v", got.Trials)
@@ -103,9 +117,12 @@ func TestExperimentMetricsAreOneSeriesPerTrial(t *testing.T) {
 	}
 
 	for path, status := range map[string]int{
-		"/api/v1/experiments/" + itoa(e.ID) + "/metrics":                             400,
-		"/api/v1/experiments/" + itoa(e.ID) + "/metrics?metric=loss&max_points=wide": 400,
-		"/api/v1/experiments/99999/metrics?metric=loss":                              404,
+		"/api/v1/experiments/" + itoa(e.ID) + "/metrics":                                         400,
+		"/api/v1/experiments/" + itoa(e.ID) + "/metrics?metric=loss&max_points=wide":             400,
+		"/api/v1/experiments/99999/metrics?metric=loss":                                          404,
+		"/api/v1/experiments/" + itoa(e.ID) + "/metrics?metric=loss&min_batches=x":               400,
+		"/api/v1/experiments/" + itoa(e.ID) + "/metrics?metric=loss&min_batches=9&max_batches=3": 400,
+		"/api/v1/trials/" + itoa(trials[0].ID) + "/metrics?max_batches=many":                     400,
 	} {
 		if code := api(t, m, "GET", path, token, "", nil); code != status {
 			t.Errorf("GET %s: %d, want %d", path, code, status)

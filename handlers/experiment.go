@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -365,8 +366,9 @@ func (s *Server) handleAPITrialCheckpoints(w http.ResponseWriter, r *http.Reques
 }
 
 // handleAPITrialMetrics serves GET /api/v1/trials/{id}/metrics?group=
-// validation[&max_points=N&metric=M]: with max_points the series comes
-// downsampled for a chart of that width (see control.Downsample).
+// validation[&max_points=N&metric=M&min_batches=A&max_batches=B]: with
+// max_points the series comes downsampled for a chart of that width (see
+// control.Downsample), with the batch range only that part of it.
 func (s *Server) handleAPITrialMetrics(w http.ResponseWriter, r *http.Request) {
 	t, err := s.trialParam(r)
 	if err != nil {
@@ -390,6 +392,12 @@ func (s *Server) handleAPITrialMetrics(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
+	within, err := batchRange(r.URL.Query())
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	list = slices.DeleteFunc(list, func(m resolute.MetricsReport) bool { return !within(m.StepsCompleted) })
 	if maxPoints > 0 {
 		list = control.Downsample(list, maxPoints, r.URL.Query().Get("metric"))
 	}

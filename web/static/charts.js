@@ -6,8 +6,11 @@
 // experiments' trials, labelled and coloured by experiment, and with
 // data-trials only those trials. Each asks for about as many points as it is wide (the server
 // downsamples) and refetches every 5 s while it sits inside a region htmx
-// polls (an [hx-get] ancestor: the trial or experiment still runs). The
-// elements carry hx-preserve, so those polls keep them and their canvases.
+// polls (an [hx-get] ancestor: the trial or experiment still runs). Dragging
+// across a chart zooms into those batches and fetches them in detail (again
+// about as many points as the chart is wide); a double-click zooms back out.
+// The elements carry hx-preserve, so those polls keep them and their
+// canvases.
 (() => {
   const colors = ["#2b6cb0", "#b42318", "#1e7a46", "#9a6700", "#6b46c1", "#0e7490", "#be185d", "#4d7c0f", "#475569", "#c2410c"];
   const height = 260;
@@ -51,11 +54,16 @@
     const experiment = el.dataset.chart === "experiment";
     const exps = (el.dataset.experiments || "").split(" ").filter(Boolean);
     let u = null, shape = "", cols = null, metric = el.dataset.metric || "", timer = 0, focused = null;
+    let zoom = null; // {min, max}: the batches a drag zoomed into, fetched in detail
 
     const width = () => Math.max(240, plot.clientWidth);
 
     function url() {
       const q = new URLSearchParams({ max_points: String(width()) });
+      if (zoom) {
+        q.set("min_batches", String(Math.floor(zoom.min)));
+        q.set("max_batches", String(Math.ceil(zoom.max)));
+      }
       if (experiment) {
         const o = picker.selectedOptions[0];
         q.set("group", o.dataset.group);
@@ -112,10 +120,19 @@
           label, stroke: cols.colors ? cols.colors[i] : colors[i % colors.length], width: 1.5, spanGaps: true, points: { size: 4 },
         }))),
       };
+      opts.hooks = {
+        // A drag selects batches: fetch them in detail.
+        setSelect: [(u) => {
+          if (u.select.width < 2) return;
+          zoom = { min: u.posToVal(u.select.left, "x"), max: u.posToVal(u.select.left + u.select.width, "x") };
+          el.dataset.zoom = Math.floor(zoom.min) + "-" + Math.ceil(zoom.max);
+          load();
+        }],
+      };
       if (experiment) {
         opts.cursor = { focus: { prox: 24 } };
         opts.focus = { alpha: 0.3 };
-        opts.hooks = { setSeries: [(u, i, o) => { if (o && "focus" in o) { focused = i; u.over.style.cursor = i ? "pointer" : ""; } }] };
+        opts.hooks.setSeries = [(u, i, o) => { if (o && "focus" in o) { focused = i; u.over.style.cursor = i ? "pointer" : ""; } }];
       }
       return opts;
     }
@@ -134,6 +151,13 @@
       shape = next;
       if (!empty.hidden) return;
       u = new uPlot(options(), shown(cols.data), plot);
+      u.over.addEventListener("dblclick", () => {
+        if (!zoom) return;
+        zoom = null;
+        delete el.dataset.zoom;
+        shape = ""; // a new chart over all batches, not the zoomed scale
+        load();
+      });
       if (experiment) {
         const trialPage = (i) => el.dataset.trialUrl + cols.ids[i - 1];
         u.over.addEventListener("click", () => { if (focused) location.href = trialPage(focused); });
