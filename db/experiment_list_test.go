@@ -24,7 +24,7 @@ func TestTrialCountsFollowTrials(t *testing.T) {
 	}
 	newExperiment := func(name string) int64 {
 		id, err := d.CreateExperiment(ctx, db.NewExperiment{ProjectID: projects[0].ID, UserID: admin.ID, Name: name, State: "PAUSED",
-			Config: []byte(`{"searcher": {"name": "random", "metric": "accuracy", "smaller_is_better": false}}`),
+			Config:        []byte(`{"searcher": {"name": "random", "metric": "accuracy", "smaller_is_better": false}}`),
 			SearcherState: []byte(`{}`), Weight: 1, ResourcePool: "default"})
 		if err != nil {
 			t.Fatal(err)
