@@ -67,6 +67,17 @@ func Open(ctx context.Context, url string, logger *slog.Logger) (*DB, error) {
 // Close closes the pool.
 func (db *DB) Close() { db.pool.Close() }
 
+// Connect opens a connection of its own, outside the pool and with the
+// pool's settings, for work that holds one for long, such as LISTEN. The
+// caller closes it.
+func (db *DB) Connect(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, db.pool.Config().ConnConfig.Copy())
+	if err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return conn, nil
+}
+
 // Ping checks the database answers.
 func (db *DB) Ping(ctx context.Context) error { return db.pool.Ping(ctx) }
 
