@@ -30,6 +30,7 @@ func (s *Server) Routes() chi.Router {
 		r.Use(s.requirePageUser)
 		r.Get("/", s.handleRoot)
 		r.Post("/logout", s.handleLogoutForm)
+		r.Get("/events", s.handleEvents)
 		r.Get("/dashboard", s.handleDashboard)
 		r.Get("/dashboard/live", s.handleDashboardLive)
 		r.Get("/experiments", s.handleExperimentListPage)

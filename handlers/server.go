@@ -9,6 +9,7 @@ import (
 	"github.com/resolute-ml/resolute/auth"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/live"
 	"github.com/resolute-ml/resolute/masterlog"
 	"github.com/resolute-ml/resolute/proxy"
 	"github.com/resolute-ml/resolute/web"
@@ -35,6 +36,9 @@ type Deps struct {
 	Logs        *masterlog.Buffer
 	// Terminals opens the terminals of shells; nil refuses them.
 	Terminals Terminals
+	// Changes tells GET /events what changed; nil refuses the stream, and
+	// live pages fall back to polling slowly.
+	Changes *live.Listener
 }
 
 // Server holds the dependencies of every handler.
@@ -49,6 +53,7 @@ type Server struct {
 	assets   *web.Assets
 	throttle *auth.Throttle
 	proxy    *proxy.Proxy
+	changes  *live.Listener
 	now      func() time.Time
 
 	// terminals opens shells' terminals; activity, when set, is told of
@@ -61,7 +66,7 @@ type Server struct {
 func New(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, db: d.DB, configs: d.Configs, exps: d.Experiments, metrics: d.Metrics, logger: d.Logger, logs: d.Logs, assets: web.New(),
-		throttle: auth.NewThrottle(time.Now), now: time.Now, terminals: d.Terminals,
+		throttle: auth.NewThrottle(time.Now), now: time.Now, terminals: d.Terminals, changes: d.Changes,
 	}
 	s.proxy = s.newProxy()
 	s.activity = s.proxy.Touch

@@ -22,6 +22,10 @@ var Topics = []string{
 	"projects", "task_logs", "tasks", "trials", "workspaces",
 }
 
+// MasterLogs is the topic published when the master logs a line (see
+// Follow and masterlog.Buffer.Changed); it is not a table.
+const MasterLogs = "master_logs"
+
 // Connector opens a connection of its own (db.DB does).
 type Connector interface {
 	Connect(ctx context.Context) (*pgx.Conn, error)

@@ -64,6 +64,13 @@ func (b *Buffer) Since(after int64, limit int) ([]Line, <-chan struct{}) {
 	return out, b.changed
 }
 
+// Changed returns a channel closed when the next line arrives.
+func (b *Buffer) Changed() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.changed
+}
+
 // Handler is a slog.Handler that records into a Buffer and passes records on.
 type Handler struct {
 	next  slog.Handler

@@ -19,6 +19,7 @@ import (
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/handlers"
+	"github.com/resolute-ml/resolute/live"
 	"github.com/resolute-ml/resolute/masterconf"
 	"github.com/resolute-ml/resolute/masterlog"
 	"github.com/resolute-ml/resolute/postgres"
@@ -78,6 +79,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	exps := st.exps
 	metrics := control.NewMetricsWriter(database, logger)
 	go metrics.Run(ctx)
+	changes := live.New(database, logger)
+	go changes.Run(ctx)
+	go changes.Follow(ctx, live.MasterLogs, logs.Changed)
 
 	h := handlers.New(handlers.Config{
 		Master: resolute.MasterInfo{
@@ -88,7 +92,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		SecureCookies:   cfg.TLS.Cert != "",
 		MaxBodyBytes:    cfg.MaxRequestBodyBytes,
 	}, handlers.Deps{DB: database, Configs: configs, Experiments: exps, Metrics: metrics, Logger: logger, Logs: logs,
-		Terminals: st.terminals})
+		Terminals: st.terminals, Changes: changes})
 
 	go exps.WatchIdle(ctx, h.Proxy().LastActivity, 5*time.Second)
 

@@ -19,6 +19,7 @@ import (
 	"github.com/resolute-ml/resolute/expconf"
 	"github.com/resolute-ml/resolute/handlers"
 	"github.com/resolute-ml/resolute/harness"
+	"github.com/resolute-ml/resolute/live"
 	"github.com/resolute-ml/resolute/local"
 	"github.com/resolute-ml/resolute/masterlog"
 	"github.com/resolute-ml/resolute/scheduler"
@@ -112,6 +113,9 @@ func Start(t testing.TB, opts Options) *Master {
 	go metrics.Run(ctx)
 	go m.Experiments.Pump(ctx, m.RM.Events())
 	go m.Experiments.Run(ctx)
+	changes := live.New(d, logger)
+	go changes.Run(ctx)
+	go changes.Follow(ctx, live.MasterLogs, logs.Changed)
 
 	h := handlers.New(handlers.Config{
 		Master: resolute.MasterInfo{Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",
@@ -119,7 +123,7 @@ func Start(t testing.TB, opts Options) *Master {
 		SessionLifetime: time.Hour,
 		MaxBodyBytes:    opts.MaxBodyBytes,
 	}, handlers.Deps{DB: d, Configs: configs, Experiments: m.Experiments, Metrics: metrics, Logger: logger, Logs: logs,
-		Terminals: handlers.ExecTerminals(m.RM.Exec)})
+		Terminals: handlers.ExecTerminals(m.RM.Exec), Changes: changes})
 	go m.Experiments.WatchIdle(ctx, h.Proxy().LastActivity, 200*time.Millisecond)
 	m.srv.Config.Handler = h.Handler()
 	m.srv.Start()
