@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"reflect"
 	"regexp"
 	"strconv"
 	"testing"
@@ -92,7 +93,17 @@ func TestACheckpointIsRegisteredAliasedAndDescribedInTheModelRegistry(t *testing
 
 	// Version 2 arrives through the API, as `det model register-version`.
 	// (Another kept checkpoint when there is one: the others were deleted
-	// by the checkpoint policy.)
+	// by the checkpoint policy, which runs after the experiment ends: read
+	// the list again until it stops changing.)
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(time.Second)
+		again, err := api.ExperimentCheckpoints(t.Context(), expID)
+		must(t, err)
+		if reflect.DeepEqual(again, cps) {
+			break
+		}
+		cps = again
+	}
 	other := best
 	for _, c := range cps {
 		if c.State == "COMPLETED" && c.UUID != best.UUID {
