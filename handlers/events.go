@@ -25,7 +25,8 @@ const (
 // twice a second, and a comment every 15 s so that proxies keep it open.
 // Pages fetch their regions again on the topics they show (web/static/app.js);
 // the stream tells nothing but which table changed. A reconnecting browser
-// (Last-Event-ID) is told every topic changed, as it may have missed some.
+// (Last-Event-ID), or a page shown again (?resync), is told every topic
+// changed, as it may have missed some.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if s.changes == nil {
 		s.error(w, r, resolute.Errorf(resolute.EUnavailable, "live updates are not available"))
@@ -51,7 +52,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "id: %d\nevent: change\ndata: %s\n\n", seq, t)
 		}
 	}
-	if r.Header.Get("Last-Event-ID") != "" {
+	if r.Header.Get("Last-Event-ID") != "" || r.URL.Query().Has("resync") {
 		send(slices.Concat(live.Topics, []string{live.MasterLogs}))
 	}
 	if rc.Flush() != nil {

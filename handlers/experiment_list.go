@@ -32,7 +32,8 @@ func (s *Server) handleExperimentListPage(w http.ResponseWriter, r *http.Request
 }
 
 // handleExperimentTable serves GET /experiments/table[?project=&workspace=
-// &…the list's query]: the fragment htmx polls every 3 s.
+// &…the list's query]: the fragment htmx fetches again when experiments
+// change (GET /events).
 func (s *Server) handleExperimentTable(w http.ResponseWriter, r *http.Request) {
 	q := views.ExperimentQuery{Path: "/experiments"}
 	var err error

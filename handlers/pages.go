@@ -43,8 +43,8 @@ func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleDashboardLive serves GET /dashboard/live: the htmx fragment of the
-// viewer's experiments, tasks and queued jobs and the pools' usage, polled
-// every 3 s.
+// viewer's experiments, tasks and queued jobs and the pools' usage, fetched
+// again on each pushed change (GET /events).
 func (s *Server) handleDashboardLive(w http.ResponseWriter, r *http.Request) {
 	live, err := s.dashboardLive(r)
 	if err != nil {
@@ -148,7 +148,7 @@ func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleClusterPools serves GET /cluster/pools: the htmx fragment of the
-// pools and their slots, polled every 3 s.
+// pools and their slots, fetched again on each pushed change (GET /events).
 func (s *Server) handleClusterPools(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, views.ClusterLiveView(s.clusterLive()))
 }

@@ -30,7 +30,7 @@ func (s *Server) handleTaskListPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleTaskTable serves GET /tasks/table: the htmx fragment of the list,
-// polled every 3 s with the page's filter.
+// fetched again with the page's filter on each pushed change (GET /events).
 func (s *Server) handleTaskTable(w http.ResponseWriter, r *http.Request) {
 	t, err := s.taskTable(r)
 	if err != nil {
@@ -99,7 +99,7 @@ func (s *Server) handleTaskPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleTaskLive serves GET /tasks/{id}/live: the htmx fragment of the
-// task's header, polled every 3 s until it ends.
+// task's header, fetched again on each pushed change until it ends.
 func (s *Server) handleTaskLive(w http.ResponseWriter, r *http.Request) {
 	t, err := s.taskParam(r, "")
 	if err != nil {

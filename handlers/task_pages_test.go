@@ -44,7 +44,7 @@ func TestTheTasksPageLaunchesListsFiltersAndKills(t *testing.T) {
 		t.Fatalf("/tasks: %d", resp.StatusCode)
 	}
 	wants(t, "the empty Tasks page", body, `id="launch-notebook"`, `id="launch-cpu-notebook"`, `id="run-command"`,
-		`id="task-table"`, `hx-get="/tasks/table?"`, `hx-trigger="every 3s"`, "No live tasks.")
+		`id="task-table"`, `hx-get="/tasks/table?"`, `hx-trigger="live:tasks from:body,`, "No live tasks.")
 	if strings.Contains(body, `id="coming"`) {
 		t.Error("/tasks is still the placeholder")
 	}

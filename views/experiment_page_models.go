@@ -32,8 +32,8 @@ type ExperimentPage struct {
 
 // ExperimentLive is the part of an experiment's page that follows the run:
 // the header, and what the tab shows of trials and checkpoints. htmx
-// replaces it every 3 s from GET /experiments/{id}/live?tab= while the
-// experiment runs.
+// replaces it from GET /experiments/{id}/live?tab= on each pushed change
+// while the experiment runs.
 type ExperimentLive struct {
 	Tab             string // one of ExperimentTabs' keys
 	Experiment      resolute.Experiment

@@ -21,7 +21,7 @@ type TaskList struct {
 }
 
 // TaskTable is the table of tasks under the page's filter; htmx refreshes
-// it every 3 s from GET /tasks/table.
+// it from GET /tasks/table on each pushed change.
 type TaskTable struct {
 	Type  string // "" for every type
 	State string // "" for every state

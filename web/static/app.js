@@ -34,3 +34,33 @@ document.addEventListener("htmx:oobAfterSwap", (e) => {
   const l = e.detail.target;
   if (l && l.matches("pre.log[data-tail]") && l.dataset.atEnd === "1") l.scrollTop = l.scrollHeight;
 });
+// Live regions are pushed: a page with any (hx-trigger naming a "live:"
+// event) opens one stream of server-sent events from /events, and each
+// change (its data names the table that changed, e.g. trials) is dispatched
+// on <body> as the htmx event "live:<topic>" and as a generic "live". A
+// region fetches itself again on the topics it shows, e.g.
+// hx-trigger="live:trials from:body, every 30s"; the slow poll covers a
+// stream that is down. A hidden tab closes its stream (browsers allow few
+// connections per server) and, shown again, asks for every topic at once.
+(() => {
+  let source = null;
+  const live = () => document.querySelector('[hx-trigger*="live:"]') !== null;
+  function open(resync) {
+    if (source || document.hidden || !live()) return;
+    source = new EventSource(resync ? "/events?resync=1" : "/events");
+    source.addEventListener("change", (e) => {
+      htmx.trigger(document.body, "live:" + e.data);
+      htmx.trigger(document.body, "live", { topic: e.data });
+    });
+  }
+  document.addEventListener("DOMContentLoaded", () => open(false));
+  document.addEventListener("htmx:load", () => open(false)); // a live region swapped in later
+  document.addEventListener("visibilitychange", () => {
+    if (document.hidden && source) {
+      source.close();
+      source = null;
+    } else if (!document.hidden) {
+      open(true);
+    }
+  });
+})();

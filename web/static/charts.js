@@ -5,8 +5,9 @@
 // trial. With data-experiments (the compare page) it charts several
 // experiments' trials, labelled and coloured by experiment, and with
 // data-trials only those trials. Each asks for about as many points as it is wide (the server
-// downsamples) and refetches every 5 s while it sits inside a region htmx
-// polls (an [hx-get] ancestor: the trial or experiment still runs). Dragging
+// downsamples) and refetches when metrics are reported (pushed, see
+// app.js) while it sits inside a live region (an [hx-get] ancestor: the
+// trial or experiment still runs). Dragging
 // across a chart zooms into those batches and fetches them in detail (again
 // about as many points as the chart is wide); a double-click zooms back out.
 // The elements carry hx-preserve, so those polls keep them and their
@@ -173,19 +174,40 @@
       }
     }
 
+    // While the chart is live it loads again when metrics are reported
+    // (the pushed "live:metrics", see app.js), at most every 2 s and one
+    // load at a time, and every 30 s otherwise.
+    let loading = false, dirty = false, lastLoad = 0;
+    function soon() {
+      clearTimeout(timer);
+      timer = setTimeout(load, Math.max(0, lastLoad + 2000 - Date.now()));
+    }
+    document.body.addEventListener("live:metrics", () => {
+      if (!el.isConnected || !el.closest("[hx-get]")) return;
+      dirty = true;
+      if (!loading) soon();
+    });
     async function load() {
       clearTimeout(timer);
       if (experiment && !picker.value) {
         empty.hidden = false; // no metric to pick yet
         return;
       }
+      loading = true;
+      dirty = false;
+      lastLoad = Date.now();
       try {
         if (experiment) cols = experimentColumns(await fetchTrials(), exps);
         else cols = trialColumns((await fetchJSON(el.dataset.url)).metrics);
         if (!metric && cols.labels.length) metric = cols.labels[0]; // keeps its spikes in the downsampling
         draw();
       } finally {
-        if (el.closest("[hx-get]")) timer = setTimeout(load, 5000);
+        loading = false;
+        clearTimeout(timer);
+        if (el.closest("[hx-get]")) {
+          if (dirty) soon();
+          else timer = setTimeout(load, 30000);
+        }
       }
     }
 
