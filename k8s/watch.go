@@ -237,7 +237,11 @@ func (m *Manager) sync(id string) {
 // finish reports an allocation's end once its log streams are done (or a
 // short while has passed), and removes its ConfigMap.
 func (m *Manager) finish(a *allocation, s podState, killed bool, result *outcome) {
-	if !a.started && !s.deleted {
+	m.mu.Lock()
+	unseen := !a.started
+	a.started = true
+	m.mu.Unlock()
+	if unseen && !s.deleted {
 		// It ran and ended between two looks: its output is still there.
 		m.send(resolute.AllocationStarted{AllocationID: a.id, Addr: s.addr, Time: time.Now()})
 		m.streamLogs(a, nil)
