@@ -34,3 +34,11 @@ func (c *Client) ResourcePools(ctx context.Context) ([]resolute.ResourcePool, er
 	err := c.do(ctx, http.MethodGet, "/api/v1/resource-pools", nil, nil, &out)
 	return out.ResourcePools, err
 }
+
+// Agents lists the machines (Kubernetes nodes) with their slots
+// (GET /api/v1/agents).
+func (c *Client) Agents(ctx context.Context) ([]resolute.Agent, error) {
+	var out resolute.AgentsResponse
+	err := c.do(ctx, http.MethodGet, "/api/v1/agents", nil, nil, &out)
+	return out.Agents, err
+}

@@ -63,7 +63,7 @@ func (a *app) rootCmd() *cobra.Command {
 		"user whose stored session to use (default $DET_USER, or the last one to log in)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(a.userCmd(), a.workspaceCmd(), a.projectCmd(), a.masterCmd(), a.versionCmd(),
-		a.templateCmd(), a.previewSearchCmd(), a.experimentCmd(), a.trialCmd(), a.checkpointCmd(), a.jobCmd(), a.modelCmd(),
+		a.templateCmd(), a.previewSearchCmd(), a.experimentCmd(), a.trialCmd(), a.checkpointCmd(), a.jobCmd(), a.agentCmd(), a.slotCmd(), a.modelCmd(),
 		a.commandCmd(), a.notebookCmd(), a.shellCmd(), a.tensorboardCmd(), a.taskCmd())
 	return root
 }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"io"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/resolute-ml/resolute"
+)
+
+func (a *app) agentCmd() *cobra.Command {
+	cmd := group("agent", "Show the cluster's machines (Kubernetes nodes) and their slots", "a")
+	cmd.AddCommand(a.agentListCmd())
+	return cmd
+}
+
+func (a *app) slotCmd() *cobra.Command {
+	cmd := group("slot", "Show every slot and what holds it", "s")
+	cmd.AddCommand(a.slotListCmd())
+	return cmd
+}
+
+// agents fetches the agents for a list command.
+func (a *app) agents(cmd *cobra.Command) ([]resolute.Agent, error) {
+	s, err := a.login(cmd.Context())
+	if err != nil {
+		return nil, err
+	}
+	return s.Agents(cmd.Context())
+}
+
+func (a *app) agentListCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List the agents: their pool, slots, and how many are in use",
+		Args:    args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			agents, err := a.agents(cmd)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(a.stdout, agents)
+			}
+			return agentTable(a.stdout, agents)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+// agentTable prints an agent a row: slots held by Resolute's allocations
+// and by pods it did not start are counted apart.
+func agentTable(w io.Writer, agents []resolute.Agent) error {
+	rows := make([][]string, len(agents))
+	for i, ag := range agents {
+		used, other := 0, 0
+		for _, s := range ag.Slots {
+			switch {
+			case s.AllocationID != "":
+				used++
+			case s.Foreign:
+				other++
+			}
+		}
+		rows[i] = []string{ag.ID, ag.ResourcePool, strconv.Itoa(len(ag.Slots)), strconv.Itoa(used), strconv.Itoa(other)}
+	}
+	return table(w, []string{"Agent ID", "Resource Pool", "Slots", "Used", "Used by Other Pods"}, rows)
+}
+
+func (a *app) slotListCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List every slot of every agent and the allocation holding it",
+		Args:    args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			agents, err := a.agents(cmd)
+			if err != nil {
+				return err
+			}
+			var slots []resolute.Slot
+			for _, ag := range agents {
+				for _, s := range ag.Slots {
+					s.Agent = ag.ID
+					slots = append(slots, s)
+				}
+			}
+			if asJSON {
+				return printJSON(a.stdout, slots)
+			}
+			rows := make([][]string, len(slots))
+			for i, s := range slots {
+				holder := s.AllocationID
+				if holder == "" && s.Foreign {
+					holder = "(another pod)"
+				}
+				rows[i] = []string{s.Agent, strconv.Itoa(s.ID), s.Device, holder}
+			}
+			return table(a.stdout, []string{"Agent ID", "Slot ID", "Type", "Allocation"}, rows)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
