@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/resolute-ml/resolute"
@@ -26,7 +27,8 @@ const (
 // Pages fetch their regions again on the topics they show (web/static/app.js);
 // the stream tells nothing but which table changed. A reconnecting browser
 // (Last-Event-ID), or a page shown again (?resync), is told every topic
-// changed, as it may have missed some.
+// changed, as it may have missed some; ?since= (the page's data-live-since)
+// tells the topics that changed since the page was rendered.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if s.changes == nil {
 		s.error(w, r, resolute.Errorf(resolute.EUnavailable, "live updates are not available"))
@@ -52,8 +54,16 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, "id: %d\nevent: change\ndata: %s\n\n", seq, t)
 		}
 	}
-	if r.Header.Get("Last-Event-ID") != "" || r.URL.Query().Has("resync") {
+	switch since := r.URL.Query().Get("since"); {
+	case r.Header.Get("Last-Event-ID") != "" || r.URL.Query().Has("resync"):
 		send(slices.Concat(live.Topics, []string{live.MasterLogs}))
+	case since != "":
+		// What changed between the page's render and now.
+		n, err := strconv.ParseUint(since, 10, 64)
+		if err != nil {
+			n = 0
+		}
+		send(s.changes.ChangedSince(n))
 	}
 	if rc.Flush() != nil {
 		return
@@ -91,4 +101,22 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// noteLiveSeq remembers, before a page reads what it shows, how far the
+// change notifications had come: the page carries it (data-live-since), so
+// its stream tells it what changed while it was rendered and loaded.
+func (s *Server) noteLiveSeq(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.changes != nil {
+			r = r.WithContext(context.WithValue(r.Context(), liveSeqKey, s.changes.Seq()))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// liveSeqFrom returns what noteLiveSeq noted, or 0.
+func liveSeqFrom(r *http.Request) uint64 {
+	n, _ := r.Context().Value(liveSeqKey).(uint64)
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -13,13 +14,13 @@ import (
 	"github.com/resolute-ml/resolute/live"
 )
 
-// openEvents opens GET /events with c and returns a function reading the
+// openEvents opens GET /events?query with c and returns a function reading the
 // next change's topic.
-func openEvents(t *testing.T, c *http.Client, m *handlerstest.Master, lastEventID string) func() string {
+func openEvents(t *testing.T, c *http.Client, m *handlerstest.Master, lastEventID, query string) func() string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	t.Cleanup(cancel)
-	req, _ := http.NewRequestWithContext(ctx, "GET", m.URL+"/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", m.URL+"/events?"+query, nil)
 	if lastEventID != "" {
 		req.Header.Set("Last-Event-ID", lastEventID)
 	}
@@ -51,7 +52,7 @@ func openEvents(t *testing.T, c *http.Client, m *handlerstest.Master, lastEventI
 func TestTheEventsStreamAnnouncesAChangeMadeThroughTheAPI(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin := login(t, m, "admin", "")
-	next := openEvents(t, signInPages(t, m, "admin", ""), m, "")
+	next := openEvents(t, signInPages(t, m, "admin", ""), m, "", "")
 
 	if code := api(t, m, "POST", "/api/v1/workspaces", admin, `{"name":"pushed"}`, nil); code != 200 {
 		t.Fatalf("create workspace: %d", code)
@@ -63,7 +64,7 @@ func TestTheEventsStreamAnnouncesAChangeMadeThroughTheAPI(t *testing.T) {
 
 func TestAReconnectingBrowserIsToldEveryTopicChanged(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
-	next := openEvents(t, signInPages(t, m, "admin", ""), m, "41")
+	next := openEvents(t, signInPages(t, m, "admin", ""), m, "41", "")
 	var got []string
 	for len(got) < len(live.Topics)+1 {
 		got = append(got, next())
@@ -85,5 +86,23 @@ func TestTheEventsStreamIsForSignedInUsers(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode == 200 {
 		t.Errorf("GET /events without a session: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}
+
+func TestAPageIsToldWhatChangedWhileItLoaded(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	admin := login(t, m, "admin", "")
+	pages := signInPages(t, m, "admin", "")
+	_, body := get(t, pages, m, "/dashboard")
+	since := regexp.MustCompile(`data-live-since="(\d+)"`).FindStringSubmatch(body)
+	if since == nil {
+		t.Fatal("no data-live-since on the page")
+	}
+	if code := api(t, m, "POST", "/api/v1/workspaces", admin, `{"name":"meanwhile"}`, nil); code != 200 {
+		t.Fatalf("create workspace: %d", code)
+	}
+	time.Sleep(500 * time.Millisecond) // the listener hears of it before the stream opens
+	next := openEvents(t, pages, m, "", "since="+since[1])
+	for topic := next(); topic != "workspaces"; topic = next() {
 	}
 }

@@ -20,6 +20,7 @@ const (
 	userKey ctxKey = iota
 	tokenKey
 	allocationKey
+	liveSeqKey
 )
 
 // AllocationTokenHeader carries a task's allocation token, as Determined's

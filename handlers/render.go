@@ -35,7 +35,7 @@ func (s *Server) shell(r *http.Request, title, nav string) views.Shell {
 	u, _ := userFrom(r)
 	sh := views.Shell{
 		Title: title, Nav: nav, User: u, Asset: s.assets.URL,
-		HTMX: s.assets.Has("vendor/htmx.min.js"), Version: s.cfg.Master.Version,
+		HTMX: s.assets.Has("vendor/htmx.min.js"), Version: s.cfg.Master.Version, LiveSince: liveSeqFrom(r),
 	}
 	if c, err := r.Cookie(flashCookie); err == nil {
 		if v, err := url.QueryUnescape(c.Value); err == nil && len(v) > 2 {

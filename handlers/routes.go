@@ -27,7 +27,7 @@ func (s *Server) Routes() chi.Router {
 
 	// Signed-in pages.
 	r.Group(func(r chi.Router) {
-		r.Use(s.requirePageUser)
+		r.Use(s.requirePageUser, s.noteLiveSeq)
 		r.Get("/", s.handleRoot)
 		r.Post("/logout", s.handleLogoutForm)
 		r.Get("/events", s.handleEvents)

@@ -40,8 +40,13 @@ type Listener struct {
 	window  time.Duration
 	backoff time.Duration
 
-	mu   sync.Mutex
-	subs map[*Subscription]struct{}
+	ready     chan struct{} // closed once LISTEN first took effect
+	readyOnce sync.Once
+
+	mu      sync.Mutex
+	subs    map[*Subscription]struct{}
+	seq     uint64            // counts what was published
+	changed map[string]uint64 // each topic's seq when it was last published
 }
 
 // Option tunes a Listener.
@@ -58,7 +63,7 @@ func WithBackoff(d time.Duration) Option { return func(l *Listener) { l.backoff 
 // New returns a Listener on db's notifications; call Run to start it.
 func New(db Connector, logger *slog.Logger, opts ...Option) *Listener {
 	l := &Listener{db: db, logger: logger, window: 500 * time.Millisecond, backoff: time.Second,
-		subs: map[*Subscription]struct{}{}}
+		ready: make(chan struct{}), subs: map[*Subscription]struct{}{}, changed: map[string]uint64{}}
 	for _, o := range opts {
 		o(l)
 	}
@@ -71,6 +76,7 @@ func (l *Listener) Run(ctx context.Context) {
 	failed := false
 	for {
 		err := l.listen(ctx, func() {
+			l.readyOnce.Do(func() { close(l.ready) })
 			if failed {
 				l.logger.Info("change notifications: listening again")
 				for _, t := range Topics {
@@ -117,13 +123,46 @@ func (l *Listener) listen(ctx context.Context, listening func()) error {
 	}
 }
 
+// Ready returns a channel closed once the listener first listens: changes
+// committed before then are not seen.
+func (l *Listener) Ready() <-chan struct{} { return l.ready }
+
 // Publish tells every subscriber that topic changed.
 func (l *Listener) Publish(topic string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.seq++
+	l.changed[topic] = l.seq
 	for s := range l.subs {
 		s.add(topic)
 	}
+}
+
+// Seq numbers what was published so far. A page takes it before it reads
+// what it shows, and ChangedSince then says which topics changed after.
+func (l *Listener) Seq() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seq
+}
+
+// ChangedSince returns the topics published after Seq returned since,
+// sorted. A since ahead of Seq came from another run of the master: then
+// every topic, as anything may have changed.
+func (l *Listener) ChangedSince(since uint64) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if since > l.seq {
+		return slices.Sorted(slices.Values(append(slices.Clone(Topics), MasterLogs)))
+	}
+	var out []string
+	for t, seq := range l.changed {
+		if seq > since {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Follow publishes topic whenever the channel that changed returns is

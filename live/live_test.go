@@ -168,3 +168,22 @@ func TestAClosedSubscriptionGetsNothing(t *testing.T) {
 		t.Errorf("Next after Close: %v, want ErrClosed", err)
 	}
 }
+
+func TestChangedSinceSaysWhatWasPublishedAfterASeq(t *testing.T) {
+	_, l := start(t)
+	l.Publish("experiments")
+	since := l.Seq()
+	if got := l.ChangedSince(since); len(got) != 0 {
+		t.Errorf("changed since now: %v", got)
+	}
+	l.Publish("trials")
+	l.Publish("metrics")
+	l.Publish("trials")
+	if diff := cmp.Diff([]string{"metrics", "trials"}, l.ChangedSince(since)); diff != "" {
+		t.Errorf("changed since (-want +got):\n%s", diff)
+	}
+	// A seq from another run of the master: anything may have changed.
+	if got := l.ChangedSince(l.Seq() + 100); len(got) != len(live.Topics)+1 {
+		t.Errorf("changed since a seq ahead: %v", got)
+	}
+}

@@ -16,6 +16,9 @@ type Shell struct {
 	Asset           func(name string) string
 	HTMX            bool // the htmx library is embedded (after `make web`)
 	Version         string
+	// LiveSince is how far the change notifications had come before the
+	// page read its data; its stream of changes starts from there.
+	LiveSince uint64
 }
 
 // Flash is a one-time message shown at the top of the next page.

@@ -116,6 +116,11 @@ func Start(t testing.TB, opts Options) *Master {
 	changes := live.New(d, logger)
 	go changes.Run(ctx)
 	go changes.Follow(ctx, live.MasterLogs, logs.Changed)
+	select { // changes made before it listens would go unseen
+	case <-changes.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the change listener did not start listening")
+	}
 
 	h := handlers.New(handlers.Config{
 		Master: resolute.MasterInfo{Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",

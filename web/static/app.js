@@ -42,12 +42,15 @@ document.addEventListener("htmx:oobAfterSwap", (e) => {
 // hx-trigger="live:trials from:body, every 30s"; the slow poll covers a
 // stream that is down. A hidden tab closes its stream (browsers allow few
 // connections per server) and, shown again, asks for every topic at once.
+// The first stream starts from the page's data-live-since, so changes made
+// while the page loaded are not lost.
 (() => {
   let source = null;
   const live = () => document.querySelector('[hx-trigger*="live:"]') !== null;
   function open(resync) {
     if (source || document.hidden || !live()) return;
-    source = new EventSource(resync ? "/events?resync=1" : "/events");
+    // since: what changed while the page was rendered and loaded is told at once.
+    source = new EventSource(resync ? "/events?resync=1" : "/events?since=" + (document.body.dataset.liveSince || "0"));
     source.addEventListener("change", (e) => {
       htmx.trigger(document.body, "live:" + e.data);
       htmx.trigger(document.body, "live", { topic: e.data });
