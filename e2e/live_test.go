@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,7 +54,7 @@ searcher: {name: single, metric: loss}
 	}
 	streaming := make(chan struct{}, 1)
 	page.OnResponse(func(r playwright.Response) {
-		if strings.HasSuffix(r.URL(), "/events") && r.Status() == 200 {
+		if u, err := url.Parse(r.URL()); err == nil && u.Path == "/events" && r.Status() == 200 {
 			select {
 			case streaming <- struct{}{}:
 			default:
