@@ -179,50 +179,104 @@ func (b *bufferPool) Put(buf []byte) {
 }
 
 // bulkThreshold is the Content-Length from which a response is copied with
-// a bulk buffer: downloads of checkpoints, datasets, TensorBoard profiles.
+// a bulk buffer from the start: downloads of checkpoints, datasets,
+// TensorBoard profiles. It is also the size of a bulk buffer.
 const bulkThreshold = 1 << 20
 
-// bulkBuffers lends the buffers of bulk copies. Only responses of known,
-// large length take one, so that thousands of small or slow responses do
-// not each hold a mebibyte.
+// bulkBuffers lends the buffers of bulk copies. Only responses that are
+// large, or that showed they come faster than the proxy sends them, take
+// one, so that thousands of small or slow responses do not each hold a
+// mebibyte.
 var bulkBuffers = newBufferPool(bulkThreshold)
 
-// bulkBody is the body of a large response of known length. On its first
-// Read it copies the whole body to the client itself, with a bulk buffer,
-// and then reports EOF: a 1 GiB download then takes a sixteenth of the
-// system calls of ReverseProxy's own copy. It relies on ReverseProxy having
-// written the response header before it reads the body, as it always does,
-// and on it running no flush timer for bodies of known length.
+// bulkBody is the body of a response that may be large: one of known, large
+// length, or one of unknown length that is not an event stream. On its
+// first Read it copies the whole body to the client itself and then reports
+// EOF. It reads into the caller's buffer (ReverseProxy's, from the pool)
+// until a read fills that, and from then on (at once if bulk is set) into a
+// bulk buffer: a 1 GiB download then takes a sixteenth of the system calls
+// and, when chunked, of the chunks of ReverseProxy's own copy. It flushes
+// after every write, so that no byte waits in a buffer while the proxy waits
+// on the service. It relies on ReverseProxy having written the response
+// header before it reads the body, as it always does; ReverseProxy's own
+// flushes, from a timer for bodies of unknown length, go through w, which
+// serializes them with these writes.
 type bulkBody struct {
 	io.ReadCloser
-	w     http.ResponseWriter
-	flush func() error
-	act   *activity
-	now   func() time.Time
-	done  bool
+	w    *syncWriter
+	act  *activity
+	now  func() time.Time
+	bulk bool // read into a bulk buffer from the start
+	done bool
 }
 
 // Read copies the whole body to the client on its first call, then says EOF.
-func (b *bulkBody) Read([]byte) (int, error) {
+func (b *bulkBody) Read(p []byte) (int, error) {
 	if b.done {
 		return 0, io.EOF
 	}
 	b.done = true
-	buf := bulkBuffers.Get()
-	defer bulkBuffers.Put(buf)
+	buf := p
+	if b.bulk || len(p) == 0 {
+		buf = bulkBuffers.Get()
+		defer bulkBuffers.Put(buf)
+	}
 	for {
 		n, err := b.ReadCloser.Read(buf)
 		if n > 0 {
 			b.act.touch(b.now())
-			if _, werr := b.w.Write(buf[:n]); werr != nil {
+			if werr := b.w.writeAndFlush(buf[:n]); werr != nil {
 				// The client went away: ReverseProxy aborts the response
 				// without logging a failure of the service.
 				return 0, context.Canceled
 			}
-			b.flush() // a slow service's bytes must not wait in a buffer
 		}
 		if err != nil {
 			return 0, err
 		}
+		if n == len(buf) && len(buf) < bulkThreshold {
+			// The service sends faster than the proxy: copy in bulk.
+			buf = bulkBuffers.Get()
+			defer bulkBuffers.Put(buf)
+		}
 	}
 }
+
+// syncWriter is the client's ResponseWriter as ReverseProxy and a bulkBody
+// share it: ReverseProxy flushes a body of unknown length from a goroutine
+// of its own once, which must not run while the bulkBody writes. Hijacking
+// and the other features of the writer are reached through Unwrap.
+type syncWriter struct {
+	http.ResponseWriter
+	mu sync.Mutex
+}
+
+// Write writes p to the client.
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ResponseWriter.Write(p)
+}
+
+// FlushError sends what was written to the client on.
+func (w *syncWriter) FlushError() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// writeAndFlush writes p to the client and sends it on. Only the write's
+// error counts: a writer that cannot flush still takes the bytes, and one
+// whose client went away fails the next write.
+func (w *syncWriter) writeAndFlush(p []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := w.ResponseWriter.Write(p); err != nil {
+		return err
+	}
+	http.NewResponseController(w.ResponseWriter).Flush()
+	return nil
+}
+
+// Unwrap returns the client's ResponseWriter, for http.ResponseController.
+func (w *syncWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -134,9 +134,9 @@ func New(lookup Lookup, opts ...Option) *Proxy {
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:   p.rewrite,
 		Transport: newGetTransport(DefaultTransport()),
-		// No flush timer: ReverseProxy flushes event streams and bodies of
-		// unknown length after every write; the bodies in activity.go
-		// flush the others whenever the proxy would wait on the service.
+		// No flush timer: ReverseProxy flushes event streams after every
+		// write; the bodies in activity.go flush the others after every
+		// write or whenever the proxy would wait on the service.
 		FlushInterval:  0,
 		BufferPool:     newBufferPool(copyBufferSize),
 		ModifyResponse: p.modifyResponse,
@@ -235,7 +235,7 @@ type route struct {
 	taskID string
 	target *url.URL
 	act    *activity
-	w      http.ResponseWriter // the client's, for bulkBody
+	w      syncWriter // the client's, shared by ReverseProxy and bulkBody
 }
 
 type routeKey struct{}
@@ -244,8 +244,8 @@ type routeKey struct{}
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, taskID string, target *url.URL) {
 	act := p.activity(taskID)
 	act.touch(p.now())
-	rt := &route{taskID: taskID, target: target, act: act, w: w}
-	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), routeKey{}, rt)))
+	rt := &route{taskID: taskID, target: target, act: act, w: syncWriter{ResponseWriter: w}}
+	p.rp.ServeHTTP(&rt.w, r.WithContext(context.WithValue(r.Context(), routeKey{}, rt)))
 	act.touch(p.now())
 }
 
@@ -298,17 +298,20 @@ func (p *Proxy) modifyResponse(res *http.Response) error {
 	if res.Body == nil || res.Body == http.NoBody {
 		return nil
 	}
-	if res.ContentLength < 0 || isEventStream(res.Header) {
+	if isEventStream(res.Header) {
 		// ReverseProxy flushes these after every write by itself.
 		res.Body = &activeBody{ReadCloser: res.Body, act: rt.act, now: p.now}
 		return nil
 	}
-	flush := http.NewResponseController(rt.w).Flush
-	if res.ContentLength >= bulkThreshold && res.Request.Method != http.MethodHead {
-		res.Body = &bulkBody{ReadCloser: res.Body, w: rt.w, flush: flush, act: rt.act, now: p.now}
+	if res.Request.Method != http.MethodHead && (res.ContentLength < 0 || res.ContentLength >= bulkThreshold) {
+		// Downloads, and bodies of unknown length, which may be downloads
+		// (a zipped folder) or streams (logs): bulkBody flushes after every
+		// write, as ReverseProxy would, but writes more at a time.
+		res.Body = &bulkBody{ReadCloser: res.Body, w: &rt.w, act: rt.act, now: p.now,
+			bulk: res.ContentLength >= bulkThreshold}
 		return nil
 	}
-	res.Body = &activeBody{ReadCloser: res.Body, flush: flush, act: rt.act, now: p.now}
+	res.Body = &activeBody{ReadCloser: res.Body, flush: rt.w.FlushError, act: rt.act, now: p.now}
 	return nil
 }
 

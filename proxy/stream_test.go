@@ -180,6 +180,83 @@ func TestStreamingIsNotBuffered(t *testing.T) {
 	}
 }
 
+// TestEachPieceComesThroughAtOnce has the service send a small piece, flush
+// and wait until the client got it before it sends the next: neither the
+// proxy's copy buffers nor its flushing may hold a piece back.
+func TestEachPieceComesThroughAtOnce(t *testing.T) {
+	const piece = "data: 1\n\n"
+	for name, tc := range map[string]struct {
+		contentType string
+		length      int // Content-Length; 0 for none (chunked)
+	}{
+		"an event stream":                   {contentType: "text/event-stream"},
+		"a stream of unknown length":        {contentType: "application/x-ndjson"},
+		"a small body of known length":      {contentType: "text/plain", length: 3 * len(piece)},
+		"a download of known, large length": {contentType: "application/octet-stream", length: 2 << 20},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := make(chan struct{})
+			backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.contentType)
+				if tc.length > 0 {
+					w.Header().Set("Content-Length", strconv.Itoa(tc.length))
+				}
+				for range 3 {
+					io.WriteString(w, piece)
+					w.(http.Flusher).Flush()
+					select {
+					case <-got:
+					case <-r.Context().Done():
+						return
+					}
+				}
+				if tc.length > 0 {
+					io.CopyN(w, zeros{}, int64(tc.length-3*len(piece)))
+				}
+			}))
+			defer backend.Close()
+			srv := serve(t, proxy.New(tasks{"t": {URL: mustURL(t, backend.URL), State: proxy.Ready}}.lookup))
+
+			// The deadline ends the test, and the service's wait, if the
+			// proxy holds back even the response's header.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/proxy/t/events", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			for i := range 3 {
+				read := make(chan error, 1)
+				go func() {
+					buf := make([]byte, len(piece))
+					_, err := io.ReadFull(res.Body, buf)
+					if err == nil && string(buf) != piece {
+						err = errors.New("got " + strconv.Quote(string(buf)))
+					}
+					read <- err
+				}()
+				select {
+				case err := <-read:
+					if err != nil {
+						t.Fatalf("piece %d: %v", i+1, err)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatalf("piece %d did not come through while the service waited", i+1)
+				}
+				got <- struct{}{}
+			}
+			if _, err := io.Copy(io.Discard, res.Body); err != nil {
+				t.Errorf("rest: %v", err)
+			}
+		})
+	}
+}
+
 // TestStreamingMemoryStaysSmall sends 256 MiB through the proxy, with and
 // without a Content-Length, and checks that the whole process allocated far
 // less than that.
