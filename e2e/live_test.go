@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/client"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
@@ -102,4 +104,26 @@ searcher: {name: single, metric: loss}
 	if n := fetched(); n < 2 || n > told {
 		t.Errorf("%d fetches of the live region for %d events of its topics (%v)", n, told, got)
 	}
+
+	// A change told while the region is being fetched is not lost: the
+	// region is fetched again once that response is in. (Its responses
+	// are held back here, so the second rename arrives meanwhile.)
+	must(t, page.Route(regexp.MustCompile(regexp.QuoteMeta(liveURL)), func(r playwright.Route) {
+		go func() {
+			resp, err := r.Fetch()
+			if err != nil {
+				r.Abort()
+				return
+			}
+			time.Sleep(1500 * time.Millisecond)
+			r.Fulfill(playwright.RouteFulfillOptions{Response: resp})
+		}()
+	}))
+	one, two := "renamed once", "renamed twice"
+	_, err = api.PatchExperiment(t.Context(), e.ID, resolute.PatchExperimentRequest{Name: &one})
+	must(t, err)
+	time.Sleep(300 * time.Millisecond)
+	_, err = api.PatchExperiment(t.Context(), e.ID, resolute.PatchExperimentRequest{Name: &two})
+	must(t, err)
+	must(t, playwright.NewPlaywrightAssertions(6000).Locator(page.Locator("#experiment-header h1")).ToContainText(two))
 }

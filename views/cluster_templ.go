@@ -158,7 +158,7 @@ func ClusterLiveView(l ClusterLive) templ.Component {
 			templ_7745c5c3_Var7 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<div id=\"cluster-pools\" hx-get=\"/cluster/pools\" hx-trigger=\"live:allocations from:body, live:tasks from:body, live:experiments from:body, every 10s\" hx-swap=\"outerHTML\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<div id=\"cluster-pools\" hx-get=\"/cluster/pools\" hx-trigger=\"live:allocations from:body, live:tasks from:body, live:experiments from:body, every 10s\" hx-swap=\"outerHTML settle:0ms\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

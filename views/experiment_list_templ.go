@@ -443,7 +443,7 @@ func ExperimentTableView(t ExperimentTable) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "\" hx-trigger=\"live:experiments from:body, every 30s\" hx-swap=\"outerHTML\" hx-sync=\"this:drop\"><input type=\"hidden\" name=\"back\" form=\"experiment-batch\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "\" hx-trigger=\"live:experiments from:body, every 30s\" hx-swap=\"outerHTML settle:0ms\" hx-sync=\"this:drop\"><input type=\"hidden\" name=\"back\" form=\"experiment-batch\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -156,7 +156,7 @@ func ExperimentLiveView(l ExperimentLive) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "\" hx-trigger=\"live:experiments from:body, live:trials from:body, live:checkpoints from:body, live:metrics from:body, every 30s\" hx-swap=\"outerHTML\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "\" hx-trigger=\"live:experiments from:body, live:trials from:body, live:checkpoints from:body, live:metrics from:body, every 30s\" hx-swap=\"outerHTML settle:0ms\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -198,7 +198,7 @@ func DashboardLiveView(l DashboardLive) templ.Component {
 			templ_7745c5c3_Var10 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<div id=\"dashboard-live\" hx-get=\"/dashboard/live\" hx-trigger=\"live:experiments from:body, live:tasks from:body, live:allocations from:body, every 30s\" hx-swap=\"outerHTML\"><h2>My recent experiments</h2>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<div id=\"dashboard-live\" hx-get=\"/dashboard/live\" hx-trigger=\"live:experiments from:body, live:tasks from:body, live:allocations from:body, every 30s\" hx-swap=\"outerHTML settle:0ms\"><h2>My recent experiments</h2>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1113,7 +1113,7 @@ func LogPoll(after int64) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 82, "\" hx-trigger=\"live:master_logs from:body, every 10s\" hx-swap=\"outerHTML\"></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 82, "\" hx-trigger=\"live:master_logs from:body, every 10s\" hx-swap=\"outerHTML settle:0ms\"></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

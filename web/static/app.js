@@ -39,7 +39,9 @@ document.addEventListener("htmx:oobAfterSwap", (e) => {
 // change (its data names the table that changed, e.g. trials) is dispatched
 // on <body> as the htmx event "live:<topic>" and as a generic "live". A
 // region fetches itself again on the topics it shows, e.g.
-// hx-trigger="live:trials from:body, every 30s"; the slow poll covers a
+// hx-trigger="live:trials from:body, every 30s" with
+// hx-swap="outerHTML settle:0ms" (no moment when the replacement does not
+// listen yet); the slow poll covers a
 // stream that is down. A hidden tab closes its stream (browsers allow few
 // connections per server) and, shown again, asks for every topic at once.
 // The first stream starts from the page's data-live-since, so changes made
@@ -51,11 +53,37 @@ document.addEventListener("htmx:oobAfterSwap", (e) => {
     if (source || document.hidden || !live()) return;
     // since: what changed while the page was rendered and loaded is told at once.
     source = new EventSource(resync ? "/events?resync=1" : "/events?since=" + (document.body.dataset.liveSince || "0"));
-    source.addEventListener("change", (e) => {
-      htmx.trigger(document.body, "live:" + e.data);
-      htmx.trigger(document.body, "live", { topic: e.data });
-    });
+    source.addEventListener("change", (e) => fire(e.data));
   }
+  // A topic waits while a region that shows it is being fetched: htmx would
+  // queue the event on the region that the response then replaces, and the
+  // change would be lost. It is dispatched once that request is done.
+  const inflight = new Set();
+  const waiting = new Set();
+  const shows = (el, topic) => el.isConnected &&
+    (el.getAttribute("hx-trigger") || "").split(",").some((t) => t.trim().split(/\s+/)[0] === "live:" + topic);
+  function fire(topic) {
+    if ([...inflight].some((el) => shows(el, topic))) {
+      waiting.add(topic);
+      return;
+    }
+    htmx.trigger(document.body, "live:" + topic);
+    htmx.trigger(document.body, "live", { topic });
+  }
+  document.addEventListener("htmx:beforeRequest", (e) => inflight.add(e.detail.elt));
+  function flush() {
+    const topics = [...waiting];
+    waiting.clear();
+    topics.forEach(fire);
+  }
+  document.addEventListener("htmx:afterRequest", (e) => {
+    // A replaced region's event comes from its old parent: the region has
+    // left the page, and its replacement already listens (live regions
+    // swap with settle:0ms, as htmx processes new content when it settles).
+    inflight.delete(e.detail.elt);
+    inflight.forEach((r) => r.isConnected || inflight.delete(r));
+    setTimeout(flush, 0);
+  });
   document.addEventListener("DOMContentLoaded", () => open(false));
   document.addEventListener("htmx:load", () => open(false)); // a live region swapped in later
   document.addEventListener("visibilitychange", () => {
