@@ -48,3 +48,19 @@ func TestHandlerRecordsAttrs(t *testing.T) {
 		t.Fatalf("lines = %+v", lines)
 	}
 }
+
+func TestChangedIsClosedByTheNextLine(t *testing.T) {
+	b := NewBuffer(10)
+	changed := b.Changed()
+	select {
+	case <-changed:
+		t.Fatal("closed before any line")
+	default:
+	}
+	b.Add(time.Now(), "INFO", "hello")
+	select {
+	case <-changed:
+	default:
+		t.Fatal("still open after a line")
+	}
+}
