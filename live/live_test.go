@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -148,14 +149,21 @@ func TestTheListenerReconnectsAfterItsConnectionIsKilled(t *testing.T) {
 	exec(t, d, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 		WHERE datname = current_database() AND query = 'LISTEN `+live.Channel+`'`)
 	// Once it listens again it says every topic changed, as some may have
-	// been missed meanwhile.
-	if diff := cmp.Diff(live.Topics, next(t, s, 10*time.Second)); diff != "" {
-		t.Errorf("topics after reconnecting (-want +got):\n%s", diff)
+	// been missed meanwhile (in one delivery or several: the window is 1 ms).
+	seen := map[string]bool{}
+	for deadline := time.Now().Add(10 * time.Second); len(seen) < len(live.Topics) && time.Now().Before(deadline); {
+		for _, topic := range next(t, s, 10*time.Second) {
+			seen[topic] = true
+		}
+	}
+	for _, topic := range live.Topics {
+		if !seen[topic] {
+			t.Errorf("after reconnecting, no %s; got %v", topic, seen)
+		}
 	}
 	waitListening(t, d, 1)
 	exec(t, d, `INSERT INTO workspaces (name, user_id) SELECT 'after', id FROM users LIMIT 1`)
-	if diff := cmp.Diff([]string{"workspaces"}, next(t, s, 5*time.Second)); diff != "" {
-		t.Errorf("topics (-want +got):\n%s", diff)
+	for got := next(t, s, 5*time.Second); !slices.Contains(got, "workspaces"); got = next(t, s, 5*time.Second) {
 	}
 }
 
