@@ -11,8 +11,6 @@ import (
 // ResourceManager is what control needs of a resource manager (local/ now,
 // k8s/ later); Experiments.Pump turns its events into state changes.
 type ResourceManager interface {
-	// FreeSlots returns the ids of the slots no allocation holds.
-	FreeSlots() []int
 	// TotalSlots is the number of slots the resource manager has.
 	TotalSlots() int
 	// Launch starts an allocation on the slots the spec names.

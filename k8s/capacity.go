@@ -241,9 +241,6 @@ func (m *Manager) TotalSlots() int {
 	return total
 }
 
-// FreeSlots is not meaningful across nodes; the scheduler uses Agents.
-func (m *Manager) FreeSlots() []int { return nil }
-
 // AgentsInfo describes every node for the cluster view: each slot, the
 // allocation holding it, or whether another pod does.
 func (m *Manager) AgentsInfo() []resolute.Agent {

@@ -288,7 +288,7 @@ func TestAHigherPriorityExperimentPreemptsALowerOneOnKubernetes(t *testing.T) {
 	high = strings.Replace(high, "resources: {priority: 90}", "resources: {slots_per_trial: 8, priority: 90}", 1)
 	a := k.create(low)
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		if v := k.validations(a); v > 0 {
+		if len(k.m.Validations(k.token, a)) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -311,17 +311,6 @@ func TestAHigherPriorityExperimentPreemptsALowerOneOnKubernetes(t *testing.T) {
 			t.Errorf("the low-priority trial's log lacks %q:\n%s", want, logs)
 		}
 	}
-}
-
-// validations counts an experiment's validation reports.
-func (k *cluster) validations(id int64) int {
-	n := 0
-	for _, tr := range k.trials(id) {
-		var m resolute.MetricsResponse
-		k.m.Call("GET", fmt.Sprintf("/api/v1/trials/%d/metrics?group=validation", tr.ID), k.token, nil, &m)
-		n += len(m.Metrics)
-	}
-	return n
 }
 
 // TestTwoExperimentsThatEachNeedTheWholeClusterRunOneAfterTheOther is the

@@ -118,6 +118,14 @@ func (m *Master) Stop() {
 	}
 }
 
+// Kill kills the master outright (SIGKILL), as a crash would.
+func (m *Master) Kill() {
+	if m.cmd != nil && m.cmd.ProcessState == nil {
+		m.cmd.Process.Signal(syscall.SIGKILL)
+		m.cmd.Wait()
+	}
+}
+
 // Login signs in as a user without a password and returns its token.
 func (m *Master) Login(user string) string {
 	var login resolute.LoginResponse
@@ -202,6 +210,20 @@ func (m *Master) Trials(token string, id int64) []resolute.Trial {
 	var trials resolute.TrialsResponse
 	m.Call("GET", fmt.Sprintf("/api/v1/experiments/%d/trials", id), token, nil, &trials)
 	return trials.Trials
+}
+
+// Validations lists "trial/steps" of every stored validation report of an
+// experiment.
+func (m *Master) Validations(token string, id int64) map[string]bool {
+	out := map[string]bool{}
+	for _, tr := range m.Trials(token, id) {
+		var ms resolute.MetricsResponse
+		m.Call("GET", fmt.Sprintf("/api/v1/trials/%d/metrics?group=validation", tr.ID), token, nil, &ms)
+		for _, r := range ms.Metrics {
+			out[fmt.Sprintf("%d/%d", tr.ID, r.StepsCompleted)] = true
+		}
+	}
+	return out
 }
 
 // PackDir is a gzipped tar of the files of dir (not its subdirectories).
