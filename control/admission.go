@@ -117,7 +117,6 @@ func (x *Experiments) launchFailed(ctx context.Context, a resolute.Allocation, e
 // every queued experiment with its waiting and running allocations.
 func (x *Experiments) snapshot(ctx context.Context) (scheduler.Snapshot, map[string]db.LiveAllocation, error) {
 	snap := scheduler.Snapshot{Now: x.now()}
-	total := x.rm.TotalSlots()
 	lister, _ := x.rm.(AgentLister)
 	for _, p := range x.opts.Pools {
 		var agents []scheduler.Agent
@@ -126,7 +125,7 @@ func (x *Experiments) snapshot(ctx context.Context) (scheduler.Snapshot, map[str
 		} else {
 			ids := p.SlotIDs
 			if ids == nil {
-				ids = make([]int, total)
+				ids = make([]int, x.rm.TotalSlots())
 				for i := range ids {
 					ids[i] = i
 				}

@@ -27,24 +27,6 @@ type fakeRM struct {
 	killed   []string
 }
 
-func (f *fakeRM) FreeSlots() []int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	used := map[int]bool{}
-	for _, s := range f.held {
-		for _, id := range s {
-			used[id] = true
-		}
-	}
-	var free []int
-	for i := 0; i < f.total; i++ {
-		if !used[i] {
-			free = append(free, i)
-		}
-	}
-	return free
-}
-
 func (f *fakeRM) TotalSlots() int { return f.total }
 
 func (f *fakeRM) Launch(_ context.Context, s resolute.LaunchSpec) error {

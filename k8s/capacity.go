@@ -245,10 +245,7 @@ func (m *Manager) TotalSlots() int {
 // allocation holding it, or whether another pod does.
 func (m *Manager) AgentsInfo() []resolute.Agent {
 	nodes, pools := m.Nodes()
-	device := "cuda"
-	if m.opts.SlotType == "cpu" {
-		device = "cpu"
-	}
+	device := m.SlotType()
 	out := make([]resolute.Agent, 0, len(nodes))
 	for _, n := range nodes {
 		holder := map[int]string{}

@@ -87,7 +87,7 @@ func (m *Manager) Launch(ctx context.Context, spec resolute.LaunchSpec) error {
 	}
 	if spec.RegistryAuth != nil {
 		if err := m.createPullSecret(ctx, req.Namespace, req.ImagePullSecret, cm.Labels, *spec.RegistryAuth); err != nil {
-			m.forget(a.id)
+			m.forget(a)
 			return fmt.Errorf("image pull secret for environment.registry_auth: %w", err)
 		}
 	}
@@ -97,12 +97,12 @@ func (m *Manager) Launch(ctx context.Context, spec resolute.LaunchSpec) error {
 		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
 	}
 	if err != nil {
-		m.forget(a.id)
+		m.forget(a)
 		return fmt.Errorf("create ConfigMap %s/%s: %w", req.Namespace, cm.Name, err)
 	}
 	for _, p := range pods {
 		if err := m.createPod(ctx, p); err != nil {
-			m.forget(a.id)
+			m.forget(a)
 			m.deleteObjects(context.WithoutCancel(ctx), a, 0)
 			return fmt.Errorf("create pod %s/%s: %w", req.Namespace, p.Name, err)
 		}
@@ -215,10 +215,16 @@ func (m *Manager) Kill(ctx context.Context, id string, grace time.Duration) erro
 // its ConfigMap.
 func (m *Manager) deleteObjects(ctx context.Context, a *allocation, grace time.Duration) {
 	secs := int64(grace / time.Second)
-	for _, p := range a.pods {
-		err := m.opts.Client.CoreV1().Pods(a.namespace).Delete(ctx, p.name, metav1.DeleteOptions{GracePeriodSeconds: &secs})
+	m.mu.Lock()
+	names := make([]string, len(a.pods))
+	for i, p := range a.pods {
+		names[i] = p.name
+	}
+	m.mu.Unlock()
+	for _, name := range names {
+		err := m.opts.Client.CoreV1().Pods(a.namespace).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &secs})
 		if err != nil && !apierrors.IsNotFound(err) {
-			m.log.Warn("delete pod", "allocation", a.id, "pod", p.name, "err", err)
+			m.log.Warn("delete pod", "allocation", a.id, "pod", name, "err", err)
 		}
 	}
 }
@@ -262,9 +268,12 @@ func (m *Manager) createPullSecret(ctx context.Context, ns, name string, labels 
 	return err
 }
 
-// forget drops an allocation that did not launch.
-func (m *Manager) forget(id string) {
+// forget drops an allocation that did not launch, or has ended and been
+// reported (unless a new launch of the same id took its place).
+func (m *Manager) forget(a *allocation) {
 	m.mu.Lock()
-	delete(m.allocs, id)
+	if m.allocs[a.id] == a {
+		delete(m.allocs, a.id)
+	}
 	m.mu.Unlock()
 }

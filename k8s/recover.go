@@ -44,10 +44,7 @@ func (m *Manager) Recover(ctx context.Context) (alive map[string]bool, ended map
 		s := observe(a.pods, byName)
 		switch {
 		case s.allDone && complete:
-			ended[id] = s.exitCode
-			if s.failed == "" {
-				ended[id] = 0
-			}
+			ended[id] = outcomeOf(s).code
 			m.deleteObjects(ctx, a, 0)
 		case s.failed != "" || !complete:
 			m.log.Warn("deleting the pods of a broken gang", "allocation", id)
@@ -56,11 +53,13 @@ func (m *Manager) Recover(ctx context.Context) (alive map[string]bool, ended map
 			a.started = s.allRunning
 			m.mu.Lock()
 			m.allocs[id] = a
+			startLogs := func() {}
+			if a.started {
+				startLogs = m.prepareLogs(a, &now)
+			}
 			m.mu.Unlock()
 			alive[id] = true
-			if a.started {
-				m.streamLogs(a, &now)
-			}
+			startLogs()
 			m.log.Info("adopted allocation", "allocation", id, "pods", len(pods))
 		}
 	}

@@ -199,6 +199,7 @@ func (m *Manager) sync(id string) {
 		}
 	}
 	start, stopping := false, false
+	var startLogs func()
 	if a.result == nil && !a.killed && (s.failed != "" || s.leaderDone || s.deleted) {
 		o := outcomeOf(s)
 		a.result = &o
@@ -209,6 +210,7 @@ func (m *Manager) sync(id string) {
 		a.ended = true
 	case s.allRunning && !a.started:
 		a.started, start = true, true
+		startLogs = m.prepareLogs(a, nil)
 	}
 	ended, killed, result := a.ended, a.killed, a.result
 	m.mu.Unlock()
@@ -230,7 +232,7 @@ func (m *Manager) sync(id string) {
 		go m.finish(a, s, killed, result)
 	case start:
 		m.send(resolute.AllocationStarted{AllocationID: id, Addr: s.addr, Time: time.Now()})
-		m.streamLogs(a, nil)
+		startLogs()
 	}
 }
 
@@ -238,13 +240,17 @@ func (m *Manager) sync(id string) {
 // short while has passed), and removes its ConfigMap.
 func (m *Manager) finish(a *allocation, s podState, killed bool, result *outcome) {
 	m.mu.Lock()
-	unseen := !a.started
+	unseen := !a.started && !s.deleted
 	a.started = true
+	var startLogs func()
+	if unseen {
+		startLogs = m.prepareLogs(a, nil)
+	}
 	m.mu.Unlock()
-	if unseen && !s.deleted {
+	if unseen {
 		// It ran and ended between two looks: its output is still there.
 		m.send(resolute.AllocationStarted{AllocationID: a.id, Addr: s.addr, Time: time.Now()})
-		m.streamLogs(a, nil)
+		startLogs()
 	}
 	done := make(chan struct{})
 	go func() { a.logs.Wait(); close(done) }()
@@ -254,8 +260,11 @@ func (m *Manager) finish(a *allocation, s podState, killed bool, result *outcome
 	case <-m.ctx.Done():
 		return
 	}
-	if a.stopLogs != nil {
-		a.stopLogs()
+	m.mu.Lock()
+	stop := a.stopLogs
+	m.mu.Unlock()
+	if stop != nil {
+		stop()
 	}
 	o := outcomeOf(s)
 	if result != nil {
@@ -270,6 +279,7 @@ func (m *Manager) finish(a *allocation, s podState, killed bool, result *outcome
 	m.send(e)
 	m.deleteObjects(m.ctx, a, 0) // finished pods hold nothing, but clutter
 	m.deleteConfigMap(a)
+	m.forget(a)
 	m.log.Info("allocation ended", "allocation", a.id, "exit_code", e.ExitCode, "killed", killed)
 }
 
@@ -310,6 +320,7 @@ func (m *Manager) watchPending() {
 			m.deleteConfigMap(a)
 			m.log.Warn("releasing a pending allocation", "allocation", a.id, "reason", why)
 			m.send(resolute.AllocationExited{AllocationID: a.id, ExitCode: -1, Err: why, Requeue: s.pending, Time: time.Now()})
+			m.forget(a)
 		}
 	}
 }
@@ -342,19 +353,25 @@ func (m *Manager) eventSeen(o any) {
 	m.logLine(id, level, fmt.Sprintf("kubernetes: pod %s: %s: %s", pod.Name, ev.Reason, ev.Message))
 }
 
-// streamLogs follows the task container's output of each pod into Log
-// events (since the given time, or all of it).
-func (m *Manager) streamLogs(a *allocation, since *metav1.Time) {
+// prepareLogs readies following the task container's output of each pod
+// into Log events (since the given time, or all of it); m.mu must be held,
+// so that a finish waiting for the streams always sees them counted. The
+// returned function starts them.
+func (m *Manager) prepareLogs(a *allocation, since *metav1.Time) (start func()) {
 	ctx, cancel := context.WithCancel(m.ctx)
-	m.mu.Lock()
 	a.stopLogs = cancel
-	m.mu.Unlock()
-	for _, pl := range a.pods {
-		a.logs.Add(1)
-		go func() {
-			defer a.logs.Done()
-			m.followPod(ctx, a, pl.name, since)
-		}()
+	names := make([]string, len(a.pods))
+	for i, pl := range a.pods {
+		names[i] = pl.name
+	}
+	a.logs.Add(len(names))
+	return func() {
+		for _, name := range names {
+			go func() {
+				defer a.logs.Done()
+				m.followPod(ctx, a, name, since)
+			}()
+		}
 	}
 }
 
