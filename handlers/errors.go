@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -129,12 +128,7 @@ func parseForm(r *http.Request) error {
 
 // idParam reads the integer URL parameter name.
 func idParam(r *http.Request, name string) (int64, error) {
-	v := chi.URLParam(r, name)
-	id, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || id <= 0 {
-		return 0, resolute.Errorf(resolute.EInvalid, "%s: expected a positive integer, got %q", name, v)
-	}
-	return id, nil
+	return positiveID(name, chi.URLParam(r, name))
 }
 
 // apiByID runs fn with the {id} of the path and answers {} or the error:

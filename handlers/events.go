@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
@@ -56,7 +55,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	switch since := r.URL.Query().Get("since"); {
 	case r.Header.Get("Last-Event-ID") != "" || r.URL.Query().Has("resync"):
-		send(slices.Concat(live.Topics, []string{live.MasterLogs}))
+		send(live.AllTopics())
 	case since != "":
 		// What changed between the page's render and now.
 		n, err := strconv.ParseUint(since, 10, 64)

@@ -181,7 +181,7 @@ func (s *Server) trialRows(r *http.Request, l *views.ExperimentLive) error {
 	}
 	slices.Sort(l.HparamNames)
 	for i, t := range trials {
-		row := views.TrialRow{Trial: t, Hparams: compactJSON(t.Hparams), Checkpoints: counts[t.ID]}
+		row := views.TrialRow{Trial: t, Checkpoints: counts[t.ID]}
 		for _, k := range l.HparamNames {
 			row.Values = append(row.Values, hparamText(values[i][k]))
 		}

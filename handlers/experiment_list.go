@@ -190,12 +190,19 @@ func (s *Server) experimentTable(r *http.Request, q views.ExperimentQuery) (view
 	}
 	t.Total = total
 	for _, e := range list {
-		t.Rows = append(t.Rows, views.ExperimentRow{Experiment: e.Experiment, Searcher: e.Searcher, Metric: e.Metric,
-			SmallerIsBetter: e.SmallerIsBetter, Duration: s.duration(e.CreatedAt, e.EndedAt)})
+		t.Rows = append(t.Rows, s.experimentRow(e))
 	}
 	return t, nil
 }
 
+// experimentRow is a listed experiment as the list and dashboard show it.
+func (s *Server) experimentRow(e db.ListedExperiment) views.ExperimentRow {
+	return views.ExperimentRow{Experiment: e.Experiment, Searcher: e.Searcher, Metric: e.Metric,
+		SmallerIsBetter: e.SmallerIsBetter, Duration: s.duration(e.CreatedAt, e.EndedAt)}
+}
+
+// positiveID reads an id given as the value v of name (a URL parameter, a
+// query or form field).
 func positiveID(name, v string) (int64, error) {
 	id, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || id <= 0 {

@@ -67,7 +67,7 @@ func (s *Server) handleExperimentLogDownload(w http.ResponseWriter, r *http.Requ
 			return
 		}
 		for _, l := range lines {
-			fmt.Fprintf(out, "[trial %d] %s %s %s\n", trialOfTask(l.TaskID), l.Time.UTC().Format("2006-01-02T15:04:05.000Z"), l.Level, strings.TrimRight(l.Log, "\r\n"))
+			fmt.Fprintf(out, "[trial %d] %s %s %s\n", trialOfID(l.TaskID), l.Time.UTC().Format("2006-01-02T15:04:05.000Z"), l.Level, strings.TrimRight(l.Log, "\r\n"))
 			f.After = l.ID
 		}
 		if len(lines) < f.Limit {
@@ -99,12 +99,6 @@ func (s *Server) trialTasks(r *http.Request, e resolute.Experiment) ([]string, e
 	return tasks, nil
 }
 
-// trialOfTask reads the trial id of a trial's task id ("trial-7").
-func trialOfTask(taskID string) int64 {
-	id, _ := strconv.ParseInt(strings.TrimPrefix(taskID, "trial-"), 10, 64)
-	return id
-}
-
 // experimentLogs loads every trial's lines after a line id under the
 // request's filter; from the start it loads the last lines. The log is done
 // when the experiment ended a while ago and no lines are left.
@@ -124,7 +118,7 @@ func (s *Server) experimentLogs(r *http.Request, e resolute.Experiment, after in
 		return l, err
 	}
 	for _, line := range lines {
-		l.Lines = append(l.Lines, views.ExperimentLogLine{TrialID: trialOfTask(line.TaskID), LogLine: views.LogLine{ID: line.ID,
+		l.Lines = append(l.Lines, views.ExperimentLogLine{TrialID: trialOfID(line.TaskID), LogLine: views.LogLine{ID: line.ID,
 			Time: line.Time.Local().Format("2006-01-02 15:04:05"), Level: line.Level, Message: strings.TrimRight(line.Log, "\r\n")}})
 		l.After = max(l.After, line.ID)
 	}

@@ -67,8 +67,7 @@ func (s *Server) dashboardLive(r *http.Request) (views.DashboardLive, error) {
 		return l, err
 	}
 	for _, e := range mine {
-		l.Experiments = append(l.Experiments, views.ExperimentRow{Experiment: e.Experiment, Searcher: e.Searcher,
-			Metric: e.Metric, SmallerIsBetter: e.SmallerIsBetter, Duration: s.duration(e.CreatedAt, e.EndedAt)})
+		l.Experiments = append(l.Experiments, s.experimentRow(e))
 	}
 	tasks, err := s.db.Tasks(r.Context(), db.TaskFilter{Live: new(true)})
 	if err != nil {
@@ -162,7 +161,7 @@ func (s *Server) clusterLive() views.ClusterLive {
 	for _, p := range s.exps.ResourcePools() {
 		cp := views.ClusterPool{Pool: p, Order: priorityOrder(configs[p.Name])}
 		for _, sl := range p.Slots {
-			cp.Slots = append(cp.Slots, views.ClusterSlot{Slot: sl, TrialID: trialOfAllocation(sl.AllocationID)})
+			cp.Slots = append(cp.Slots, views.ClusterSlot{Slot: sl, TrialID: trialOfID(sl.AllocationID)})
 		}
 		l.Pools = append(l.Pools, cp)
 	}
@@ -177,9 +176,9 @@ func priorityOrder(c scheduler.Config) string {
 	return "lower number runs first"
 }
 
-// trialOfAllocation reads the trial of an allocation id, "trial-12.3"
-// (trial 12, its third run); 0 for anything else.
-func trialOfAllocation(id string) int64 {
+// trialOfID reads the trial of a task id ("trial-12") or an allocation id
+// ("trial-12.3", its third run); 0 for anything else.
+func trialOfID(id string) int64 {
 	rest, ok := strings.CutPrefix(id, "trial-")
 	if !ok {
 		return 0

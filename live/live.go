@@ -153,7 +153,7 @@ func (l *Listener) ChangedSince(since uint64) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if since > l.seq {
-		return slices.Sorted(slices.Values(append(slices.Clone(Topics), MasterLogs)))
+		return AllTopics()
 	}
 	var out []string
 	for t, seq := range l.changed {
@@ -275,4 +275,10 @@ func (s *Subscription) Close() {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// AllTopics is every topic a page may be told of, sorted: the tables'
+// and the master log's.
+func AllTopics() []string {
+	return slices.Sorted(slices.Values(append(slices.Clone(Topics), MasterLogs)))
 }

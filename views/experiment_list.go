@@ -87,7 +87,7 @@ func (q ExperimentQuery) Values() url.Values {
 	if q.Sort != "" && (q.Sort != "id" || !q.Desc) {
 		v.Set("sort", q.Sort)
 		if q.Desc != DescendingFirst[q.Sort] {
-			v.Set("order", map[bool]string{true: "desc", false: "asc"}[q.Desc])
+			v.Set("order", order(q.Desc))
 		}
 	}
 	if q.Page > 1 {

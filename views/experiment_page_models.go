@@ -62,7 +62,6 @@ type ExperimentLive struct {
 // TrialRow is one trial as tables show it.
 type TrialRow struct {
 	Trial       resolute.Trial
-	Hparams     string   // compact JSON
 	Values      []string // each of ExperimentLive.HparamNames' value, compact JSON
 	Checkpoints int      // completed checkpoints
 }
