@@ -63,23 +63,65 @@ func TestABusyKernelKeepsAnActivityNotebookAlive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.CloseNow()
-	go func() { // drain the kernel's messages
+	// Read the kernel's messages: type and parent message id.
+	type kmsg struct{ typ, parent, state string }
+	msgs := make(chan kmsg, 256)
+	go func() {
+		defer close(msgs)
 		for {
-			if _, _, err := c.Read(ctx); err != nil {
+			_, b, err := c.Read(ctx)
+			if err != nil {
 				return
+			}
+			var m struct {
+				Header struct {
+					MsgType string `json:"msg_type"`
+				} `json:"header"`
+				ParentHeader struct {
+					MsgID string `json:"msg_id"`
+				} `json:"parent_header"`
+				Content struct {
+					ExecutionState string `json:"execution_state"`
+				}
+			}
+			if json.Unmarshal(b, &m) == nil {
+				msgs <- kmsg{m.Header.MsgType, m.ParentHeader.MsgID, m.Content.ExecutionState}
 			}
 		}
 	}()
-	msg := map[string]any{
-		"header":        map[string]any{"msg_id": "m1", "username": "test", "session": "s1", "msg_type": "execute_request", "version": "5.3"},
-		"parent_header": map[string]any{}, "metadata": map[string]any{}, "channel": "shell",
-		"content": map[string]any{"code": "import time; time.sleep(12); print('slept')", "silent": false, "store_history": false,
-			"user_expressions": map[string]any{}, "allow_stdin": false},
+	until := func(what string, ok func(kmsg) bool) {
+		t.Helper()
+		for m := range msgs {
+			if ok(m) {
+				return
+			}
+		}
+		t.Fatalf("the kernel's websocket closed before %s", what)
 	}
-	b, _ := json.Marshal(msg)
-	if err := c.Write(ctx, websocket.MessageText, b); err != nil {
-		t.Fatal(err)
+	send := func(id, typ string, content map[string]any) {
+		t.Helper()
+		b, _ := json.Marshal(map[string]any{
+			"header":        map[string]any{"msg_id": id, "username": "test", "session": "s1", "msg_type": typ, "version": "5.3"},
+			"parent_header": map[string]any{}, "metadata": map[string]any{}, "channel": "shell", "content": content,
+		})
+		if err := c.Write(ctx, websocket.MessageText, b); err != nil {
+			t.Fatal(err)
+		}
 	}
+	// As a browser does, wait until the kernel answers before running a
+	// cell: Jupyter 6.4 nudges a new connection with kernel_info requests
+	// on the control channel, whose "idle" status would otherwise overwrite
+	// the "busy" of a cell sent at once (its execution_state is per kernel).
+	send("info", "kernel_info_request", map[string]any{})
+	until("kernel_info_reply", func(m kmsg) bool { return m.typ == "kernel_info_reply" && m.parent == "info" })
+	time.Sleep(time.Second)
+	send("m1", "execute_request", map[string]any{"code": "import time; time.sleep(12); print('slept')", "silent": false,
+		"store_history": false, "user_expressions": map[string]any{}, "allow_stdin": false})
+	until("the cell ran", func(m kmsg) bool { return m.typ == "status" && m.parent == "m1" && m.state == "busy" })
+	go func() { // drain the rest
+		for range msgs {
+		}
+	}()
 	// Well past the 3 s timeout, the notebook still runs while the kernel works.
 	time.Sleep(8 * time.Second)
 	var tr resolute.TaskResponse
