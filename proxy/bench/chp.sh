@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # chp.sh compares the request rate of Resolute's proxy with JupyterHub's
 # configurable-http-proxy (CHP), both in front of the same small Go service on
-# loopback, one after the other in one run, and prints the ratio (target:
-# ours ≥ 3× CHP). It uses wrk when installed, else proxy/bench/load.
+# loopback, alternating for a few rounds in one run, and prints each round's
+# ratio and their median (target: ours ≥ 3× CHP). It uses wrk when
+# installed, else proxy/bench/load.
 #
-#   proxy/bench/chp.sh                    # 10 s per side, 32 connections
-#   DURATION=5 CONNS=64 proxy/bench/chp.sh
+#   proxy/bench/chp.sh                    # 3 rounds, 10 s per side, 32 connections
+#   DURATION=5 CONNS=64 ROUNDS=5 proxy/bench/chp.sh
 #
 # Needs node and npm for CHP (installed once into ~/.cache/resolute/chp);
 # without them it measures only the service directly and our proxy.
@@ -13,6 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 DURATION=${DURATION:-10}
+ROUNDS=${ROUNDS:-3}
 CONNS=${CONNS:-32}
 CHP_DIR=${CHP_DIR:-$HOME/.cache/resolute/chp}
 work=$(mktemp -d)
@@ -88,14 +90,24 @@ wait_http "http://127.0.0.1:$ours_port$path"
 [ -n "$chp_port" ] && wait_http "http://127.0.0.1:$chp_port$path"
 
 tool=$(command -v wrk >/dev/null && echo wrk || echo proxy/bench/load)
-echo "load: $tool, $CONNS connections, ${DURATION}s each, $(nproc) cores" >&2
-direct=$(measure "http://127.0.0.1:$backend_port$path")
-echo "direct   $direct"
-ours=$(measure "http://127.0.0.1:$ours_port$path")
-echo "ours     $ours"
-if [ -n "$chp_port" ]; then
-  chp=$(measure "http://127.0.0.1:$chp_port$path")
-  echo "chp      $chp"
-  awk -v o="$(awk '{print $2}' <<<"$ours")" -v c="$(awk '{print $2}' <<<"$chp")" \
-    'BEGIN { printf "ours/chp %.2fx (target >= 3x)\n", o / c }'
+echo "load: $tool, $CONNS connections, ${DURATION}s each, $(nproc) cores, $ROUNDS rounds" >&2
+# The machine may be shared and noisy: alternate the sides for ROUNDS rounds
+# and report each round's ratio and their median.
+ratios=()
+for round in $(seq "$ROUNDS"); do
+  direct=$(measure "http://127.0.0.1:$backend_port$path")
+  echo "round $round direct   $direct"
+  ours=$(measure "http://127.0.0.1:$ours_port$path")
+  echo "round $round ours     $ours"
+  if [ -n "$chp_port" ]; then
+    chp=$(measure "http://127.0.0.1:$chp_port$path")
+    echo "round $round chp      $chp"
+    ratio=$(awk -v o="$(awk '{print $2}' <<<"$ours")" -v c="$(awk '{print $2}' <<<"$chp")" 'BEGIN { printf "%.2f", o / c }')
+    echo "round $round ours/chp ${ratio}x"
+    ratios+=("$ratio")
+  fi
+done
+if [ ${#ratios[@]} -gt 0 ]; then
+  median=$(printf '%s\n' "${ratios[@]}" | sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}')
+  echo "ours/chp median ${median}x over ${#ratios[@]} rounds (target >= 3x)"
 fi
