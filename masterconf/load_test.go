@@ -199,6 +199,35 @@ resource_pools:
 	}
 }
 
+// TestKubernetesPoolsDefaultToPriority50 checks that pools without a default
+// priority get 50 on Kubernetes (higher runs first there) while one that
+// names 42 keeps it.
+func TestKubernetesPoolsDefaultToPriority50(t *testing.T) {
+	cfg, err := load(t, `
+resource_manager: {type: kubernetes, max_slots_per_pod: 8}
+resource_pools:
+  - pool_name: plain
+  - pool_name: own
+    scheduler: {type: priority}
+  - pool_name: named
+    scheduler: {type: priority, default_priority: 42}
+`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pools, err := cfg.Pools(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, p := range pools {
+		got[p.Name] = p.Scheduler.DefaultPriority
+	}
+	if want := map[string]int{"plain": 50, "own": 50, "named": 42}; !cmp.Equal(want, got) {
+		t.Fatalf("default priorities %v, want %v", got, want)
+	}
+}
+
 func TestKubernetesKeys(t *testing.T) {
 	cfg, err := load(t, `
 port: 8080

@@ -14,12 +14,20 @@ type Pool struct {
 	SlotIDs     []int
 }
 
-// defaultScheduler is Determined's: priority, no preemption, best fit, 42.
-var defaultScheduler = Scheduler{Type: "priority", FittingPolicy: "best", DefaultPriority: 42}
+// DefaultPriority is a job's priority when neither it nor its pool's scheduler
+// names one, as Determined's: 42 on the local resource manager, where a lower
+// number runs first, and 50 on Kubernetes, where a higher one does (the value
+// of the determined-medium-priority class).
+func (c *Config) DefaultPriority() int {
+	if c.ResourceManager.Type == "kubernetes" {
+		return 50
+	}
+	return 42
+}
 
 // resolve fills a scheduler block's defaults; blank means fair_share when
 // blankIsFairShare (a pool's own block, as the seeds' example says).
-func (s Scheduler) resolve(blankIsFairShare bool) Scheduler {
+func (s Scheduler) resolve(blankIsFairShare bool, defaultPriority int) Scheduler {
 	if s.Priority != nil {
 		s.Preemption = s.Preemption || s.Priority.Preemption
 		if s.DefaultPriority == 0 {
@@ -37,7 +45,7 @@ func (s Scheduler) resolve(blankIsFairShare bool) Scheduler {
 		s.FittingPolicy = "best"
 	}
 	if s.DefaultPriority == 0 {
-		s.DefaultPriority = 42
+		s.DefaultPriority = defaultPriority
 	}
 	return s
 }
@@ -48,9 +56,11 @@ func (s Scheduler) resolve(blankIsFairShare bool) Scheduler {
 // every slot. Per-pool scheduler blocks replace resource_manager.scheduler
 // whole: they inherit nothing from it.
 func (c *Config) Pools(total int) ([]Pool, error) {
-	base := defaultScheduler
+	// Without a scheduler block: Determined's priority scheduler, no
+	// preemption, best fit.
+	base := Scheduler{Type: "priority", FittingPolicy: "best", DefaultPriority: c.DefaultPriority()}
 	if c.ResourceManager.Scheduler != nil {
-		base = c.ResourceManager.Scheduler.resolve(false)
+		base = c.ResourceManager.Scheduler.resolve(false, c.DefaultPriority())
 	}
 	if len(c.ResourcePools) == 0 {
 		ids := make([]int, total)
@@ -65,7 +75,7 @@ func (c *Config) Pools(total int) ([]Pool, error) {
 	for i, rp := range c.ResourcePools {
 		p := Pool{Name: rp.PoolName, Description: rp.Description, Scheduler: base}
 		if rp.Scheduler != nil {
-			p.Scheduler = rp.Scheduler.resolve(true)
+			p.Scheduler = rp.Scheduler.resolve(true, c.DefaultPriority())
 		}
 		for _, id := range rp.SlotIDs {
 			if id < 0 || id >= total {

@@ -89,7 +89,7 @@ func startRunner(ctx context.Context, exps *control.Experiments, rm resourceMana
 }
 
 // runOptions are the experiment runner's options from master.yaml. On
-// Kubernetes a higher priority runs first and the default priority is 50.
+// Kubernetes a higher priority runs first (masterconf sets its default, 50).
 func runOptions(cfg masterconf.Config, clusterID string, confPools []masterconf.Pool, kubernetes bool, logger *slog.Logger) control.RunOptions {
 	var pools []control.Pool
 	for _, p := range confPools {
@@ -99,9 +99,6 @@ func runOptions(cfg masterconf.Config, clusterID string, confPools []masterconf.
 		if kubernetes {
 			pool.SlotIDs = nil
 			pool.Scheduler.HigherFirst = true
-			if pool.Scheduler.DefaultPriority == 42 {
-				pool.Scheduler.DefaultPriority = 50
-			}
 		}
 		pools = append(pools, pool)
 		logger.Info("resource pool", "pool", p.Name, "slots", len(pool.SlotIDs), "scheduler", p.Scheduler.Type, "preemption", p.Scheduler.Preemption)
