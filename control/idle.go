@@ -50,10 +50,11 @@ func JupyterIdle(kind string, s JupyterState, seen time.Time) (bool, time.Time) 
 		return true, latest
 	case expconf.IdleActivity:
 		for _, k := range s.Kernels {
-			// Debian's notebook server (6.4) reports a new kernel as
-			// "starting" until its first cell has run, also while it runs:
-			// count it as busy, not idle.
-			if k.ExecutionState == "busy" || k.ExecutionState == "starting" {
+			// Debian's notebook server (6.4) reports a kernel as "starting"
+			// until it sees the kernel's first status message, which comes
+			// once a client connects: a connected kernel still starting
+			// counts as busy; one nobody ever connected to has run nothing.
+			if k.ExecutionState == "busy" || k.ExecutionState == "starting" && k.Connections > 0 {
 				return false, latest
 			}
 		}

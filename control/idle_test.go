@@ -23,7 +23,8 @@ func TestJupyterIdleFollowsTheNotebookIdleType(t *testing.T) {
 		"a kernel without connections is idle":              {"kernel_connections", control.JupyterState{Kernels: []control.JupyterKernel{idleKernel}}, t0, true},
 		"a connected kernel is not idle":                    {"kernel_connections", control.JupyterState{Kernels: []control.JupyterKernel{{Connections: 1}}}, t0, false},
 		"a busy kernel is activity":                         {"activity", control.JupyterState{Kernels: []control.JupyterKernel{{ExecutionState: "busy", LastActivity: t0}}}, t0, false},
-		"a kernel still starting counts as busy":            {"activity", control.JupyterState{Kernels: []control.JupyterKernel{{ExecutionState: "starting", LastActivity: t0}}}, t0, false},
+		"a connected kernel still starting counts as busy":  {"activity", control.JupyterState{Kernels: []control.JupyterKernel{{ExecutionState: "starting", Connections: 1, LastActivity: t0}}}, t0, false},
+		"a kernel nobody connected to is idle":              {"activity", control.JupyterState{Kernels: []control.JupyterKernel{{ExecutionState: "starting", LastActivity: t0}}}, t0, true},
 		"an idle kernel with nothing new is idle":           {"activity", control.JupyterState{Kernels: []control.JupyterKernel{idleKernel}}, t0, true},
 		"an idle kernel that ran something since is active": {"activity", control.JupyterState{Kernels: []control.JupyterKernel{{ExecutionState: "idle", LastActivity: later}}}, t0, false},
 	}

@@ -136,6 +136,26 @@ func TestABusyKernelKeepsAnActivityNotebookAlive(t *testing.T) {
 	}
 }
 
+// TestAKernelNobodyConnectedToLetsAnActivityNotebookGo starts a kernel
+// through Jupyter's REST API and never connects to it: Jupyter 6.4 reports
+// such a kernel as "starting" for ever, which must not keep the notebook up.
+func TestAKernelNobodyConnectedToLetsAnActivityNotebookGo(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	admin := login(t, m, "admin", "")
+	task := startNotebook(t, m, admin, "resources: {slots: 0}\nidle_timeout: 3s\nnotebook_idle_type: activity\n")
+	var kernel struct{ ID string }
+	if code := api(t, m, "POST", "/proxy/"+task.ID+"/api/kernels", admin, `{"name":"python3"}`, &kernel); code != 201 || kernel.ID == "" {
+		t.Fatalf("start a kernel: %d %+v", code, kernel)
+	}
+	end := waitTask(t, m, admin, task.ID, func(t resolute.Task) bool { return t.State == resolute.TaskTerminated })
+	if end.State != resolute.TaskTerminated {
+		t.Fatalf("a notebook whose only kernel nobody used was not terminated: %+v", end)
+	}
+	if logs := fetchLogs(t, m, admin, "/api/v1/tasks/"+task.ID+"/logs"); !strings.Contains(logs, "idle for more than 3s") {
+		t.Fatalf("logs lack the reason:\n%s", logs)
+	}
+}
+
 // TestAShellIsTerminatedOnlyAfterItsTerminalGoesQuiet gives a shell a 3 s
 // idle_timeout: typing every second keeps it running past that; once the
 // terminal is quiet it is terminated with the reason in its log.
