@@ -74,18 +74,9 @@ func (s *Server) trialCharts(r *http.Request, t resolute.Trial, metric string) (
 	return c, nil
 }
 
-// experimentChart offers the training and validation metrics the trials
-// reported, the searcher's metric on validation first (offered even before
-// any trial reports it).
-func (s *Server) experimentChart(r *http.Request, e resolute.Experiment, metric string) (*views.ExperimentChart, error) {
-	names, err := s.db.ExperimentMetricNames(r.Context(), e.ID)
-	if err != nil {
-		return nil, err
-	}
-	return chartOf(e, metric, names), nil
-}
-
-// chartOf is the chart of an experiment offering the metric names by group.
+// chartOf is the chart of an experiment offering the metric names by group,
+// the searcher's metric on validation first (offered even before any trial
+// reports it).
 func chartOf(e resolute.Experiment, metric string, names map[string][]string) *views.ExperimentChart {
 	c := &views.ExperimentChart{ExperimentID: e.ID, Group: "validation", Metric: metric}
 	if metric != "" && !slices.Contains(names["validation"], metric) {

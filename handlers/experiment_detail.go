@@ -62,13 +62,8 @@ func (s *Server) experimentPage(r *http.Request, e resolute.Experiment, tab stri
 	}
 	p := views.ExperimentPage{Shell: s.shell(r, title, "experiments")}
 	var err error
-	if p.Live, err = s.experimentLive(r, e, tab); err != nil {
+	if p.Live, err = s.experimentLive(r, e, tab, true); err != nil {
 		return p, err
-	}
-	if p.Live.Chart != nil {
-		if p.Live.Chart, err = s.experimentChart(r, e, p.Live.Metric); err != nil {
-			return p, err
-		}
 	}
 	switch tab {
 	case "hyperparameters":
@@ -96,7 +91,7 @@ func (s *Server) handleExperimentLive(w http.ResponseWriter, r *http.Request) {
 	}
 	var l views.ExperimentLive
 	if err == nil {
-		l, err = s.experimentLive(r, e, tab)
+		l, err = s.experimentLive(r, e, tab, false)
 	}
 	if err != nil {
 		s.error(w, r, err)
@@ -105,8 +100,11 @@ func (s *Server) handleExperimentLive(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, views.ExperimentLiveView(l))
 }
 
-// experimentLive loads the header and what the tab shows of the run.
-func (s *Server) experimentLive(r *http.Request, e resolute.Experiment, tab string) (views.ExperimentLive, error) {
+// experimentLive loads the header and what the tab shows of the run; the
+// page offers every metric name in its chart's picker (allNames), a poll only
+// those of the trials' latest reports, which charts.js adds to the kept
+// picker.
+func (s *Server) experimentLive(r *http.Request, e resolute.Experiment, tab string, allNames bool) (views.ExperimentLive, error) {
 	l := views.ExperimentLive{Tab: tab, Experiment: e, Duration: s.duration(e.CreatedAt, e.EndedAt), CanChange: mayChangeExperiment(r, e) == nil}
 	l.Metric, l.SmallerIsBetter = searcherMetric(e.Config)
 	l.Edit = s.experimentEdit(e)
@@ -134,9 +132,11 @@ func (s *Server) experimentLive(r *http.Request, e resolute.Experiment, tab stri
 		}
 	}
 	if tab == "overview" && s.charting() {
-		// A poll offers the metrics of the trials' latest reports, which
-		// charts.js adds to the kept picker; the page itself reads them all.
-		names, err := s.db.ExperimentLatestMetricNames(r.Context(), e.ID)
+		readNames := s.db.ExperimentLatestMetricNames
+		if allNames {
+			readNames = s.db.ExperimentMetricNames
+		}
+		names, err := readNames(r.Context(), e.ID)
 		if err != nil {
 			return l, err
 		}

@@ -54,20 +54,35 @@ func (s *Server) handleExperimentLogDownload(w http.ResponseWriter, r *http.Requ
 		s.error(w, r, err)
 		return
 	}
+	read := func(f db.LogFilter) ([]resolute.TaskLog, error) {
+		return s.db.ExperimentLogs(r.Context(), tasks, f, false)
+	}
+	s.downloadLogs(w, "experiment-"+itoa(e.ID)+"-logs.txt", f, read, func(l resolute.TaskLog) string {
+		return "[trial " + itoa(trialOfID(l.TaskID)) + "] "
+	})
+}
+
+// downloadLogs writes a log as a text file, a line per log line (prefixed
+// by prefix, when given), reading it a page at a time under f.
+func (s *Server) downloadLogs(w http.ResponseWriter, filename string, f db.LogFilter,
+	read func(db.LogFilter) ([]resolute.TaskLog, error), prefix func(resolute.TaskLog) string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="experiment-`+itoa(e.ID)+`-logs.txt"`)
+	w.Header().Set("Content-Disposition", `attachment; filename="`+filename+`"`)
 	out := bufio.NewWriter(w)
 	defer out.Flush()
 	f.Limit = 5000
 	for {
-		lines, err := s.db.ExperimentLogs(r.Context(), tasks, f, false)
+		lines, err := read(f)
 		if err != nil {
 			// The download has begun; all that is left is to stop it short.
-			s.logger.Error("experiment log download", "experiment", e.ID, "err", err)
+			s.logger.Error("log download", "file", filename, "err", err)
 			return
 		}
 		for _, l := range lines {
-			fmt.Fprintf(out, "[trial %d] %s %s %s\n", trialOfID(l.TaskID), l.Time.UTC().Format("2006-01-02T15:04:05.000Z"), l.Level, strings.TrimRight(l.Log, "\r\n"))
+			if prefix != nil {
+				out.WriteString(prefix(l))
+			}
+			fmt.Fprintf(out, "%s %s %s\n", l.Time.UTC().Format("2006-01-02T15:04:05.000Z"), l.Level, strings.TrimRight(l.Log, "\r\n"))
 			f.After = l.ID
 		}
 		if len(lines) < f.Limit {

@@ -94,23 +94,8 @@ func (s *Server) handleTrialLogDownload(w http.ResponseWriter, r *http.Request) 
 		s.error(w, r, err)
 		return
 	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="trial-`+itoa(t.ID)+`-logs.txt"`)
-	f.Limit = 5000
-	for {
-		lines, err := s.db.TaskLogs(r.Context(), t.TaskID(), f)
-		if err != nil {
-			s.logger.Error("trial log download", "trial", t.ID, "err", err)
-			return
-		}
-		for _, l := range lines {
-			fmt.Fprintf(w, "%s %s %s\n", l.Time.UTC().Format("2006-01-02T15:04:05.000Z"), l.Level, strings.TrimRight(l.Log, "\r\n"))
-			f.After = l.ID
-		}
-		if len(lines) < f.Limit {
-			return
-		}
-	}
+	read := func(f db.LogFilter) ([]resolute.TaskLog, error) { return s.db.TaskLogs(r.Context(), t.TaskID(), f) }
+	s.downloadLogs(w, "trial-"+itoa(t.ID)+"-logs.txt", f, read, nil)
 }
 
 func (s *Server) trialLive(r *http.Request, t resolute.Trial, e resolute.Experiment) (views.TrialLive, error) {
