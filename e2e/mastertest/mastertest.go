@@ -4,15 +4,12 @@
 package mastertest
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -22,6 +19,7 @@ import (
 	"time"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/client"
 )
 
 // Master is a resolute process.
@@ -226,25 +224,17 @@ func (m *Master) Validations(token string, id int64) map[string]bool {
 	return out
 }
 
-// PackDir is a gzipped tar of the files of dir (not its subdirectories).
+// PackDir is a gzipped tar of dir as det packs a context directory.
 func PackDir(t testing.TB, dir string) []byte {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	entries, err := os.ReadDir(dir)
+	t.Helper()
+	c, err := client.ScanContext(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
-		tw.WriteHeader(&tar.Header{Name: e.Name(), Mode: 0o644, Size: int64(len(data))})
-		tw.Write(data)
+	var buf bytes.Buffer
+	if err := c.WriteTarGz(&buf); err != nil {
+		t.Fatal(err)
 	}
-	tw.Close()
-	zw.Close()
 	return buf.Bytes()
 }
 
