@@ -13,6 +13,10 @@ const (
 	TaskNotebook    = "NOTEBOOK"
 	TaskShell       = "SHELL"
 	TaskTensorBoard = "TENSORBOARD"
+	// TaskCheckpointGC deletes an experiment's checkpoint files where the
+	// master cannot reach them (on Kubernetes, in a pod); the master starts
+	// it, nobody launches one.
+	TaskCheckpointGC = "CHECKPOINT_GC"
 )
 
 // Task states.

@@ -4,3 +4,6 @@ import "context"
 
 // Cycle runs one admission pass, for tests.
 func Cycle(x *Experiments, ctx context.Context) error { return x.cycle(ctx) }
+
+// CheckpointGCConfig is checkpointGCConfig, for tests.
+var CheckpointGCConfig = checkpointGCConfig

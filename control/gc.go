@@ -3,11 +3,14 @@ package control
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/expconf"
 )
 
@@ -86,9 +89,10 @@ func CheckpointsToDelete(cps []ScoredCheckpoint, p GCPolicy, keep map[string]boo
 }
 
 // CollectGarbage deletes the checkpoints of an experiment that its policy
-// does not keep, from storage on this machine and in the database. It runs
-// when a trial ends; the latest checkpoint of every trial that may resume is
-// always kept.
+// does not keep, from storage on this machine and in the database; where
+// tasks run in containers (Kubernetes) a CHECKPOINT_GC task deletes the
+// files. It runs when a trial ends; the latest checkpoint of every trial that
+// may resume, and every registered one, is always kept.
 func (x *Experiments) CollectGarbage(ctx context.Context, experimentID int64) error {
 	e, err := x.db.Experiment(ctx, experimentID)
 	if err != nil {
@@ -145,7 +149,11 @@ func (x *Experiments) CollectGarbage(ctx context.Context, experimentID int64) er
 	}
 	policy := GCPolicy{ExperimentBest: st.SaveExperimentBest, TrialBest: st.SaveTrialBest, TrialLatest: st.SaveTrialLatest,
 		SmallerIsBetter: cfg.Searcher.SmallerIsBetter}
-	for _, uuid := range CheckpointsToDelete(scored, policy, keep) {
+	doomed := CheckpointsToDelete(scored, policy, keep)
+	if x.opts.Containers {
+		return x.startCheckpointGC(ctx, e, dir, doomed)
+	}
+	for _, uuid := range doomed {
 		if err := os.RemoveAll(filepath.Join(dir, uuid)); err != nil {
 			x.logger.Error("delete checkpoint files", "uuid", uuid, "err", err)
 			continue
@@ -154,6 +162,110 @@ func (x *Experiments) CollectGarbage(ctx context.Context, experimentID int64) er
 			return err
 		}
 		x.logger.Info("deleted checkpoint by the GC policy", "uuid", uuid, "experiment", experimentID)
+	}
+	return nil
+}
+
+// startCheckpointGC queues a CHECKPOINT_GC task that deletes the files of
+// uuids under dir where tasks run: on Kubernetes a pod made from
+// checkpoint_gc_pod_spec, with the experiment's environment and bind mounts
+// and the storage mounted. Checkpoints another such task holds are left to
+// it; checkpointGCEnded marks them deleted once it exits 0.
+func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experiment, dir string, uuids []string) error {
+	if len(uuids) == 0 {
+		return nil
+	}
+	held, err := x.db.CheckpointsBeingCollected(ctx, uuids)
+	if err != nil {
+		return err
+	}
+	var todo []string
+	for _, u := range uuids {
+		if !held[u] {
+			todo = append(todo, u)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	config, err := checkpointGCConfig(e, dir, todo)
+	if err != nil {
+		return err
+	}
+	var id string
+	err = x.db.InTx(ctx, func(q *db.Queries) error {
+		id, err = q.CreateTask(ctx, db.NewTask{Type: resolute.TaskCheckpointGC, Description: fmt.Sprintf("Checkpoint GC of experiment %d", e.ID),
+			Config: config, UserID: e.UserID, ProjectID: e.ProjectID, ResourcePool: x.opts.AuxPool, ExperimentIDs: []int64{e.ID}})
+		if err != nil {
+			return err
+		}
+		if err := q.AddCheckpointGC(ctx, id, todo); err != nil {
+			return err
+		}
+		return q.CreateAllocation(ctx, id+".1", id, nil, 0)
+	})
+	if err != nil {
+		return err
+	}
+	x.logger.Info("checkpoint GC task queued", "task", id, "experiment", e.ID, "checkpoints", len(todo))
+	x.Wake()
+	return nil
+}
+
+// checkpointGCConfig is the task config of a CHECKPOINT_GC task: the
+// experiment's environment and bind mounts, the storage directory mounted
+// at its own path, no slots, and a shell entrypoint that removes each
+// checkpoint's directory.
+func checkpointGCConfig(e resolute.Experiment, dir string, uuids []string) ([]byte, error) {
+	var exp struct {
+		Environment any   `json:"environment"`
+		BindMounts  []any `json:"bind_mounts"`
+	}
+	if err := json.Unmarshal(e.Config, &exp); err != nil {
+		return nil, err
+	}
+	script := "set -e\n"
+	for _, u := range uuids {
+		script += "rm -rf -- " + shellQuote(filepath.Join(dir, u)) + "\n"
+	}
+	script += fmt.Sprintf("echo 'deleted %d checkpoints of experiment %d'\n", len(uuids), e.ID)
+	raw, err := json.Marshal(map[string]any{
+		"environment": exp.Environment,
+		"bind_mounts": append(exp.BindMounts, map[string]any{"host_path": dir, "container_path": dir}),
+		"resources":   map[string]any{"slots": 0},
+		"entrypoint":  script,
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := expconf.ParseTask(raw, expconf.TaskCheckpointGC)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint GC task config: %w", err)
+	}
+	return json.Marshal(cfg.Map())
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// checkpointGCEnded marks a CHECKPOINT_GC task's checkpoints deleted when it
+// exited 0; otherwise they stay, for the next collection to try again.
+func (x *Experiments) checkpointGCEnded(ctx context.Context, taskID string, exitCode *int) error {
+	uuids, err := x.db.TaskCheckpointGC(ctx, taskID)
+	if err != nil {
+		return err
+	}
+	if exitCode == nil || *exitCode != 0 {
+		x.logger.Warn("checkpoint GC task failed; its checkpoints stay until the next collection", "task", taskID, "checkpoints", len(uuids))
+		return nil
+	}
+	for _, uuid := range uuids {
+		if err := x.db.SetCheckpointDeleted(ctx, uuid); err != nil {
+			return err
+		}
+		x.logger.Info("deleted checkpoint by the GC policy", "uuid", uuid, "task", taskID)
 	}
 	return nil
 }

@@ -1,12 +1,17 @@
 package control_test
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/expconf"
 )
 
 func ck(uuid string, trial, steps int64, score float64, scored bool) control.ScoredCheckpoint {
@@ -52,5 +57,44 @@ func TestCheckpointGCKeepsWhatThePolicySays(t *testing.T) {
 				t.Fatalf("deleted (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestACheckpointGCTaskRemovesExactlyItsCheckpoints builds the config of a
+// CHECKPOINT_GC task and runs its entrypoint with sh: the named checkpoint
+// directories go, the others stay, even under a path with a quote in it; the
+// experiment's image and bind mounts come along and the storage is mounted.
+func TestACheckpointGCTaskRemovesExactlyItsCheckpoints(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "it's storage")
+	for _, u := range []string{"a1", "b2", "c3"} {
+		if err := os.MkdirAll(filepath.Join(dir, u, "sub"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := resolute.Experiment{ID: 7, Config: []byte(`{"environment": {"image": {"cpu": "img:1", "cuda": "img:1-gpu"}},
+		"bind_mounts": [{"host_path": "/data", "container_path": "/data", "read_only": true}]}`)}
+	raw, err := control.CheckpointGCConfig(e, dir, []string{"a1", "c3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := expconf.ParseTask(raw, expconf.TaskCheckpointGC)
+	if err != nil {
+		t.Fatalf("the task's config does not parse: %v\n%s", err, raw)
+	}
+	if cfg.Slots != 0 || cfg.Environment.Image.CPU != "img:1" || len(cfg.BindMounts) != 2 ||
+		cfg.BindMounts[1].HostPath != dir || cfg.BindMounts[1].ContainerPath != dir || cfg.BindMounts[1].ReadOnly {
+		t.Fatalf("config: slots %d, image %q, bind mounts %+v", cfg.Slots, cfg.Environment.Image.CPU, cfg.BindMounts)
+	}
+	out, err := exec.Command("sh", "-c", cfg.Entrypoint.Shell).CombinedOutput()
+	if err != nil {
+		t.Fatalf("entrypoint: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "deleted 2 checkpoints of experiment 7") {
+		t.Errorf("output %q", out)
+	}
+	for u, want := range map[string]bool{"a1": false, "b2": true, "c3": false} {
+		if _, err := os.Stat(filepath.Join(dir, u)); (err == nil) != want {
+			t.Errorf("checkpoint %s: exists %v, want %v", u, err == nil, want)
+		}
 	}
 }

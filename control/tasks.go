@@ -196,7 +196,14 @@ func (x *Experiments) taskEnded(ctx context.Context, a resolute.Allocation, exit
 		}
 	}
 	x.logger.Info("task ended", "task", a.TaskID, "reason", reason)
-	return x.db.EndTask(ctx, a.TaskID, exitCode, reason)
+	if err := x.db.EndTask(ctx, a.TaskID, exitCode, reason); err != nil {
+		return err
+	}
+	t, err := x.db.Task(ctx, a.TaskID)
+	if err != nil || t.Type != resolute.TaskCheckpointGC {
+		return err
+	}
+	return x.checkpointGCEnded(ctx, a.TaskID, exitCode)
 }
 
 // launchTask starts a task's allocation: the command, Jupyter, a shell's
@@ -249,7 +256,7 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 	}
 	prefix := "/proxy/" + t.ID + "/"
 	switch t.Type {
-	case resolute.TaskCommand:
+	case resolute.TaskCommand, resolute.TaskCheckpointGC:
 		spec.Shell, spec.Entrypoint = cfg.Entrypoint.Shell, cfg.Entrypoint.Exec
 	case resolute.TaskShell:
 		// The shell's terminals are opened into the allocation; this keeps
@@ -296,7 +303,7 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 	if err := x.db.SetTaskState(ctx, t.ID, resolute.TaskRunning); err != nil {
 		return err
 	}
-	if t.Type == resolute.TaskCommand || t.Type == resolute.TaskShell && !x.opts.Containers {
+	if t.Type == resolute.TaskCommand || t.Type == resolute.TaskCheckpointGC || t.Type == resolute.TaskShell && !x.opts.Containers {
 		if err := x.db.SetTaskReady(ctx, t.ID); err != nil {
 			return err
 		}

@@ -128,3 +128,25 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// AddCheckpointGC records the checkpoints a CHECKPOINT_GC task deletes.
+func (q *Queries) AddCheckpointGC(ctx context.Context, taskID string, uuids []string) error {
+	return translate(q.q.AddCheckpointGC(ctx, gen.AddCheckpointGCParams{TaskID: taskID, Uuids: uuids}), "checkpoint GC of task %s", taskID)
+}
+
+// CheckpointsBeingCollected returns which of uuids a CHECKPOINT_GC task
+// that has not ended holds.
+func (q *Queries) CheckpointsBeingCollected(ctx context.Context, uuids []string) (map[string]bool, error) {
+	rows, err := q.q.CheckpointsBeingCollected(ctx, uuids)
+	out := make(map[string]bool, len(rows))
+	for _, u := range rows {
+		out[u] = true
+	}
+	return out, translate(err, "checkpoints being collected")
+}
+
+// TaskCheckpointGC returns the checkpoints a CHECKPOINT_GC task deletes.
+func (q *Queries) TaskCheckpointGC(ctx context.Context, taskID string) ([]string, error) {
+	uuids, err := q.q.TaskCheckpointGC(ctx, taskID)
+	return uuids, translate(err, "checkpoint GC of task %s", taskID)
+}

@@ -13,6 +13,8 @@ const (
 	TaskNotebook    = "notebook"
 	TaskShell       = "shell"
 	TaskTensorBoard = "tensorboard"
+	// TaskCheckpointGC is the master's own checkpoint GC task: a command.
+	TaskCheckpointGC = "checkpoint_gc"
 )
 
 // Notebook idle types: what makes a notebook count as idle.
@@ -44,11 +46,11 @@ type TaskConfig struct {
 	Warnings []string
 }
 
-var taskTypes = []string{TaskCommand, TaskNotebook, TaskShell, TaskTensorBoard}
+var taskTypes = []string{TaskCommand, TaskNotebook, TaskShell, TaskTensorBoard, TaskCheckpointGC}
 
 // ParseTask parses the config of a task of taskType (one of TaskCommand,
-// TaskNotebook, TaskShell, TaskTensorBoard) strictly, with defaults. An
-// entrypoint is required for commands only.
+// TaskNotebook, TaskShell, TaskTensorBoard, TaskCheckpointGC) strictly, with
+// defaults. An entrypoint is required for commands (and checkpoint GC) only.
 func ParseTask(data []byte, taskType string) (*TaskConfig, error) {
 	doc, err := parseDocument(data)
 	if err != nil {
@@ -81,7 +83,7 @@ func decodeTask(doc *yaml.Node, taskType string) (*TaskConfig, error) {
 	t.BindMounts = d.bindMounts(o, "bind_mounts")
 	o.str("work_dir", &t.WorkDir)
 	t.Entrypoint = d.entrypoint(o)
-	if taskType == TaskCommand && t.Entrypoint.IsZero() && !o.has("entrypoint") {
+	if (taskType == TaskCommand || taskType == TaskCheckpointGC) && t.Entrypoint.IsZero() && !o.has("entrypoint") {
 		d.fail(o.line(), "entrypoint", "required for a command")
 	}
 	var idle string

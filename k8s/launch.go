@@ -38,8 +38,8 @@ func (m *Manager) Launch(ctx context.Context, spec resolute.LaunchSpec) error {
 	if len(spec.Slots) > 0 && m.opts.SlotType == "gpu" {
 		def = pool.GPUPodSpec
 	}
-	if spec.TaskType == "CHECKPOINT_GC" {
-		def = pool.GCPodSpec
+	if spec.TaskType == resolute.TaskCheckpointGC && pool.GCPodSpec != nil {
+		def = pool.GCPodSpec // else the CPU pod spec: GC needs no GPU
 	}
 	req := PodRequest{Spec: spec, TaskType: spec.TaskType, User: spec.User, Pool: pool.Name,
 		Namespace: m.namespaceOf(pool), Image: spec.Image, Slots: len(spec.Slots), MaxSlotsPerPod: m.opts.MaxSlotsPerPod,

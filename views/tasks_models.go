@@ -7,6 +7,7 @@ import "github.com/resolute-ml/resolute"
 var TaskTypes = [][2]string{
 	{resolute.TaskCommand, "Commands"}, {resolute.TaskNotebook, "Notebooks"},
 	{resolute.TaskShell, "Shells"}, {resolute.TaskTensorBoard, "TensorBoards"},
+	{resolute.TaskCheckpointGC, "Checkpoint GC"},
 }
 
 // TaskStates are the states the Tasks page filters by, in the order a task

@@ -41,6 +41,11 @@ type Checkpoint struct {
 	ReportTime     time.Time
 }
 
+type CheckpointGc struct {
+	TaskID string
+	Uuid   string
+}
+
 type Cluster struct {
 	OnlyRow   bool
 	ClusterID string

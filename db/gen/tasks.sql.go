@@ -9,6 +9,48 @@ import (
 	"context"
 )
 
+const addCheckpointGC = `-- name: AddCheckpointGC :exec
+INSERT INTO checkpoint_gc (task_id, uuid)
+SELECT $1, unnest($2::uuid[])
+`
+
+type AddCheckpointGCParams struct {
+	TaskID string
+	Uuids  []string
+}
+
+// The checkpoints a CHECKPOINT_GC task deletes.
+func (q *Queries) AddCheckpointGC(ctx context.Context, arg AddCheckpointGCParams) error {
+	_, err := q.db.Exec(ctx, addCheckpointGC, arg.TaskID, arg.Uuids)
+	return err
+}
+
+const checkpointsBeingCollected = `-- name: CheckpointsBeingCollected :many
+SELECT g.uuid FROM checkpoint_gc g JOIN tasks t ON t.id = g.task_id
+WHERE t.state <> 'TERMINATED' AND g.uuid = ANY($1::uuid[])
+`
+
+// Which of these checkpoints a CHECKPOINT_GC task that has not ended holds.
+func (q *Queries) CheckpointsBeingCollected(ctx context.Context, uuids []string) ([]string, error) {
+	rows, err := q.db.Query(ctx, checkpointsBeingCollected, uuids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var uuid string
+		if err := rows.Scan(&uuid); err != nil {
+			return nil, err
+		}
+		items = append(items, uuid)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const createTask = `-- name: CreateTask :exec
 INSERT INTO tasks (id, type, state, description, config, context, user_id, project_id, resource_pool, priority, slots, service_token,
                    experiment_ids, trial_ids)
@@ -244,4 +286,29 @@ type SetTaskStateParams struct {
 func (q *Queries) SetTaskState(ctx context.Context, arg SetTaskStateParams) error {
 	_, err := q.db.Exec(ctx, setTaskState, arg.ID, arg.State)
 	return err
+}
+
+const taskCheckpointGC = `-- name: TaskCheckpointGC :many
+SELECT uuid FROM checkpoint_gc WHERE task_id = $1 ORDER BY uuid
+`
+
+// The checkpoints a CHECKPOINT_GC task deletes.
+func (q *Queries) TaskCheckpointGC(ctx context.Context, taskID string) ([]string, error) {
+	rows, err := q.db.Query(ctx, taskCheckpointGC, taskID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var uuid string
+		if err := rows.Scan(&uuid); err != nil {
+			return nil, err
+		}
+		items = append(items, uuid)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -38,3 +38,17 @@ UPDATE tasks SET ready = true WHERE id = $1;
 
 -- name: SetTaskPriority :exec
 UPDATE tasks SET priority = $2 WHERE id = $1;
+
+-- name: AddCheckpointGC :exec
+-- The checkpoints a CHECKPOINT_GC task deletes.
+INSERT INTO checkpoint_gc (task_id, uuid)
+SELECT sqlc.arg(task_id), unnest(sqlc.arg(uuids)::uuid[]);
+
+-- name: CheckpointsBeingCollected :many
+-- Which of these checkpoints a CHECKPOINT_GC task that has not ended holds.
+SELECT g.uuid FROM checkpoint_gc g JOIN tasks t ON t.id = g.task_id
+WHERE t.state <> 'TERMINATED' AND g.uuid = ANY(sqlc.arg(uuids)::uuid[]);
+
+-- name: TaskCheckpointGC :many
+-- The checkpoints a CHECKPOINT_GC task deletes.
+SELECT uuid FROM checkpoint_gc WHERE task_id = $1 ORDER BY uuid;

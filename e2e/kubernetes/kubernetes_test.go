@@ -24,6 +24,7 @@ import (
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db/dbtest"
 	"github.com/resolute-ml/resolute/e2e/mastertest"
+	"github.com/resolute-ml/resolute/expconf"
 	"github.com/resolute-ml/resolute/k8s"
 	"github.com/resolute-ml/resolute/k8s/k8stest"
 )
@@ -56,6 +57,7 @@ func newCluster(t *testing.T, rmConfig ...string) *cluster {
 	dir := t.TempDir()
 	dbURL, _ := url.Parse(dbtest.NewURL(t))
 	spec := fmt.Sprintf(`{spec: {nodeSelector: {e2e.resolute.ai/test: %s}}}`, k.ns)
+	gcSpec := fmt.Sprintf(`{metadata: {labels: {%s: "true"}}, spec: {nodeSelector: {e2e.resolute.ai/test: %s}}}`, gcLabel, k.ns)
 	conf := fmt.Sprintf(`
 data_dir: %s
 db: {host: %s, name: %s, ssl_mode: disable}
@@ -68,7 +70,8 @@ resource_manager:
 task_container_defaults:
   cpu_pod_spec: %s
   gpu_pod_spec: %s
-`, filepath.Join(dir, "data"), dbURL.Query().Get("host"), dbURL.Path[1:], c.Kubeconfig, k.ns, spec, spec)
+  checkpoint_gc_pod_spec: %s
+`, filepath.Join(dir, "data"), dbURL.Query().Get("host"), dbURL.Path[1:], c.Kubeconfig, k.ns, spec, spec, gcSpec)
 	for _, extra := range rmConfig {
 		conf = strings.Replace(conf, "  type: kubernetes\n", "  type: kubernetes\n  "+extra+"\n", 1)
 	}
@@ -81,6 +84,9 @@ task_container_defaults:
 	k.token = k.m.Login("admin")
 	return k
 }
+
+// gcLabel marks the pods made from the test's checkpoint_gc_pod_spec.
+const gcLabel = "e2e.resolute.ai/checkpoint-gc"
 
 // pods lists Resolute's pods in the test's namespace.
 func (k *cluster) pods() []corev1.Pod {
@@ -336,7 +342,10 @@ func TestTwoExperimentsThatEachNeedTheWholeClusterRunOneAfterTheOther(t *testing
 			}
 			n := 0
 			for _, p := range k.pods() {
-				if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				// Trial pods: the first experiment's checkpoint GC pod may
+				// run beside the second's gang.
+				if p.Labels[k8s.LabelTaskType] == "TRIAL" && p.DeletionTimestamp == nil &&
+					p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 					n++
 				}
 			}
@@ -355,7 +364,7 @@ func TestTwoExperimentsThatEachNeedTheWholeClusterRunOneAfterTheOther(t *testing
 	mu.Lock()
 	defer mu.Unlock()
 	if maxPods > 2 {
-		t.Errorf("%d task pods at once: both gangs were started together", maxPods)
+		t.Errorf("%d trial pods at once: both gangs were started together", maxPods)
 	}
 	if len(k.trials(a)) != 1 || len(k.trials(b)) != 1 {
 		t.Errorf("trials: %d and %d, want 1 each", len(k.trials(a)), len(k.trials(b)))
@@ -493,4 +502,104 @@ func (w *term) until(re string) string {
 		}
 	}
 	return w.out.String()
+}
+
+// TestCheckpointGCRunsInAPodMadeFromTheGCPodSpec: on Kubernetes the master
+// cannot reach the nodes' storage, so a CHECKPOINT_GC task deletes the
+// checkpoints the policy does not keep, in a pod made from
+// checkpoint_gc_pod_spec; once it exits 0 they are marked deleted.
+func TestCheckpointGCRunsInAPodMadeFromTheGCPodSpec(t *testing.T) {
+	k := newCluster(t)
+	var mu sync.Mutex
+	gcPods := map[string]corev1.Pod{}
+	stop := make(chan struct{})
+	go func() {
+		for {
+			for _, p := range k.pods() {
+				if p.Labels[k8s.LabelTaskType] == resolute.TaskCheckpointGC && p.Spec.NodeName != "" {
+					mu.Lock()
+					gcPods[p.Name] = p
+					mu.Unlock()
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}()
+	defer close(stop)
+
+	conf := strings.NewReplacer("max_trials: 4", "max_trials: 1", "adaptive_asha", "random",
+		"max_concurrent_trials: 4", "max_concurrent_trials: 1").Replace(ashaConfig)
+	conf = strings.Replace(conf, "  max_time: 8\n  time_metric: batches\n  divisor: 2\n  max_rungs: 2\n", "  max_length: {batches: 8}\n", 1)
+	conf += "checkpoint_storage: {save_experiment_best: 0, save_trial_best: 0, save_trial_latest: 1}\n"
+	id := k.create(conf)
+	if e := k.waitDone(id, 2*time.Minute); e.State != resolute.StateCompleted {
+		t.Fatalf("experiment ended %s\n%s", e.State, k.m.Output())
+	}
+	// Checkpoints at steps 2, 4, 6 and 8: only the latest stays, in the
+	// database (the API lists the ones not deleted) and on disk.
+	var cps resolute.CheckpointsResponse
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		k.m.Call("GET", fmt.Sprintf("/api/v1/experiments/%d/checkpoints", id), k.token, nil, &cps)
+		if len(cps.Checkpoints) == 1 && cps.Checkpoints[0].StepsCompleted == 8 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("checkpoints %+v, want the one at step 8 alone\n%s", cps.Checkpoints, k.m.Output())
+		}
+	}
+	cfg, err := expconf.ParseExperiment(k.experiment(id).Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := cfg.CheckpointStorage.LocalDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, e := range entries {
+		if e.IsDir() && len(e.Name()) == 36 { // a checkpoint's UUID
+			left = append(left, e.Name())
+		}
+	}
+	if len(left) != 1 || left[0] != cps.Checkpoints[0].UUID {
+		t.Errorf("checkpoint directories left in %s: %v, want only %s", dir, left, cps.Checkpoints[0].UUID)
+	}
+
+	var tasks resolute.TasksResponse
+	k.m.Call("GET", "/api/v1/tasks?all=true", k.token, nil, &tasks)
+	var gc []resolute.Task
+	for _, task := range tasks.Tasks {
+		if task.Type == resolute.TaskCheckpointGC {
+			gc = append(gc, task)
+		}
+	}
+	if len(gc) == 0 {
+		t.Fatalf("no CHECKPOINT_GC task: %+v", tasks.Tasks)
+	}
+	for _, task := range gc {
+		if task.State != resolute.TaskTerminated || task.ExitCode == nil || *task.ExitCode != 0 {
+			t.Errorf("GC task %s: %s, exit %v", task.ID, task.State, task.ExitCode)
+		}
+		if logs := k.m.Get("/api/v1/tasks/"+task.ID+"/logs", k.token); !strings.Contains(logs, "checkpoints of experiment") {
+			t.Errorf("GC task %s's log:\n%s", task.ID, logs)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(gcPods) == 0 {
+		t.Fatal("no CHECKPOINT_GC pod was seen")
+	}
+	for name, p := range gcPods {
+		if p.Labels[gcLabel] != "true" || (p.Spec.NodeName != k.nodes[0] && p.Spec.NodeName != k.nodes[1]) {
+			t.Errorf("GC pod %s: labels %v on node %q: not made from checkpoint_gc_pod_spec", name, p.Labels, p.Spec.NodeName)
+		}
+	}
 }
