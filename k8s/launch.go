@@ -65,7 +65,7 @@ func (m *Manager) Launch(ctx context.Context, spec resolute.LaunchSpec) error {
 		}
 	}
 	if spec.Priority != nil && (user == nil || user.Spec.PriorityClassName == "") {
-		if err := m.ensurePriorityClass(ctx, PriorityClassName("", spec.Priority), int32(*spec.Priority)); err != nil {
+		if err := m.ensurePriorityClass(ctx, PriorityClassName("", spec.TaskType, spec.Priority), int32(*spec.Priority)); err != nil {
 			return fmt.Errorf("priority class for priority %d: %w", *spec.Priority, err)
 		}
 	}

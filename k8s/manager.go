@@ -172,8 +172,10 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 			}
 		}
 	}
-	if err := m.ensurePriorityClass(ctx, DefaultPriorityClass, 50); err != nil {
-		m.log.Warn("priority class", "name", DefaultPriorityClass, "err", err)
+	for name, value := range map[string]int32{DefaultPriorityClass: 50, SystemPriorityClass: 1000000} {
+		if err := m.ensurePriorityClass(ctx, name, value); err != nil {
+			m.log.Warn("priority class", "name", name, "err", err)
+		}
 	}
 	m.wg.Add(1)
 	go m.watchPending()

@@ -20,6 +20,9 @@ import (
 const (
 	// DefaultPriorityClass (value 50) is made by the Helm chart or the manager.
 	DefaultPriorityClass = "determined-medium-priority"
+	// SystemPriorityClass (value 1000000), made by the Helm chart or the
+	// manager, is checkpoint GC pods' class, as in Determined.
+	SystemPriorityClass = "determined-system-priority"
 	// PriorityClassPrefix + N names the class of value N the manager creates
 	// for resources.priority N.
 	PriorityClassPrefix = "resolute-priority-"
@@ -108,13 +111,15 @@ func dropNulls(v any) any {
 }
 
 // PriorityClassName is the class a pod gets: the pod spec's own
-// priorityClassName wins; else PriorityClassPrefix+N when resources.priority
-// is N (the manager creates that class with value N); else
-// DefaultPriorityClass.
-func PriorityClassName(podSpecClass string, priority *int) string {
+// priorityClassName wins; else SystemPriorityClass for checkpoint GC;
+// else PriorityClassPrefix+N when resources.priority is N (the manager
+// creates that class with value N); else DefaultPriorityClass.
+func PriorityClassName(podSpecClass, taskType string, priority *int) string {
 	switch {
 	case podSpecClass != "":
 		return podSpecClass
+	case taskType == resolute.TaskCheckpointGC:
+		return SystemPriorityClass
 	case priority != nil:
 		return PriorityClassPrefix + strconv.Itoa(*priority)
 	}
@@ -180,7 +185,7 @@ func (r PodRequest) prepareBase(p *corev1.Pod, name string, labels map[string]st
 	// The API server fills priority from the class and rejects a pod whose
 	// own value differs.
 	s.Priority = nil
-	s.PriorityClassName = PriorityClassName(s.PriorityClassName, r.Priority)
+	s.PriorityClassName = PriorityClassName(s.PriorityClassName, r.TaskType, r.Priority)
 	if r.ImagePullSecret != "" && !slices.Contains(s.ImagePullSecrets, corev1.LocalObjectReference{Name: r.ImagePullSecret}) {
 		s.ImagePullSecrets = append(s.ImagePullSecrets, corev1.LocalObjectReference{Name: r.ImagePullSecret})
 	}

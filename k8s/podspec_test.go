@@ -149,9 +149,12 @@ func ptr[T any](v T) *T { return &v }
 func TestPriorityClassName(t *testing.T) {
 	tests := map[string]struct {
 		specClass string
+		taskType  string
 		priority  *int
 		want      string
 	}{
+		"checkpoint GC gets the system class":       {taskType: "CHECKPOINT_GC", want: "determined-system-priority"},
+		"a GC pod spec's class wins":                {specClass: "gc-low", taskType: "CHECKPOINT_GC", want: "gc-low"},
 		"the pod spec's class wins over a priority": {specClass: "team-high", priority: ptr(42), want: "team-high"},
 		"a priority gives Resolute's class":         {priority: ptr(42), want: "resolute-priority-42"},
 		"a negative priority still names a class":   {priority: ptr(-5), want: "resolute-priority--5"},
@@ -161,8 +164,8 @@ func TestPriorityClassName(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := PriorityClassName(tt.specClass, tt.priority); got != tt.want {
-				t.Errorf("PriorityClassName(%q, %v) = %q, want %q", tt.specClass, tt.priority, got, tt.want)
+			if got := PriorityClassName(tt.specClass, tt.taskType, tt.priority); got != tt.want {
+				t.Errorf("PriorityClassName(%q, %q, %v) = %q, want %q", tt.specClass, tt.taskType, tt.priority, got, tt.want)
 			}
 		})
 	}

@@ -89,13 +89,16 @@ func TestChartDryRunOnAPIServer(t *testing.T) {
 
 // helmInstall installs the chart with helm itself into namespace ns of the
 // test control plane and uninstalls it when the test ends. The fixed-name
-// PriorityClass is created unless it exists already (another release or
-// test owns it then).
+// PriorityClasses are created unless they exist already (another release,
+// test or master made them then).
 func helmInstall(t *testing.T, c *k8stest.Cluster, rel, ns string, set ...string) (ownsPriorityClass bool) {
 	t.Helper()
 	ctx := context.Background()
-	_, err := c.Client.SchedulingV1().PriorityClasses().Get(ctx, "determined-medium-priority", metav1.GetOptions{})
-	ownsPriorityClass = apierrors.IsNotFound(err)
+	ownsPriorityClass = true
+	for name := range sharedPriorityClasses {
+		_, err := c.Client.SchedulingV1().PriorityClasses().Get(ctx, name, metav1.GetOptions{})
+		ownsPriorityClass = ownsPriorityClass && apierrors.IsNotFound(err)
+	}
 	install := func(own bool) (string, error) {
 		args := []string{"install", rel, chartDir(t), "--namespace", ns, "--kubeconfig", c.Kubeconfig}
 		for _, s := range set {
@@ -107,7 +110,7 @@ func helmInstall(t *testing.T, c *k8stest.Cluster, rel, ns string, set ...string
 		return runHelm(t, args...)
 	}
 	out, err := install(ownsPriorityClass)
-	if err != nil && ownsPriorityClass && strings.Contains(out, "determined-medium-priority") && strings.Contains(out, "exists") {
+	if err != nil && ownsPriorityClass && strings.Contains(out, "-priority") && strings.Contains(out, "exists") {
 		// Made by someone else between the check and the install.
 		ownsPriorityClass = false
 		_, _ = runHelm(t, "uninstall", rel, "--namespace", ns, "--kubeconfig", c.Kubeconfig)
@@ -178,6 +181,9 @@ func TestHelmInstall(t *testing.T) {
 		must("PriorityClass", err)
 		if err == nil && pc.Value != 50 {
 			t.Errorf("determined-medium-priority = %d", pc.Value)
+		}
+		if sys, err := cs.SchedulingV1().PriorityClasses().Get(ctx, "determined-system-priority", metav1.GetOptions{}); err != nil || sys.Value != 1000000 {
+			t.Errorf("determined-system-priority (checkpoint GC pods): %v %v", err, sys)
 		}
 		if owns && pc != nil && pc.Annotations["meta.helm.sh/release-namespace"] != ns {
 			t.Errorf("the PriorityClass is not the release's: %v", pc.Annotations)

@@ -367,7 +367,7 @@ func checkDefaults(t *testing.T, r *rendered) {
 		kinds[o.Kind]++
 	}
 	want := map[string]int{"Deployment": 2, "Secret": 1, "Service": 2, "PersistentVolumeClaim": 1, "ServiceAccount": 1,
-		"Role": 1, "RoleBinding": 1, "ClusterRole": 1, "ClusterRoleBinding": 1, "PriorityClass": 1}
+		"Role": 1, "RoleBinding": 1, "ClusterRole": 1, "ClusterRoleBinding": 1, "PriorityClass": 2}
 	if !reflect.DeepEqual(kinds, want) {
 		t.Errorf("rendered kinds %v, want %v", kinds, want)
 	}

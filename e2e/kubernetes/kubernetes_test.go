@@ -601,5 +601,8 @@ func TestCheckpointGCRunsInAPodMadeFromTheGCPodSpec(t *testing.T) {
 		if p.Labels[gcLabel] != "true" || (p.Spec.NodeName != k.nodes[0] && p.Spec.NodeName != k.nodes[1]) {
 			t.Errorf("GC pod %s: labels %v on node %q: not made from checkpoint_gc_pod_spec", name, p.Labels, p.Spec.NodeName)
 		}
+		if p.Spec.PriorityClassName != k8s.SystemPriorityClass {
+			t.Errorf("GC pod %s: priority class %q, want %s", name, p.Spec.PriorityClassName, k8s.SystemPriorityClass)
+		}
 	}
 }
