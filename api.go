@@ -406,3 +406,21 @@ type TaskResponse struct {
 type TasksResponse struct {
 	Tasks []Task `json:"tasks"`
 }
+
+// RendezvousRequest is a pod of a multi-pod allocation saying where it runs
+// (POST /api/v1/allocations/{id}/rendezvous).
+type RendezvousRequest struct {
+	Rank  int    `json:"rank"`  // the pod's index, 0 for the chief
+	Size  int    `json:"size"`  // how many pods the allocation has
+	Addr  string `json:"addr"`  // the pod's IP
+	Slots int    `json:"slots"` // the pod's slots
+}
+
+// RendezvousResponse says where every pod of the allocation runs, by rank,
+// once all have posted (Ready); before that, after the request's timeout,
+// Ready is false and the pod posts again.
+type RendezvousResponse struct {
+	Ready               bool     `json:"ready"`
+	ContainerAddrs      []string `json:"container_addrs"`
+	ContainerSlotCounts []int    `json:"container_slot_counts"`
+}

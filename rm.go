@@ -52,6 +52,10 @@ type LaunchSpec struct {
 	RegistryAuth *RegistryAuth
 	// ForcePullImage pulls Image even when the node has it.
 	ForcePullImage bool
+	// Rendezvous makes the pods of a multi-pod allocation meet at the
+	// master's rendezvous (the harness's determined.exec.rendezvous) before
+	// the task runs, so that each knows the others' addresses.
+	Rendezvous bool
 }
 
 // RegistryAuth is a container registry's credentials, as Docker's

@@ -384,7 +384,8 @@ func imageFor(cpu, cuda string, gpu bool) string {
 
 // addHarness puts the harness on a task's PYTHONPATH: the master's copy on
 // the local resource manager, or a copy shipped with the task's files where
-// tasks run in containers of their own images.
+// tasks run in containers of their own images, whose pods then meet at the
+// rendezvous when there are several.
 func (x *Experiments) addHarness(spec *resolute.LaunchSpec) {
 	if !x.opts.Containers {
 		spec.PythonPath = []string{x.opts.HarnessDir}
@@ -397,6 +398,7 @@ func (x *Experiments) addHarness(spec *resolute.LaunchSpec) {
 		spec.Files[harnessShipDir+"/"+name] = data
 	}
 	spec.PythonPath = []string{harnessShipDir}
+	spec.Rendezvous = true
 }
 
 // harnessShipDir is where a containerized task finds the harness, relative

@@ -226,3 +226,27 @@ func (q *Queries) LiveAllocations(ctx context.Context) ([]LiveAllocation, error)
 func (q *Queries) UnstartAllocation(ctx context.Context, id string) error {
 	return translate(q.q.UnstartAllocation(ctx, id), "allocation %s", id)
 }
+
+// RendezvousPod is one pod's place in its allocation's rendezvous.
+type RendezvousPod struct {
+	Rank  int
+	Addr  string
+	Slots int
+}
+
+// PostRendezvous records where a pod of an allocation runs; a pod that
+// posts again replaces its entry.
+func (q *Queries) PostRendezvous(ctx context.Context, allocationID string, p RendezvousPod) error {
+	err := q.q.UpsertRendezvous(ctx, gen.UpsertRendezvousParams{AllocationID: allocationID, Rank: int32(p.Rank), Addr: p.Addr, Slots: int32(p.Slots)})
+	return translate(err, "rendezvous of allocation %s", allocationID)
+}
+
+// Rendezvous returns the pods of an allocation that have posted, by rank.
+func (q *Queries) Rendezvous(ctx context.Context, allocationID string) ([]RendezvousPod, error) {
+	rows, err := q.q.ListRendezvous(ctx, allocationID)
+	out := make([]RendezvousPod, len(rows))
+	for i, r := range rows {
+		out[i] = RendezvousPod{Rank: int(r.Rank), Addr: r.Addr, Slots: int(r.Slots)}
+	}
+	return out, translate(err, "rendezvous of allocation %s", allocationID)
+}

@@ -146,6 +146,7 @@ func (s *Server) Routes() chi.Router {
 			r.Get("/checkpoints/{uuid}", s.handleCheckpointGet)
 			r.Get("/allocations/{id}/signals/preemption", s.handlePreemptionSignal)
 			r.Post("/allocations/{id}/signals/ack_preemption", s.handleAckPreemption)
+			r.Post("/allocations/{id}/rendezvous", s.handleRendezvous)
 		})
 
 		// Signed-in API.

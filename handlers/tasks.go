@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db"
 )
 
 // The task API: what Determined's harness calls from inside a trial, with
@@ -250,6 +252,73 @@ func (s *Server) handlePreemptionSignal(w http.ResponseWriter, r *http.Request) 
 		case <-r.Context().Done():
 			return
 		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// handleRendezvous serves POST /api/v1/allocations/{id}/rendezvous
+// [?timeout_seconds=N]: a pod of a multi-pod allocation posts its address
+// and waits, up to N seconds (default 60, at most 600), until every pod has;
+// the answer lists them by rank. Only the allocation itself may call it.
+func (s *Server) handleRendezvous(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "id")
+	if a, isTask := allocationFrom(r); !isTask || a.ID != id {
+		s.error(w, r, resolute.Errorf(resolute.EForbidden, "only allocation %s may take part in its rendezvous", id))
+		return
+	}
+	var req resolute.RendezvousRequest
+	err := decodeJSON(r, &req)
+	switch {
+	case err != nil:
+	case req.Size < 1 || req.Size > 4096:
+		err = resolute.Errorf(resolute.EInvalid, "size: expected 1 to 4096 pods, got %d", req.Size)
+	case req.Rank < 0 || req.Rank >= req.Size:
+		err = resolute.Errorf(resolute.EInvalid, "rank: expected 0 to %d, got %d", req.Size-1, req.Rank)
+	case req.Addr == "" || len(req.Addr) > 255:
+		err = resolute.Errorf(resolute.EInvalid, "addr: expected the pod's address, got %q", req.Addr)
+	case req.Slots < 0:
+		err = resolute.Errorf(resolute.EInvalid, "slots: expected 0 or more, got %d", req.Slots)
+	}
+	timeout := 60
+	if v := r.URL.Query().Get("timeout_seconds"); v != "" && err == nil {
+		n, convErr := strconv.Atoi(v)
+		if convErr != nil || n < 0 {
+			err = resolute.Errorf(resolute.EInvalid, "timeout_seconds: expected a non-negative integer, got %q", v)
+		}
+		timeout = min(n, 600)
+	}
+	if err == nil {
+		err = s.db.PostRendezvous(r.Context(), id, db.RendezvousPod{Rank: req.Rank, Addr: req.Addr, Slots: req.Slots})
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	deadline := time.Now().Add(time.Duration(timeout) * time.Second)
+	for {
+		pods, err := s.db.Rendezvous(r.Context(), id)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		pods = slices.DeleteFunc(pods, func(p db.RendezvousPod) bool { return p.Rank >= req.Size })
+		if len(pods) == req.Size { // ranks are unique: 0 to size-1, in order
+			resp := resolute.RendezvousResponse{Ready: true}
+			for _, p := range pods {
+				resp.ContainerAddrs = append(resp.ContainerAddrs, p.Addr)
+				resp.ContainerSlotCounts = append(resp.ContainerSlotCounts, p.Slots)
+			}
+			writeJSON(w, http.StatusOK, resp)
+			return
+		}
+		if !time.Now().Before(deadline) {
+			writeJSON(w, http.StatusOK, resolute.RendezvousResponse{})
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

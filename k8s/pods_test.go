@@ -30,6 +30,7 @@ func trialRequest() PodRequest {
 			Env:          map[string]string{"DET_MASTER": "http://master:8080", "A_FIRST": "1"},
 			Entrypoint:   []string{"python3", "-m", "determined.exec.harness"},
 			Files:        map[string][]byte{"startup-hook.sh": []byte("true\n")},
+			Rendezvous:   true,
 		},
 		TaskType:       "TRIAL",
 		User:           "alice",
@@ -190,7 +191,8 @@ func TestBuildPodsTrial(t *testing.T) {
 			}},
 			Containers: []corev1.Container{{
 				Name: "determined-container", Image: "determinedai/pytorch-ngc:0.38.0",
-				Command:    []string{"python3", "-m", "determined.exec.harness"},
+				// Two pods: they meet at the rendezvous first.
+				Command:    []string{"sh", "-c", rendezvousScript, "rendezvous", "python3", "-m", "determined.exec.harness"},
 				WorkingDir: "/run/determined/workdir",
 				Env: []corev1.EnvVar{
 					{Name: "A_FIRST", Value: "1"},

@@ -29,6 +29,11 @@ const (
 	Coscheduler         = "coscheduler"
 )
 
+// rendezvousScript runs the task ("$@") once every pod of the allocation
+// has posted its address to the master: the harness's rendezvous sets
+// DET_CONTAINER_ADDRS and DET_CONTAINER_RANK, then execs the task.
+const rendezvousScript = `exec "${DET_PYTHON_EXECUTABLE:-python3}" -m determined.exec.rendezvous -- "$@"`
+
 // initScript unpacks the context, then the files (so that they win), into the
 // work directory; an archive that is missing or empty is skipped.
 const initScript = `set -e
@@ -257,6 +262,11 @@ func (r PodRequest) taskContainer(c *corev1.Container, pods, perPod int, w *warn
 		}
 	} else {
 		c.Command = []string{"sh", "-c", r.Spec.Shell}
+	}
+	if pods > 1 && r.Spec.Rendezvous {
+		// The pods first meet at the master's rendezvous, so that each
+		// knows where the others (the chief first) run.
+		c.Command = append([]string{"sh", "-c", rendezvousScript, "rendezvous"}, c.Command...)
 	}
 	c.Args = nil
 	if c.WorkingDir != "" && c.WorkingDir != WorkDir {

@@ -369,7 +369,7 @@ func TestBuildPodsOverridesWithWarnings(t *testing.T) {
 				c := p.Spec.Containers[0]
 				expect(t, "image", c.Image, "determinedai/pytorch-ngc:0.38.0")
 				expect(t, "workingDir", c.WorkingDir, "/run/determined/workdir")
-				if c.Args != nil || c.Command[0] != "python3" {
+				if c.Args != nil || !slices.Contains(c.Command, "determined.exec.harness") || slices.Contains(c.Command, "sleep") {
 					t.Errorf("command %q args %q, want the task's", c.Command, c.Args)
 				}
 			},
@@ -478,16 +478,27 @@ func TestBuildPodsEnv(t *testing.T) {
 			wantEnv: map[string]string{"NVIDIA_VISIBLE_DEVICES": "void", "DET_SLOT_IDS": "[]", "DET_KUBERNETES_JOB_PARALLELISM": "1"},
 		},
 		"a shell command runs under sh -c": {
-			change:      func(r *PodRequest) { r.Spec.Entrypoint, r.Spec.Shell = nil, "echo $HOME && ls" },
+			change:      func(r *PodRequest) { onePod(r); r.Spec.Entrypoint, r.Spec.Shell = nil, "echo $HOME && ls" },
 			wantCommand: []string{"sh", "-c", "echo $HOME && ls"},
 		},
 		"a relative entrypoint is the work directory's file": {
-			change:      func(r *PodRequest) { r.Spec.Entrypoint = []string{"./run.sh", "./arg"} },
+			change:      func(r *PodRequest) { onePod(r); r.Spec.Entrypoint = []string{"./run.sh", "./arg"} },
 			wantCommand: []string{"/run/determined/workdir/run.sh", "./arg"},
 		},
 		"a bare entrypoint is looked up in PATH": {
-			change:      func(r *PodRequest) { r.Spec.Entrypoint = []string{"python3", "train.py"} },
+			change:      func(r *PodRequest) { onePod(r); r.Spec.Entrypoint = []string{"python3", "train.py"} },
 			wantCommand: []string{"python3", "train.py"},
+		},
+		"pods without the harness's rendezvous run the task at once": {
+			change: func(r *PodRequest) {
+				r.Spec.Rendezvous, r.Spec.Entrypoint, r.Spec.Shell = false, nil, "echo $HOME && ls"
+			},
+			wantCommand: []string{"sh", "-c", "echo $HOME && ls"},
+		},
+		"the pods of a gang meet at the rendezvous before the task": {
+			change: func(r *PodRequest) { r.Spec.Entrypoint, r.Spec.Shell = nil, "echo $HOME && ls" },
+			wantCommand: []string{"sh", "-c", `exec "${DET_PYTHON_EXECUTABLE:-python3}" -m determined.exec.rendezvous -- "$@"`,
+				"rendezvous", "sh", "-c", "echo $HOME && ls"},
 		},
 	}
 	for name, tt := range tests {
@@ -703,4 +714,9 @@ func TestBuildPodsMountsBindMountsAndStorageAsHostPaths(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("host path mounts (-want +got):\n%s", diff)
 	}
+}
+
+// onePod makes trialRequest's two-pod trial a one-pod one.
+func onePod(r *PodRequest) {
+	r.Slots, r.Nodes, r.PodSlots = 8, r.Nodes[:1], r.PodSlots[:1]
 }

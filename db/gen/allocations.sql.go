@@ -279,6 +279,37 @@ func (q *Queries) ListPendingAllocations(ctx context.Context) ([]Allocation, err
 	return items, nil
 }
 
+const listRendezvous = `-- name: ListRendezvous :many
+SELECT rank, addr, slots FROM allocation_rendezvous WHERE allocation_id = $1 ORDER BY rank
+`
+
+type ListRendezvousRow struct {
+	Rank  int32
+	Addr  string
+	Slots int32
+}
+
+// The pods of an allocation that have posted their address, by rank.
+func (q *Queries) ListRendezvous(ctx context.Context, allocationID string) ([]ListRendezvousRow, error) {
+	rows, err := q.db.Query(ctx, listRendezvous, allocationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListRendezvousRow
+	for rows.Next() {
+		var i ListRendezvousRow
+		if err := rows.Scan(&i.Rank, &i.Addr, &i.Slots); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listRunningAllocations = `-- name: ListRunningAllocations :many
 SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE state = 'RUNNING' ORDER BY started_at, id
 `
@@ -412,5 +443,29 @@ UPDATE allocations SET state = 'PENDING', slot_ids = '{}', slot_agents = '{}', s
 // Back to pending: the resource manager could not take it after all.
 func (q *Queries) UnstartAllocation(ctx context.Context, id string) error {
 	_, err := q.db.Exec(ctx, unstartAllocation, id)
+	return err
+}
+
+const upsertRendezvous = `-- name: UpsertRendezvous :exec
+INSERT INTO allocation_rendezvous (allocation_id, rank, addr, slots)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (allocation_id, rank) DO UPDATE SET addr = EXCLUDED.addr, slots = EXCLUDED.slots
+`
+
+type UpsertRendezvousParams struct {
+	AllocationID string
+	Rank         int32
+	Addr         string
+	Slots        int32
+}
+
+// A pod's address in its allocation's rendezvous; posting again replaces it.
+func (q *Queries) UpsertRendezvous(ctx context.Context, arg UpsertRendezvousParams) error {
+	_, err := q.db.Exec(ctx, upsertRendezvous,
+		arg.AllocationID,
+		arg.Rank,
+		arg.Addr,
+		arg.Slots,
+	)
 	return err
 }

@@ -27,6 +27,13 @@ type Allocation struct {
 	SlotAgents   []string
 }
 
+type AllocationRendezvou struct {
+	AllocationID string
+	Rank         int32
+	Addr         string
+	Slots        int32
+}
+
 type Checkpoint struct {
 	Uuid           string
 	TrialID        int64

@@ -51,3 +51,13 @@ ORDER BY a.created_at, a.id;
 -- name: UnstartAllocation :exec
 -- Back to pending: the resource manager could not take it after all.
 UPDATE allocations SET state = 'PENDING', slot_ids = '{}', slot_agents = '{}', started_at = NULL WHERE id = $1 AND state = 'RUNNING';
+
+-- name: UpsertRendezvous :exec
+-- A pod's address in its allocation's rendezvous; posting again replaces it.
+INSERT INTO allocation_rendezvous (allocation_id, rank, addr, slots)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (allocation_id, rank) DO UPDATE SET addr = EXCLUDED.addr, slots = EXCLUDED.slots;
+
+-- name: ListRendezvous :many
+-- The pods of an allocation that have posted their address, by rank.
+SELECT rank, addr, slots FROM allocation_rendezvous WHERE allocation_id = $1 ORDER BY rank;

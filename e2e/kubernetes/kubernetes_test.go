@@ -6,10 +6,12 @@ package kubernetes_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -46,7 +48,8 @@ type cluster struct {
 	token string
 }
 
-// newCluster starts the master; rmConfig are more resource_manager keys.
+// newCluster starts the master; rmConfig are more resource_manager keys (a
+// max_slots_per_pod replaces the default 4).
 func newCluster(t *testing.T, rmConfig ...string) *cluster {
 	c := k8stest.Start(t)
 	k := &cluster{t: t, c: c, ns: c.Namespace(t)}
@@ -73,6 +76,10 @@ task_container_defaults:
   checkpoint_gc_pod_spec: %s
 `, filepath.Join(dir, "data"), dbURL.Query().Get("host"), dbURL.Path[1:], c.Kubeconfig, k.ns, spec, spec, gcSpec)
 	for _, extra := range rmConfig {
+		if strings.HasPrefix(extra, "max_slots_per_pod:") {
+			conf = strings.Replace(conf, "  max_slots_per_pod: 4\n", "  "+extra+"\n", 1)
+			continue
+		}
 		conf = strings.Replace(conf, "  type: kubernetes\n", "  type: kubernetes\n  "+extra+"\n", 1)
 	}
 	confPath := filepath.Join(dir, "master.yaml")
@@ -325,7 +332,7 @@ func TestAHigherPriorityExperimentPreemptsALowerOneOnKubernetes(t *testing.T) {
 func TestTwoExperimentsThatEachNeedTheWholeClusterRunOneAfterTheOther(t *testing.T) {
 	k := newCluster(t)
 	conf := strings.NewReplacer("slots_per_trial: 1", "slots_per_trial: 8", "max_trials: 4", "max_trials: 1",
-		// The harness has no launcher for more than one pod: the chief trains.
+		// The scheduling is under test, not training: the chief trains alone.
 		"entrypoint: python3 train.py", `entrypoint: 'if [ "$RESOLUTE_POD_INDEX" = 0 ]; then exec python3 train.py; else exec sleep 600; fi'`,
 		"adaptive_asha", "random", "max_concurrent_trials: 4", "max_concurrent_trials: 1").Replace(ashaConfig)
 	conf = strings.Replace(conf, "  max_time: 8\n  time_metric: batches\n  divisor: 2\n  max_rungs: 2\n", "  max_length: {batches: 8}\n", 1)
@@ -604,5 +611,80 @@ func TestCheckpointGCRunsInAPodMadeFromTheGCPodSpec(t *testing.T) {
 		if p.Spec.PriorityClassName != k8s.SystemPriorityClass {
 			t.Errorf("GC pod %s: priority class %q, want %s", name, p.Spec.PriorityClassName, k8s.SystemPriorityClass)
 		}
+	}
+}
+
+// distTrain trains nothing: it checks that the workers of every pod form one
+// torch.distributed job and one DistributedContext, and the chief reports
+// what they saw.
+const distTrain = `import json, os
+import torch
+import torch.distributed as dist
+import determined as det
+
+dist.init_process_group("gloo")
+t = torch.tensor([float(dist.get_rank() + 1)])
+dist.all_reduce(t)
+d = det.core.DistributedContext.from_torch_distributed()
+info = det.get_cluster_info()
+everyone = d.allgather({"rank": d.rank, "pod": info.container_rank, "addr": os.environ["DET_KUBERNETES_POD_IP"]})
+print("worker", d.rank, "of", d.size, "on pod", info.container_rank, "sees", json.dumps(everyone), flush=True)
+with det.core.init(distributed=d) as ctx:
+    if d.rank == 0:
+        pods = sorted({e["addr"] for e in everyone})
+        ctx.train.report_validation_metrics(1, {"loss": 0.0, "sum": t.item(), "world": d.size, "pods": len(pods),
+                                                "chief_first": 1.0 if everyone[0]["addr"] == info.container_addrs[0] else 0.0})
+dist.destroy_process_group()
+`
+
+// TestATrialOfTwoPodsTrainsAsOneTorchDistributedJob runs a trial of two
+// slots on pods of one slot each: the pods meet at the master's rendezvous,
+// and determined.launch.torch_distributed starts torchrun on both with the
+// chief pod as the rendezvous address, so the two workers all-reduce
+// together. It needs PyTorch under /usr/bin/python3 (Debian's python3-torch).
+func TestATrialOfTwoPodsTrainsAsOneTorchDistributedJob(t *testing.T) {
+	if exec.Command("/usr/bin/python3", "-c", "import torch.distributed").Run() != nil {
+		t.Skip("PyTorch is not installed under /usr/bin/python3 (make test installs python3-torch)")
+	}
+	k := newCluster(t, "max_slots_per_pod: 1")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "dist_train.py"), []byte(distTrain), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The pods are processes on this machine: gloo talks over loopback.
+	conf := `
+name: two pods, one job
+entrypoint: /usr/bin/python3 -m determined.launch.torch_distributed /usr/bin/python3 dist_train.py
+resources: {slots_per_trial: 2}
+environment: {environment_variables: [GLOO_SOCKET_IFNAME=lo]}
+searcher: {name: single, metric: loss, max_length: {batches: 1}}
+max_restarts: 0
+`
+	id := k.m.CreateExperiment(k.token, conf, dir)
+	e := k.waitDone(id, 3*time.Minute)
+	trials := k.trials(id)
+	logs := ""
+	if len(trials) == 1 {
+		logs = k.m.Get(fmt.Sprintf("/api/v1/trials/%d/logs", trials[0].ID), k.token)
+	}
+	if e.State != resolute.StateCompleted || len(trials) != 1 {
+		t.Fatalf("experiment ended %s with %d trials\n%s\ntrial log:\n%s", e.State, len(trials), k.m.Output(), logs)
+	}
+	for _, want := range []string{"rendezvous: pod 0 of 2", "rendezvous: pod 1 of 2", "rendezvous: all 2 pods ready"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the trial log lacks %q:\n%s", want, logs)
+		}
+	}
+	var ms resolute.MetricsResponse
+	k.m.Call("GET", fmt.Sprintf("/api/v1/trials/%d/metrics?group=validation", trials[0].ID), k.token, nil, &ms)
+	if len(ms.Metrics) != 1 {
+		t.Fatalf("validations %+v\n%s", ms.Metrics, logs)
+	}
+	var got map[string]any
+	json.Unmarshal(ms.Metrics[0].Metrics, &got)
+	avg, _ := got["avg_metrics"].(map[string]any)
+	// Ranks 0 and 1 add 1 + 2; two workers on two pods; the chief's pod first.
+	if avg["sum"] != 3.0 || avg["world"] != 2.0 || avg["pods"] != 2.0 || avg["chief_first"] != 1.0 {
+		t.Errorf("the workers reported %v, want sum 3 from a world of 2 on 2 pods\n%s", got, logs)
 	}
 }

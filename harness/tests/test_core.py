@@ -8,6 +8,7 @@ import sys
 import tempfile
 import time
 import unittest
+from typing import Any, Dict, List
 from unittest import mock
 
 import determined as det
@@ -457,8 +458,8 @@ out = {
     "gather": d.gather(d.rank * 10),
     "allgather": d.allgather("r%d" % d.rank),
     "broadcast": d.broadcast({"from": d.rank}),
-    "broadcast_local": d.broadcast_local("local-chief" if d.local_rank == 0 else None),
-    "gather_local": d.gather_local(d.local_rank),
+    "broadcast_local": d.broadcast_local("local-chief-%d" % d.cross_rank if d.local_rank == 0 else None),
+    "gather_local": d.gather_local(d.rank),
 }
 import tempfile
 with det.core.init(distributed=d, checkpoint_storage=tempfile.gettempdir()) as ctx:
@@ -495,26 +496,19 @@ class DistributedTest(unittest.TestCase):
         self.assertEqual(d.size, 1)
         self.assertEqual(d.allgather(1), [1])
 
-    def test_multi_node_not_supported(self) -> None:
-        env = {"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1",
-               "GROUP_RANK": "1", "GROUP_WORLD_SIZE": "2"}
-        with mock.patch.dict(os.environ, env):
-            d = core.DistributedContext.from_torch_distributed()
-        self.assertEqual((d.rank, d.size, d.cross_rank, d.cross_size), (1, 2, 1, 2))
-        with self.assertRaisesRegex(NotImplementedError, "not supported"):
-            d.broadcast(1)
-
-    def test_single_node_multi_process(self) -> None:
-        size = 3
+    def _run_workers(self, size: int, local_size: int) -> List[Dict[str, Any]]:
+        """Runs DIST_WORKER as `size` processes, `local_size` per node, torchrun-style."""
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         procs = []
         for rank in range(size):
             env = clean_environ()
-            env.update({"RANK": str(rank), "WORLD_SIZE": str(size), "LOCAL_RANK": str(rank),
-                        "LOCAL_WORLD_SIZE": str(size), "GROUP_RANK": "0",
-                        "GROUP_WORLD_SIZE": "1", "DET_DIST_PORT": str(port),
+            env.update({"RANK": str(rank), "WORLD_SIZE": str(size),
+                        "LOCAL_RANK": str(rank % local_size), "LOCAL_WORLD_SIZE": str(local_size),
+                        "GROUP_RANK": str(rank // local_size),
+                        "GROUP_WORLD_SIZE": str(size // local_size), "DET_DIST_PORT": str(port),
+                        "DET_CHIEF_IP": "127.0.0.1",
                         "PYTHONPATH": HARNESS, "PYTHONDONTWRITEBYTECODE": "1",
                         "HOME": tempfile.gettempdir()})
             procs.append(subprocess.Popen([sys.executable, "-B", "-c", DIST_WORKER], env=env,
@@ -525,15 +519,41 @@ class DistributedTest(unittest.TestCase):
             out, err = p.communicate(timeout=60)
             self.assertEqual(p.returncode, 0, err)
             outs.append(json.loads(out))
+        return outs
+
+    def test_single_node_multi_process(self) -> None:
+        outs = self._run_workers(3, 3)
         for rank, out in enumerate(outs):
             self.assertEqual(out["gather"], [0, 10, 20] if rank == 0 else None)
             self.assertEqual(out["allgather"], ["r0", "r1", "r2"])
             self.assertEqual(out["broadcast"], {"from": 0})
-            self.assertEqual(out["broadcast_local"], "local-chief")
+            self.assertEqual(out["broadcast_local"], "local-chief-0")
             self.assertEqual(out["gather_local"], [0, 1, 2] if rank == 0 else None)
             self.assertFalse(out["preempt"])
             self.assertEqual(out["ops"], [1])
 
+    def test_two_nodes_multi_process(self) -> None:
+        # Two nodes of two workers (as two pods after the rendezvous): the global collectives
+        # span all four, the local ones each node.
+        outs = self._run_workers(4, 2)
+        for rank, out in enumerate(outs):
+            node, local_rank = rank // 2, rank % 2
+            self.assertEqual(out["gather"], [0, 10, 20, 30] if rank == 0 else None)
+            self.assertEqual(out["allgather"], ["r0", "r1", "r2", "r3"])
+            self.assertEqual(out["broadcast"], {"from": 0})
+            self.assertEqual(out["broadcast_local"], "local-chief-%d" % node)
+            self.assertEqual(out["gather_local"],
+                             [2 * node, 2 * node + 1] if local_rank == 0 else None)
+            self.assertFalse(out["preempt"])
+            self.assertEqual(out["ops"], [1])
+
+    def test_several_nodes_need_the_chief_address(self) -> None:
+        env = {"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1",
+               "GROUP_RANK": "1", "GROUP_WORLD_SIZE": "2"}
+        with mock.patch.dict(os.environ, clean_environ(), clear=True):
+            with mock.patch.dict(os.environ, env):
+                with self.assertRaisesRegex(ValueError, "chief_ip"):
+                    core.DistributedContext.from_torch_distributed()
 
     def test_missing_env_raises_keyerror(self) -> None:
         with mock.patch.dict(os.environ, clean_environ(), clear=True):

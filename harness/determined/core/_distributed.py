@@ -8,12 +8,6 @@ from typing import Any, List, Optional
 
 logger = logging.getLogger("determined.core")
 
-_MULTI_NODE_MSG = (
-    "DistributedContext.{op}() across {size} nodes is not supported by Resolute's harness yet "
-    "(only workers on a single node can communicate); use your framework's own collectives "
-    "(e.g. torch.distributed) for now."
-)
-
 #: How long workers keep trying to reach the chief, and the chief waits for workers.
 CONNECT_TIMEOUT = 300.0
 
@@ -42,7 +36,7 @@ class _Hub:
     """Star-shaped object exchange over TCP: the chief (rank 0) listens, every other worker
     connects once and sends its rank. Collectives must be called in step by all workers."""
 
-    def __init__(self, rank: int, size: int, chief_ip: str, port: int) -> None:
+    def __init__(self, rank: int, size: int, chief_ip: str, port: int, bind: str = "0.0.0.0") -> None:
         self.rank = rank
         self.size = size
         self._peers: List[Optional[socket.socket]] = [None] * size
@@ -51,7 +45,7 @@ class _Hub:
         if rank == 0:
             lst = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             lst.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            lst.bind(("0.0.0.0", port))
+            lst.bind((bind, port))
             lst.listen(size)
             self._listener = lst
         else:
@@ -119,9 +113,10 @@ class DistributedContext:
     the whole job, ``local_rank`` on its node, ``cross_rank`` (the node's rank) and the matching
     sizes. It offers ``gather``/``allgather``/``broadcast`` (and ``*_local``) of Python objects.
 
-    In Resolute's harness the collectives work between the processes of one node (the chief
-    listens on ``DET_DIST_PORT``, default 12360 + port_offset, and the others connect to
-    ``chief_ip``); across several nodes they raise ``NotImplementedError`` for now.
+    In Resolute's harness every worker exchanges objects with the chief (rank 0), which listens
+    on ``DET_DIST_PORT`` (default 12360 + port_offset) at ``chief_ip``; on several nodes that is
+    the chief container's address (``DET_CHIEF_IP``, set by the rendezvous of a multi-pod
+    allocation). The ``*_local`` collectives then act among the workers of one node.
     """
 
     def __init__(
@@ -162,9 +157,14 @@ class DistributedContext:
         self._pull_port = pull_port + port_offset
         self._closed = False
         self._hub: Optional[_Hub] = None
-        if size > 1 and cross_size == 1:
+        if size > 1:
+            if cross_size > 1 and not chief_ip:
+                raise ValueError("chief_ip (or DET_CHIEF_IP) is required for workers on several nodes")
             port = int(os.environ.get("DET_DIST_PORT") or self._pub_port)
-            self._hub = _Hub(rank, size, chief_ip or "127.0.0.1", port)
+            # On several nodes the chief listens on its own address only, so that chiefs of other
+            # allocations on the same host (each with its own address) can share the port.
+            bind = (chief_ip or "") if cross_size > 1 else "0.0.0.0"
+            self._hub = _Hub(rank, size, chief_ip or "127.0.0.1", port, bind=bind)
 
     # Upstream-compatible getters.
     def get_rank(self) -> int:
@@ -194,13 +194,18 @@ class DistributedContext:
     def _get_hub(self, op: str) -> Optional[_Hub]:
         if self.size == 1:
             return None
-        if self.cross_size > 1:
-            raise NotImplementedError(_MULTI_NODE_MSG.format(op=op, size=self.cross_size))
         if self._hub is None:
             raise RuntimeError(f"DistributedContext.{op}() called after close()")
         return self._hub
 
-    # With a single node, "local" and global collectives are the same.
+    def _node_mates(self, hub: _Hub, stuff: Any) -> List[Any]:
+        """Every worker's stuff on this node, by local rank (all workers must call it)."""
+        everyone = hub.broadcast(hub.gather((self.cross_rank, self.local_rank, stuff)))
+        mine = sorted((lr, x) for cr, lr, x in everyone if cr == self.cross_rank)
+        return [x for _, x in mine]
+
+    # With a single node, "local" and global collectives are the same; on several, the local
+    # ones go through the chief too and each worker keeps its node's part.
     def gather(self, stuff: Any) -> Optional[List]:
         """Gather ``stuff`` from every worker to the chief: a list on rank 0, None elsewhere."""
         hub = self._get_hub("gather")
@@ -209,7 +214,12 @@ class DistributedContext:
     def gather_local(self, stuff: Any) -> Optional[List]:
         """Gather ``stuff`` from every worker on this node to the local chief."""
         hub = self._get_hub("gather_local")
-        return [stuff] if hub is None else hub.gather(stuff)
+        if hub is None:
+            return [stuff]
+        if self.cross_size == 1:
+            return hub.gather(stuff)
+        mates = self._node_mates(hub, stuff)
+        return mates if self.local_rank == 0 else None
 
     def allgather(self, stuff: Any) -> List:
         """Gather ``stuff`` from every worker to every worker."""
@@ -218,7 +228,11 @@ class DistributedContext:
 
     def allgather_local(self, stuff: Any) -> List:
         hub = self._get_hub("allgather_local")
-        return [stuff] if hub is None else hub.broadcast(hub.gather(stuff))
+        if hub is None:
+            return [stuff]
+        if self.cross_size == 1:
+            return hub.broadcast(hub.gather(stuff))
+        return self._node_mates(hub, stuff)
 
     def broadcast(self, stuff: Any) -> Any:
         """Return the chief's ``stuff`` on every worker."""
@@ -228,7 +242,11 @@ class DistributedContext:
     def broadcast_local(self, stuff: Any = None) -> Any:
         """Return the local chief's ``stuff`` on every worker of this node."""
         hub = self._get_hub("broadcast_local")
-        return stuff if hub is None else hub.broadcast(stuff)
+        if hub is None:
+            return stuff
+        if self.cross_size == 1:
+            return hub.broadcast(stuff)
+        return self._node_mates(hub, stuff)[0]
 
     @classmethod
     def from_torch_distributed(cls, chief_ip: Optional[str] = None) -> "DistributedContext":

@@ -6,11 +6,17 @@ Minimal launch layer for legacy configs. On a single container:
 - one slot (or none): runs the script directly, with the torchrun-style environment
   (RANK=0, WORLD_SIZE=1, LOCAL_RANK=0, ...) set so ``DistributedContext.from_torch_distributed()``
   works;
-- several slots: execs ``python3 -m torch.distributed.run --nnodes=1 --nproc_per_node=N`` on
+- several slots: execs torchrun (``determined.launch._torchrun``, ``torch.distributed.run`` made to
+  work on Python 3.11) with ``--nnodes=1 --nproc_per_node=N`` on
   the script (PyTorch must be installed), with free ports for torch's rendezvous and for
   ``DistributedContext``'s object exchange (``DET_DIST_PORT``).
 
-Multi-container (multi-node) launches are not supported by this harness yet.
+On several containers (the pods of a Kubernetes allocation, which met at the master's rendezvous
+first: ``det.get_cluster_info().container_addrs``), every container execs
+``torch.distributed.run --nnodes=<containers> --node_rank=<its rank>`` with the chief container
+as ``--master_addr``. The ports must agree without talking, so they are fixed there: torch's on
+``DET_C10D_PORT`` (default 29400) and ``DistributedContext``'s on ``DET_DIST_PORT`` (default
+12360), both on the chief's address.
 """
 
 import os
@@ -51,16 +57,15 @@ def main(argv: List[str]) -> int:
         return 2
 
     info = det.get_cluster_info()
-    nproc = 1
+    nproc, nnodes, node_rank, chief = 1, 1, 0, "127.0.0.1"
     if info is not None:
-        if len(info.container_addrs) > 1:
-            print("determined.launch.torch_distributed: multi-node launches are not supported "
-                  "by Resolute's harness yet", file=sys.stderr)
-            return 1
         nproc = max(1, len(info.slot_ids))
+        nnodes = max(1, len(info.container_addrs))
+        node_rank = info.container_rank
+        chief = info.container_addrs[0] if nnodes > 1 else chief
 
     cmd = _command(args)
-    if nproc == 1:
+    if nproc == 1 and nnodes == 1:
         env = dict(os.environ)
         env.update({
             "RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1",
@@ -70,14 +75,18 @@ def main(argv: List[str]) -> int:
         })
         os.execvpe(cmd[0], cmd, env)
 
-    # Port for DistributedContext's own object exchange between the workers.
-    os.environ.setdefault("DET_DIST_PORT", str(_free_port()))
-    os.environ.setdefault("DET_CHIEF_IP", "127.0.0.1")
-    torchrun = [
-        sys.executable, "-m", "torch.distributed.run",
-        "--nnodes=1", f"--nproc_per_node={nproc}",
-        "--master_addr=127.0.0.1", f"--master_port={_free_port()}",
-    ]
+    if nnodes > 1:
+        os.environ["DET_CHIEF_IP"] = chief
+        os.environ.setdefault("DET_DIST_PORT", "12360")
+        nodes = [f"--nnodes={nnodes}", f"--node_rank={node_rank}",
+                 f"--master_addr={chief}", f"--master_port={os.environ.get('DET_C10D_PORT') or 29400}"]
+    else:
+        # Port for DistributedContext's own object exchange between the workers.
+        os.environ.setdefault("DET_DIST_PORT", str(_free_port()))
+        os.environ.setdefault("DET_CHIEF_IP", "127.0.0.1")
+        nodes = ["--nnodes=1", "--master_addr=127.0.0.1", f"--master_port={_free_port()}"]
+    # torch.distributed.run, fixed for torch releases that fail under Python 3.11.
+    torchrun = [sys.executable, "-m", "determined.launch._torchrun"] + nodes + [f"--nproc_per_node={nproc}"]
     if cmd[0] == sys.executable:
         full = torchrun + cmd[1:]
     else:

@@ -1,0 +1,1 @@
+"""Programs the master runs in task containers before the task itself."""
