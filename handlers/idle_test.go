@@ -44,10 +44,12 @@ func TestAnIdleNotebookIsTerminatedWithTheReasonInItsLog(t *testing.T) {
 	}
 }
 
-// TestABusyKernelKeepsAnActivityNotebookAlive runs code that sleeps in a
-// kernel through Jupyter's websocket (via the proxy): in activity mode the
-// busy kernel keeps the notebook up past its idle timeout.
-func TestABusyKernelKeepsAnActivityNotebookAlive(t *testing.T) {
+// activityNotebookWithKernel starts a notebook with a 3 s idle_timeout in
+// activity mode and a kernel in it through Jupyter's REST API (via the
+// proxy), and returns the master, the admin's token, the task and the
+// kernel's id.
+func activityNotebookWithKernel(t *testing.T) (*handlerstest.Master, string, resolute.Task, string) {
+	t.Helper()
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin := login(t, m, "admin", "")
 	task := startNotebook(t, m, admin, "resources: {slots: 0}\nidle_timeout: 3s\nnotebook_idle_type: activity\n")
@@ -55,9 +57,17 @@ func TestABusyKernelKeepsAnActivityNotebookAlive(t *testing.T) {
 	if code := api(t, m, "POST", "/proxy/"+task.ID+"/api/kernels", admin, `{"name":"python3"}`, &kernel); code != 201 || kernel.ID == "" {
 		t.Fatalf("start a kernel: %d %+v", code, kernel)
 	}
+	return m, admin, task, kernel.ID
+}
+
+// TestABusyKernelKeepsAnActivityNotebookAlive runs code that sleeps in a
+// kernel through Jupyter's websocket (via the proxy): in activity mode the
+// busy kernel keeps the notebook up past its idle timeout.
+func TestABusyKernelKeepsAnActivityNotebookAlive(t *testing.T) {
+	m, admin, task, kernelID := activityNotebookWithKernel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	url := strings.Replace(m.URL, "http", "ws", 1) + "/proxy/" + task.ID + "/api/kernels/" + kernel.ID + "/channels"
+	url := strings.Replace(m.URL, "http", "ws", 1) + "/proxy/" + task.ID + "/api/kernels/" + kernelID + "/channels"
 	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + admin}}})
 	if err != nil {
 		t.Fatal(err)
@@ -140,13 +150,7 @@ func TestABusyKernelKeepsAnActivityNotebookAlive(t *testing.T) {
 // through Jupyter's REST API and never connects to it: Jupyter 6.4 reports
 // such a kernel as "starting" for ever, which must not keep the notebook up.
 func TestAKernelNobodyConnectedToLetsAnActivityNotebookGo(t *testing.T) {
-	m := handlerstest.Start(t, handlerstest.Options{})
-	admin := login(t, m, "admin", "")
-	task := startNotebook(t, m, admin, "resources: {slots: 0}\nidle_timeout: 3s\nnotebook_idle_type: activity\n")
-	var kernel struct{ ID string }
-	if code := api(t, m, "POST", "/proxy/"+task.ID+"/api/kernels", admin, `{"name":"python3"}`, &kernel); code != 201 || kernel.ID == "" {
-		t.Fatalf("start a kernel: %d %+v", code, kernel)
-	}
+	m, admin, task, _ := activityNotebookWithKernel(t)
 	end := waitTask(t, m, admin, task.ID, func(t resolute.Task) bool { return t.State == resolute.TaskTerminated })
 	if end.State != resolute.TaskTerminated {
 		t.Fatalf("a notebook whose only kernel nobody used was not terminated: %+v", end)
