@@ -617,5 +617,33 @@ class LaunchTest(unittest.TestCase):
                 env=env, capture_output=True, text=True, timeout=60)
             self.assertEqual(usage.returncode, 2)
 
+    def test_torch_distributed_two_slots(self) -> None:
+        # Two slots on one container: torchrun (through _torchrun, which also works where
+        # torch's own fails under Python 3.11) starts two workers that form one
+        # DistributedContext.
+        try:
+            import torch.distributed.run  # noqa: F401
+        except ImportError:
+            self.skipTest("PyTorch is not installed")
+        with tempfile.TemporaryDirectory() as tmp:
+            script = pathlib.Path(tmp, "train.py")
+            script.write_text(
+                "import determined as det\n"
+                "d = det.core.DistributedContext.from_torch_distributed()\n"
+                "ranks = d.allgather(d.rank)\n"
+                "print('rank', d.rank, 'of', d.size, 'saw', ranks, flush=True)\n")
+            env = clean_environ()
+            env.update({"PYTHONPATH": HARNESS, "PYTHONDONTWRITEBYTECODE": "1",
+                        "DET_MASTER": "http://127.0.0.1:1", "DET_SESSION_TOKEN": "t",
+                        "DET_TASK_ID": "t", "DET_ALLOCATION_ID": "t.1", "DET_TASK_TYPE": "COMMAND",
+                        "DET_SLOT_IDS": "[0,1]", "HOME": tmp})
+            out = subprocess.run(
+                [sys.executable, "-B", "-m", "determined.launch.torch_distributed", str(script)],
+                env=env, capture_output=True, text=True, timeout=120)
+            self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+            for rank in (0, 1):
+                self.assertIn(f"rank {rank} of 2 saw [0, 1]", out.stdout, out.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
