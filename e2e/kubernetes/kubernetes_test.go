@@ -517,26 +517,24 @@ func (w *term) until(re string) string {
 // checkpoint_gc_pod_spec; once it exits 0 they are marked deleted.
 func TestCheckpointGCRunsInAPodMadeFromTheGCPodSpec(t *testing.T) {
 	k := newCluster(t)
+	// A GC pod lives for a moment: watch, so that none goes unseen.
 	var mu sync.Mutex
-	gcPods := map[string]corev1.Pod{}
-	stop := make(chan struct{})
+	gcPods := map[string]corev1.Pod{} // by name, with the node it was bound to
+	w, err := k.c.Client.CoreV1().Pods(k.ns).Watch(context.Background(),
+		metav1.ListOptions{LabelSelector: k8s.LabelTaskType + "=" + resolute.TaskCheckpointGC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
 	go func() {
-		for {
-			for _, p := range k.pods() {
-				if p.Labels[k8s.LabelTaskType] == resolute.TaskCheckpointGC && p.Spec.NodeName != "" {
-					mu.Lock()
-					gcPods[p.Name] = p
-					mu.Unlock()
-				}
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+				mu.Lock()
+				gcPods[p.Name] = *p
+				mu.Unlock()
 			}
 		}
 	}()
-	defer close(stop)
 
 	conf := strings.NewReplacer("max_trials: 4", "max_trials: 1", "adaptive_asha", "random",
 		"max_concurrent_trials: 4", "max_concurrent_trials: 1").Replace(ashaConfig)
