@@ -448,9 +448,17 @@ func (x *Experiments) Recover(ctx context.Context, alive map[string]bool, ended 
 		if _, err := x.db.RequestPreemption(ctx, a.ID, x.now()); err != nil {
 			return err
 		}
-		x.taskLog(ctx, a, "WARNING", "the master restarted while this allocation ran; the trial resumes from its latest checkpoint")
-		zero := 0
-		if err := x.AllocationExited(ctx, a.ID, &zero, "lost in a master restart"); err != nil {
+		// A trial resumes; a task ends with no exit status, so a checkpoint
+		// GC task that may not have run deletes nothing from the database.
+		var code *int
+		if a.TrialID != nil {
+			zero := 0
+			code = &zero
+			x.taskLog(ctx, a, "WARNING", "the master restarted while this allocation ran; the trial resumes from its latest checkpoint")
+		} else {
+			x.taskLog(ctx, a, "WARNING", "the master restarted while this task ran and lost it; the task ended")
+		}
+		if err := x.AllocationExited(ctx, a.ID, code, "lost in a master restart"); err != nil {
 			return err
 		}
 	}

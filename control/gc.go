@@ -151,7 +151,7 @@ func (x *Experiments) CollectGarbage(ctx context.Context, experimentID int64) er
 		SmallerIsBetter: cfg.Searcher.SmallerIsBetter}
 	doomed := CheckpointsToDelete(scored, policy, keep)
 	if x.opts.Containers {
-		return x.startCheckpointGC(ctx, e, dir, doomed)
+		return x.startCheckpointGC(ctx, e, dir, st.SharedFS != nil, doomed)
 	}
 	for _, uuid := range doomed {
 		if err := os.RemoveAll(filepath.Join(dir, uuid)); err != nil {
@@ -168,10 +168,12 @@ func (x *Experiments) CollectGarbage(ctx context.Context, experimentID int64) er
 
 // startCheckpointGC queues a CHECKPOINT_GC task that deletes the files of
 // uuids under dir where tasks run: on Kubernetes a pod made from
-// checkpoint_gc_pod_spec, with the experiment's environment and bind mounts
-// and the storage mounted. Checkpoints another such task holds are left to
-// it; checkpointGCEnded marks them deleted once it exits 0.
-func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experiment, dir string, uuids []string) error {
+// checkpoint_gc_pod_spec, with the experiment's environment (not its pod
+// spec) and bind mounts, and shared_fs storage mounted from the host
+// (directory storage is mounted by the GC pod spec). Checkpoints another
+// such task holds are left to it; checkpointGCEnded marks them deleted once
+// it exits 0.
+func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experiment, dir string, hostDir bool, uuids []string) error {
 	if len(uuids) == 0 {
 		return nil
 	}
@@ -188,7 +190,7 @@ func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experime
 	if len(todo) == 0 {
 		return nil
 	}
-	config, err := checkpointGCConfig(e, dir, todo)
+	config, err := checkpointGCConfig(e, dir, hostDir, todo)
 	if err != nil {
 		return err
 	}
@@ -213,28 +215,35 @@ func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experime
 }
 
 // checkpointGCConfig is the task config of a CHECKPOINT_GC task: the
-// experiment's environment and bind mounts, the storage directory mounted
-// at its own path, no slots, and a shell entrypoint that removes each
-// checkpoint's directory.
-func checkpointGCConfig(e resolute.Experiment, dir string, uuids []string) ([]byte, error) {
+// experiment's environment without its pod spec (the GC pod spec applies),
+// its bind mounts and, when hostDir, the storage directory mounted from the
+// host at its own path; no slots; and a shell entrypoint that removes each
+// checkpoint's directory, failing when the storage is not there at all.
+func checkpointGCConfig(e resolute.Experiment, dir string, hostDir bool, uuids []string) ([]byte, error) {
 	var exp struct {
-		Environment any   `json:"environment"`
-		BindMounts  []any `json:"bind_mounts"`
+		Environment map[string]any `json:"environment"`
+		BindMounts  []any          `json:"bind_mounts"`
 	}
 	if err := json.Unmarshal(e.Config, &exp); err != nil {
 		return nil, err
 	}
-	script := "set -e\n"
+	delete(exp.Environment, "pod_spec")
+	if hostDir {
+		exp.BindMounts = append(exp.BindMounts, map[string]any{"host_path": dir, "container_path": dir})
+	}
+	script := "set -e\n" + fmt.Sprintf("[ -d %[1]s ] || { echo checkpoint storage %[1]s is not mounted in this pod >&2; exit 1; }\n", shellQuote(dir))
 	for _, u := range uuids {
 		script += "rm -rf -- " + shellQuote(filepath.Join(dir, u)) + "\n"
 	}
 	script += fmt.Sprintf("echo 'deleted %d checkpoints of experiment %d'\n", len(uuids), e.ID)
-	raw, err := json.Marshal(map[string]any{
-		"environment": exp.Environment,
-		"bind_mounts": append(exp.BindMounts, map[string]any{"host_path": dir, "container_path": dir}),
-		"resources":   map[string]any{"slots": 0},
-		"entrypoint":  script,
-	})
+	config := map[string]any{"resources": map[string]any{"slots": 0}, "entrypoint": script}
+	if exp.Environment != nil {
+		config["environment"] = exp.Environment
+	}
+	if exp.BindMounts != nil {
+		config["bind_mounts"] = exp.BindMounts
+	}
+	raw, err := json.Marshal(config)
 	if err != nil {
 		return nil, err
 	}
@@ -250,10 +259,12 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// checkpointGCEnded marks a CHECKPOINT_GC task's checkpoints deleted when it
-// exited 0; otherwise they stay, for the next collection to try again.
-func (x *Experiments) checkpointGCEnded(ctx context.Context, taskID string, exitCode *int) error {
-	uuids, err := x.db.TaskCheckpointGC(ctx, taskID)
+// checkpointGCEnded marks a CHECKPOINT_GC task's checkpoints deleted, in the
+// transaction that ends the task, when it exited 0; otherwise (a failure, or
+// no status after a master restart) they stay, for the next collection of
+// the experiment to try again.
+func (x *Experiments) checkpointGCEnded(ctx context.Context, q *db.Queries, taskID string, exitCode *int) error {
+	uuids, err := q.TaskCheckpointGC(ctx, taskID)
 	if err != nil {
 		return err
 	}
@@ -262,7 +273,7 @@ func (x *Experiments) checkpointGCEnded(ctx context.Context, taskID string, exit
 		return nil
 	}
 	for _, uuid := range uuids {
-		if err := x.db.SetCheckpointDeleted(ctx, uuid); err != nil {
+		if err := q.SetCheckpointDeleted(ctx, uuid); err != nil {
 			return err
 		}
 		x.logger.Info("deleted checkpoint by the GC policy", "uuid", uuid, "task", taskID)

@@ -71,9 +71,10 @@ func TestACheckpointGCTaskRemovesExactlyItsCheckpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := resolute.Experiment{ID: 7, Config: []byte(`{"environment": {"image": {"cpu": "img:1", "cuda": "img:1-gpu"}},
+	e := resolute.Experiment{ID: 7, Config: []byte(`{"environment": {"image": {"cpu": "img:1", "cuda": "img:1-gpu"},
+			"pod_spec": {"spec": {"priorityClassName": "trials-only"}}},
 		"bind_mounts": [{"host_path": "/data", "container_path": "/data", "read_only": true}]}`)}
-	raw, err := control.CheckpointGCConfig(e, dir, []string{"a1", "c3"})
+	raw, err := control.CheckpointGCConfig(e, dir, true, []string{"a1", "c3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,13 +82,16 @@ func TestACheckpointGCTaskRemovesExactlyItsCheckpoints(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the task's config does not parse: %v\n%s", err, raw)
 	}
+	if cfg.Environment.PodSpec != nil {
+		t.Errorf("the GC task took the trials' pod spec: %v", cfg.Environment.PodSpec)
+	}
 	if cfg.Slots != 0 || cfg.Environment.Image.CPU != "img:1" || len(cfg.BindMounts) != 2 ||
 		cfg.BindMounts[1].HostPath != dir || cfg.BindMounts[1].ContainerPath != dir || cfg.BindMounts[1].ReadOnly {
 		t.Fatalf("config: slots %d, image %q, bind mounts %+v", cfg.Slots, cfg.Environment.Image.CPU, cfg.BindMounts)
 	}
 	out, err := exec.Command("sh", "-c", cfg.Entrypoint.Shell).CombinedOutput()
 	if err != nil {
-		t.Fatalf("entrypoint: %v\n%s", err, out)
+		t.Fatalf("entrypoint: %v\n%s\n%s", err, out, cfg.Entrypoint.Shell)
 	}
 	if !strings.Contains(string(out), "deleted 2 checkpoints of experiment 7") {
 		t.Errorf("output %q", out)
@@ -96,5 +100,28 @@ func TestACheckpointGCTaskRemovesExactlyItsCheckpoints(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, u)); (err == nil) != want {
 			t.Errorf("checkpoint %s: exists %v, want %v", u, err == nil, want)
 		}
+	}
+}
+
+// TestACheckpointGCTaskFailsWhereItsStorageIsNotMounted: directory storage
+// is not mounted from the host (the GC pod spec must mount it); where it is
+// missing, the task fails, so that no checkpoint is marked deleted.
+func TestACheckpointGCTaskFailsWhereItsStorageIsNotMounted(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "not-mounted")
+	e := resolute.Experiment{ID: 8, Config: []byte(`{}`)}
+	raw, err := control.CheckpointGCConfig(e, dir, false, []string{"a1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := expconf.ParseTask(raw, expconf.TaskCheckpointGC)
+	if err != nil {
+		t.Fatalf("the task's config does not parse: %v\n%s", err, raw)
+	}
+	if len(cfg.BindMounts) != 0 {
+		t.Errorf("directory storage got a host mount: %+v", cfg.BindMounts)
+	}
+	out, err := exec.Command("sh", "-c", cfg.Entrypoint.Shell).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "is not mounted in this pod") {
+		t.Fatalf("entrypoint without its storage: %v\n%s", err, out)
 	}
 }

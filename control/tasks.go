@@ -196,14 +196,17 @@ func (x *Experiments) taskEnded(ctx context.Context, a resolute.Allocation, exit
 		}
 	}
 	x.logger.Info("task ended", "task", a.TaskID, "reason", reason)
-	if err := x.db.EndTask(ctx, a.TaskID, exitCode, reason); err != nil {
-		return err
-	}
-	t, err := x.db.Task(ctx, a.TaskID)
-	if err != nil || t.Type != resolute.TaskCheckpointGC {
-		return err
-	}
-	return x.checkpointGCEnded(ctx, a.TaskID, exitCode)
+	// A checkpoint GC task's checkpoints are marked deleted with its end.
+	return x.db.InTx(ctx, func(q *db.Queries) error {
+		if err := q.EndTask(ctx, a.TaskID, exitCode, reason); err != nil {
+			return err
+		}
+		t, err := q.Task(ctx, a.TaskID)
+		if err != nil || t.Type != resolute.TaskCheckpointGC {
+			return err
+		}
+		return x.checkpointGCEnded(ctx, q, a.TaskID, exitCode)
+	})
 }
 
 // launchTask starts a task's allocation: the command, Jupyter, a shell's

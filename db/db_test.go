@@ -154,3 +154,29 @@ func TestANewerSchemaIsRefused(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestAnAllocationPutBackInTheQueueForgetsItsRendezvous: pods of a gang
+// that was requeued (some pods stayed Pending) must not meet the earlier
+// launch's addresses when it is launched again.
+func TestAnAllocationPutBackInTheQueueForgetsItsRendezvous(t *testing.T) {
+	ctx := context.Background()
+	d := dbtest.New(t)
+	if err := d.CreateAllocation(ctx, "trial-1.1", "trial-1", nil, 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.StartAllocation(ctx, "trial-1.1", []int{0, 1}, []byte("h")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.PostRendezvous(ctx, "trial-1.1", db.RendezvousPod{Rank: 0, Addr: "10.0.0.1", Slots: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if pods, err := d.Rendezvous(ctx, "trial-1.1"); err != nil || len(pods) != 1 || pods[0].Addr != "10.0.0.1" {
+		t.Fatalf("rendezvous %+v %v", pods, err)
+	}
+	if err := d.UnstartAllocation(ctx, "trial-1.1"); err != nil {
+		t.Fatal(err)
+	}
+	if pods, err := d.Rendezvous(ctx, "trial-1.1"); err != nil || len(pods) != 0 {
+		t.Fatalf("after requeueing, rendezvous %+v %v", pods, err)
+	}
+}

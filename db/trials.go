@@ -222,8 +222,13 @@ func (q *Queries) LiveAllocations(ctx context.Context) ([]LiveAllocation, error)
 	return out, nil
 }
 
-// UnstartAllocation puts a running allocation back to pending.
+// UnstartAllocation puts a running allocation back to pending; where its
+// pods met at the rendezvous is forgotten, so that its next launch's pods
+// meet afresh.
 func (q *Queries) UnstartAllocation(ctx context.Context, id string) error {
+	if err := q.q.ClearRendezvous(ctx, id); err != nil {
+		return translate(err, "rendezvous of allocation %s", id)
+	}
 	return translate(q.q.UnstartAllocation(ctx, id), "allocation %s", id)
 }
 

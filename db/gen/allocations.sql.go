@@ -19,6 +19,16 @@ func (q *Queries) AckPreemption(ctx context.Context, id string) error {
 	return err
 }
 
+const clearRendezvous = `-- name: ClearRendezvous :exec
+DELETE FROM allocation_rendezvous WHERE allocation_id = $1
+`
+
+// Forgets where an allocation's pods ran, before it is launched again.
+func (q *Queries) ClearRendezvous(ctx context.Context, allocationID string) error {
+	_, err := q.db.Exec(ctx, clearRendezvous, allocationID)
+	return err
+}
+
 const createAllocation = `-- name: CreateAllocation :exec
 INSERT INTO allocations (id, task_id, trial_id, state, slots)
 VALUES ($1, $2, $3, 'PENDING', $4)

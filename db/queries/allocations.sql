@@ -61,3 +61,7 @@ ON CONFLICT (allocation_id, rank) DO UPDATE SET addr = EXCLUDED.addr, slots = EX
 -- name: ListRendezvous :many
 -- The pods of an allocation that have posted their address, by rank.
 SELECT rank, addr, slots FROM allocation_rendezvous WHERE allocation_id = $1 ORDER BY rank;
+
+-- name: ClearRendezvous :exec
+-- Forgets where an allocation's pods ran, before it is launched again.
+DELETE FROM allocation_rendezvous WHERE allocation_id = $1;
