@@ -181,16 +181,16 @@ func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experime
 	if err != nil {
 		return err
 	}
-	var todo []string
+	var uncollected []string
 	for _, u := range uuids {
 		if !held[u] {
-			todo = append(todo, u)
+			uncollected = append(uncollected, u)
 		}
 	}
-	if len(todo) == 0 {
+	if len(uncollected) == 0 {
 		return nil
 	}
-	config, err := checkpointGCConfig(e, dir, hostDir, todo)
+	config, err := checkpointGCConfig(e, dir, hostDir, uncollected)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experime
 		if err != nil {
 			return err
 		}
-		if err := q.AddCheckpointGC(ctx, id, todo); err != nil {
+		if err := q.AddCheckpointGC(ctx, id, uncollected); err != nil {
 			return err
 		}
 		return q.CreateAllocation(ctx, id+".1", id, nil, 0)
@@ -209,7 +209,7 @@ func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experime
 	if err != nil {
 		return err
 	}
-	x.logger.Info("checkpoint GC task queued", "task", id, "experiment", e.ID, "checkpoints", len(todo))
+	x.logger.Info("checkpoint GC task queued", "task", id, "experiment", e.ID, "checkpoints", len(uncollected))
 	x.Wake()
 	return nil
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -228,32 +229,21 @@ func (s *Server) handlePreemptionSignal(w http.ResponseWriter, r *http.Request) 
 		s.error(w, r, resolute.Errorf(resolute.EForbidden, "only allocation %s may poll its preemption signal", id))
 		return
 	}
-	timeout := 60
-	if v := r.URL.Query().Get("timeout_seconds"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			s.error(w, r, resolute.Errorf(resolute.EInvalid, "timeout_seconds: expected a non-negative integer, got %q", v))
-			return
-		}
-		timeout = min(n, 600)
+	timeout, err := longPollTimeout(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
 	}
-	deadline := time.Now().Add(time.Duration(timeout) * time.Second)
-	for {
-		preempt, err := s.exps.ShouldPreempt(r.Context(), id)
-		if err != nil {
-			s.error(w, r, err)
-			return
-		}
-		if preempt || !time.Now().Before(deadline) {
-			writeJSON(w, http.StatusOK, map[string]bool{"preempt": preempt})
-			return
-		}
-		select {
-		case <-r.Context().Done():
-			return
-		case <-time.After(250 * time.Millisecond):
-		}
+	var preempt bool
+	err = longPoll(r.Context(), timeout, 250*time.Millisecond, func() (bool, error) {
+		preempt, err = s.exps.ShouldPreempt(r.Context(), id)
+		return preempt, err
+	})
+	if err != nil {
+		s.error(w, r, err)
+		return
 	}
+	writeJSON(w, http.StatusOK, map[string]bool{"preempt": preempt})
 }
 
 // handleRendezvous serves POST /api/v1/allocations/{id}/rendezvous
@@ -279,46 +269,64 @@ func (s *Server) handleRendezvous(w http.ResponseWriter, r *http.Request) {
 	case req.Slots < 0:
 		err = resolute.Errorf(resolute.EInvalid, "slots: expected 0 or more, got %d", req.Slots)
 	}
-	timeout := 60
-	if v := r.URL.Query().Get("timeout_seconds"); v != "" && err == nil {
-		n, convErr := strconv.Atoi(v)
-		if convErr != nil || n < 0 {
-			err = resolute.Errorf(resolute.EInvalid, "timeout_seconds: expected a non-negative integer, got %q", v)
-		}
-		timeout = min(n, 600)
+	var timeout time.Duration
+	if err == nil {
+		timeout, err = longPollTimeout(r)
 	}
 	if err == nil {
 		err = s.db.PostRendezvous(r.Context(), id, db.RendezvousPod{Rank: req.Rank, Addr: req.Addr, Slots: req.Slots})
+	}
+	var resp resolute.RendezvousResponse
+	if err == nil {
+		err = longPoll(r.Context(), timeout, 100*time.Millisecond, func() (bool, error) {
+			pods, err := s.db.Rendezvous(r.Context(), id)
+			pods = slices.DeleteFunc(pods, func(p db.RendezvousPod) bool { return p.Rank >= req.Size })
+			if err != nil || len(pods) < req.Size { // ranks are unique: 0 to size-1, in order
+				return false, err
+			}
+			resp.Ready = true
+			for _, p := range pods {
+				resp.ContainerAddrs = append(resp.ContainerAddrs, p.Addr)
+				resp.ContainerSlotCounts = append(resp.ContainerSlotCounts, p.Slots)
+			}
+			return true, nil
+		})
 	}
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	deadline := time.Now().Add(time.Duration(timeout) * time.Second)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// longPollTimeout reads a long poll's ?timeout_seconds=: 60 s when absent,
+// at most 600 s.
+func longPollTimeout(r *http.Request) (time.Duration, error) {
+	v := r.URL.Query().Get("timeout_seconds")
+	if v == "" {
+		return 60 * time.Second, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, resolute.Errorf(resolute.EInvalid, "timeout_seconds: expected a non-negative integer, got %q", v)
+	}
+	return time.Duration(min(n, 600)) * time.Second, nil
+}
+
+// longPoll calls done every interval until it says yes or fails, the
+// timeout passes or the client leaves; the caller then answers with what
+// done saw last (to nobody, when the client left).
+func longPoll(ctx context.Context, timeout, interval time.Duration, done func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
 	for {
-		pods, err := s.db.Rendezvous(r.Context(), id)
-		if err != nil {
-			s.error(w, r, err)
-			return
-		}
-		pods = slices.DeleteFunc(pods, func(p db.RendezvousPod) bool { return p.Rank >= req.Size })
-		if len(pods) == req.Size { // ranks are unique: 0 to size-1, in order
-			resp := resolute.RendezvousResponse{Ready: true}
-			for _, p := range pods {
-				resp.ContainerAddrs = append(resp.ContainerAddrs, p.Addr)
-				resp.ContainerSlotCounts = append(resp.ContainerSlotCounts, p.Slots)
-			}
-			writeJSON(w, http.StatusOK, resp)
-			return
-		}
-		if !time.Now().Before(deadline) {
-			writeJSON(w, http.StatusOK, resolute.RendezvousResponse{})
-			return
+		ok, err := done()
+		if ok || err != nil || !time.Now().Before(deadline) {
+			return err
 		}
 		select {
-		case <-r.Context().Done():
-			return
-		case <-time.After(100 * time.Millisecond):
+		case <-ctx.Done():
+			return nil
+		case <-time.After(interval):
 		}
 	}
 }
