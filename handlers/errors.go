@@ -164,21 +164,6 @@ func (s *Server) formByID(w http.ResponseWriter, r *http.Request, fn func(ctx co
 	redirect(w, r, done(id), "ok", message)
 }
 
-// checkName validates the name of a workspace, project or user.
-func checkName(field, name string, maxLen int) error {
-	switch {
-	case strings.TrimSpace(name) == "":
-		return resolute.Errorf(resolute.EInvalid, "%s: must not be empty", field)
-	case strings.TrimSpace(name) != name:
-		return resolute.Errorf(resolute.EInvalid, "%s: must not start or end with spaces", field)
-	case len(name) > maxLen:
-		return resolute.Errorf(resolute.EInvalid, "%s: must be at most %d characters", field, maxLen)
-	case strings.ContainsAny(name, "\x00\n\r\t"):
-		return resolute.Errorf(resolute.EInvalid, "%s: must not contain control characters", field)
-	}
-	return nil
-}
-
 // fieldMessage strips the "field: " prefix from a validation message for
 // display next to the field.
 func fieldMessage(err error) string {

@@ -202,7 +202,7 @@ func (s *Server) handleAPIExperimentPatch(w http.ResponseWriter, r *http.Request
 // patchExperiment applies and checks an edit.
 func patchExperiment(e *resolute.Experiment, req resolute.PatchExperimentRequest) error {
 	if req.Name != nil {
-		if err := checkName("name", *req.Name, 512); err != nil {
+		if err := control.CheckName("name", *req.Name, 512); err != nil {
 			return err
 		}
 		e.Name = *req.Name

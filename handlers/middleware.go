@@ -9,6 +9,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/auth"
+	"github.com/resolute-ml/resolute/authz"
 )
 
 // CookieName is the session cookie, as Determined names it.
@@ -75,6 +76,19 @@ func bearerToken(r *http.Request) string {
 func userFrom(r *http.Request) (resolute.User, bool) {
 	u, ok := r.Context().Value(userKey).(resolute.User)
 	return u, ok
+}
+
+// actorFrom returns who made a request, for the services: the allocation
+// whose token came with it (the narrower credential, when a task sends a
+// session too), else its signed-in user, else nobody.
+func actorFrom(r *http.Request) authz.Actor {
+	if a, ok := allocationFrom(r); ok {
+		return authz.Allocation(a)
+	}
+	if u, ok := userFrom(r); ok {
+		return authz.User(u)
+	}
+	return authz.Actor{}
 }
 
 // tokenFrom returns the session token of a request.

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 )
 
@@ -81,7 +82,7 @@ func (s *Server) createModel(r *http.Request, req resolute.ModelRequest) (resolu
 	if req.Name == nil {
 		return resolute.Model{}, resolute.Errorf(resolute.EInvalid, "name: is required")
 	}
-	if err := checkName("name", *req.Name, maxNameLen); err != nil {
+	if err := control.CheckName("name", *req.Name, control.MaxNameLen); err != nil {
 		return resolute.Model{}, err
 	}
 	if strings.ContainsAny(*req.Name, "@/") {
@@ -169,7 +170,7 @@ func (s *Server) editModel(r *http.Request, m resolute.Model, req resolute.Model
 		return m, err
 	}
 	if req.Name != nil {
-		if err := checkName("name", *req.Name, maxNameLen); err != nil {
+		if err := control.CheckName("name", *req.Name, control.MaxNameLen); err != nil {
 			return m, err
 		}
 		if strings.ContainsAny(*req.Name, "@/") {

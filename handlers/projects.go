@@ -11,8 +11,6 @@ import (
 	"github.com/resolute-ml/resolute/views"
 )
 
-const maxDescriptionLen = 4096
-
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // writeProjects answers with the projects matching f and ?archived=.
@@ -45,22 +43,6 @@ func (s *Server) handleAPIProjectList(w http.ResponseWriter, r *http.Request) {
 	s.writeProjects(w, r, f)
 }
 
-// createProject validates and adds a project.
-func (s *Server) createProject(r *http.Request, workspaceID int64, name, description string) (resolute.Project, error) {
-	if err := checkName("name", name, maxNameLen); err != nil {
-		return resolute.Project{}, err
-	}
-	if err := checkLength("description", description, maxDescriptionLen); err != nil {
-		return resolute.Project{}, err
-	}
-	me, _ := userFrom(r)
-	p, err := s.db.CreateProject(r.Context(), workspaceID, name, description, me.ID)
-	if err == nil {
-		s.logger.Info("project created", "project", p.Name, "workspace", p.WorkspaceName, "user", me.Username)
-	}
-	return p, err
-}
-
 // handleAPIProjectCreate serves POST /api/v1/workspaces/{id}/projects.
 func (s *Server) handleAPIProjectCreate(w http.ResponseWriter, r *http.Request) {
 	id, err := idParam(r, "id")
@@ -77,7 +59,7 @@ func (s *Server) handleAPIProjectCreate(w http.ResponseWriter, r *http.Request) 
 		s.error(w, r, resolute.Errorf(resolute.EInvalid, "name: is required"))
 		return
 	}
-	p, err := s.createProject(r, id, *req.Name, deref(req.Description))
+	p, err := s.svc.Projects.Create(r.Context(), actorFrom(r), id, *req.Name, deref(req.Description))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -107,17 +89,6 @@ func (s *Server) handleAPIProjectGet(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resolute.ProjectResponse{Project: p})
 }
 
-// editProject applies a name and description.
-func (s *Server) editProject(r *http.Request, id int64, name, description string) (resolute.Project, error) {
-	if err := checkName("name", name, maxNameLen); err != nil {
-		return resolute.Project{}, err
-	}
-	if err := checkLength("description", description, maxDescriptionLen); err != nil {
-		return resolute.Project{}, err
-	}
-	return s.db.UpdateProject(r.Context(), id, name, description)
-}
-
 // handleAPIProjectPatch serves PATCH /api/v1/projects/{id}.
 func (s *Server) handleAPIProjectPatch(w http.ResponseWriter, r *http.Request) {
 	id, err := idParam(r, "id")
@@ -141,7 +112,7 @@ func (s *Server) handleAPIProjectPatch(w http.ResponseWriter, r *http.Request) {
 	if req.Description != nil {
 		p.Description = *req.Description
 	}
-	p, err = s.editProject(r, id, p.Name, p.Description)
+	p, err = s.svc.Projects.Edit(r.Context(), actorFrom(r), id, p.Name, p.Description)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -151,13 +122,18 @@ func (s *Server) handleAPIProjectPatch(w http.ResponseWriter, r *http.Request) {
 
 // handleAPIProjectDelete serves DELETE /api/v1/projects/{id}.
 func (s *Server) handleAPIProjectDelete(w http.ResponseWriter, r *http.Request) {
-	s.apiByID(w, r, s.db.DeleteProject)
+	s.apiByID(w, r, func(ctx context.Context, id int64) error {
+		_, err := s.svc.Projects.Delete(ctx, actorFrom(r), id)
+		return err
+	})
 }
 
 // handleAPIProjectArchive serves POST /api/v1/projects/{id}/archive and /unarchive.
 func (s *Server) handleAPIProjectArchive(archived bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		s.apiByID(w, r, func(ctx context.Context, id int64) error { return s.db.SetProjectArchived(ctx, id, archived) })
+		s.apiByID(w, r, func(ctx context.Context, id int64) error {
+			return s.svc.Projects.SetArchived(ctx, actorFrom(r), id, archived)
+		})
 	}
 }
 
@@ -172,7 +148,7 @@ func (s *Server) handleProjectCreateForm(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	name, desc := strings.TrimSpace(r.PostFormValue("name")), strings.TrimSpace(r.PostFormValue("description"))
-	p, err := s.createProject(r, id, name, desc)
+	p, err := s.svc.Projects.Create(r.Context(), actorFrom(r), id, name, desc)
 	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {
 		field := "name"
 		if strings.HasPrefix(resolute.ErrorMessage(err), "description") {
@@ -225,7 +201,7 @@ func (s *Server) handleProjectEditForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, desc := strings.TrimSpace(r.PostFormValue("name")), strings.TrimSpace(r.PostFormValue("description"))
-	_, err = s.editProject(r, id, name, desc)
+	_, err = s.svc.Projects.Edit(r.Context(), actorFrom(r), id, name, desc)
 	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {
 		p, perr := s.db.Project(r.Context(), id)
 		if perr != nil {
@@ -260,8 +236,9 @@ func (s *Server) handleProjectArchiveForm(archived bool) http.HandlerFunc {
 		msg = "Unarchived the project."
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		s.formByID(w, r, func(ctx context.Context, id int64) error { return s.db.SetProjectArchived(ctx, id, archived) },
-			projectPath, projectPath, msg)
+		s.formByID(w, r, func(ctx context.Context, id int64) error {
+			return s.svc.Projects.SetArchived(ctx, actorFrom(r), id, archived)
+		}, projectPath, projectPath, msg)
 	}
 }
 
@@ -272,10 +249,7 @@ func (s *Server) handleProjectDeleteForm(w http.ResponseWriter, r *http.Request)
 		s.error(w, r, err)
 		return
 	}
-	p, err := s.db.Project(r.Context(), id)
-	if err == nil {
-		err = s.db.DeleteProject(r.Context(), id)
-	}
+	p, err := s.svc.Projects.Delete(r.Context(), actorFrom(r), id)
 	if resolute.ErrorCode(err) == resolute.EConflict {
 		redirect(w, r, "/projects/"+itoa(id), "error", resolute.ErrorMessage(err))
 		return

@@ -28,7 +28,9 @@ type Config struct {
 
 // Deps are what the handlers call.
 type Deps struct {
-	DB          *db.DB
+	DB *db.DB
+	// Services make every change; handlers read through DB.
+	Services    *control.Services
 	Configs     *control.Configs
 	Experiments *control.Experiments
 	Metrics     *control.MetricsWriter
@@ -45,6 +47,7 @@ type Deps struct {
 type Server struct {
 	cfg      Config
 	db       *db.DB
+	svc      *control.Services
 	configs  *control.Configs
 	exps     *control.Experiments
 	metrics  *control.MetricsWriter
@@ -65,7 +68,7 @@ type Server struct {
 // New returns the handlers' server; Routes gives its http.Handler.
 func New(cfg Config, d Deps) *Server {
 	s := &Server{
-		cfg: cfg, db: d.DB, configs: d.Configs, exps: d.Experiments, metrics: d.Metrics, logger: d.Logger, logs: d.Logs, assets: web.New(),
+		cfg: cfg, db: d.DB, svc: d.Services, configs: d.Configs, exps: d.Experiments, metrics: d.Metrics, logger: d.Logger, logs: d.Logs, assets: web.New(),
 		throttle: auth.NewThrottle(time.Now), now: time.Now, terminals: d.Terminals, changes: d.Changes,
 	}
 	s.proxy = s.newProxy()

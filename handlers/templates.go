@@ -37,7 +37,7 @@ func templateYAML(req resolute.TemplateRequest) (string, error) {
 
 // saveTemplate validates and creates (or, with replace, replaces) a template.
 func (s *Server) saveTemplate(r *http.Request, req resolute.TemplateRequest, replace bool) (resolute.Template, error) {
-	if err := checkName("name", req.Name, maxNameLen); err != nil {
+	if err := control.CheckName("name", req.Name, control.MaxNameLen); err != nil {
 		return resolute.Template{}, err
 	}
 	text, err := templateYAML(req)

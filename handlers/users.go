@@ -10,6 +10,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/auth"
+	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/views"
 )
 
@@ -20,7 +21,7 @@ func (s *Server) createUser(ctx context.Context, spec resolute.UserSpec, passwor
 	if !usernamePattern.MatchString(spec.Username) {
 		return resolute.User{}, resolute.Errorf(resolute.EInvalid, "username: use 1-128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit")
 	}
-	if err := checkLength("displayName", spec.DisplayName, 128); err != nil {
+	if err := control.CheckLength("displayName", spec.DisplayName, 128); err != nil {
 		return resolute.User{}, err
 	}
 	if err := passwordMessage(password); err != nil {
@@ -38,13 +39,6 @@ func (s *Server) createUser(ctx context.Context, spec resolute.UserSpec, passwor
 		return s.db.UpdateUser(ctx, u.ID, u.DisplayName, u.Admin, false)
 	}
 	return u, nil
-}
-
-func checkLength(field, v string, n int) error {
-	if len(v) > n {
-		return resolute.Errorf(resolute.EInvalid, "%s: must be at most %d characters", field, n)
-	}
-	return nil
 }
 
 // setPassword changes a user's password. Users changing their own give their
@@ -146,7 +140,7 @@ func (s *Server) handleAPIUserPatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.DisplayName != nil {
-		if err := checkLength("displayName", *req.DisplayName, 128); err != nil {
+		if err := control.CheckLength("displayName", *req.DisplayName, 128); err != nil {
 			s.error(w, r, err)
 			return
 		}
@@ -276,7 +270,7 @@ func (s *Server) handleUserEditForm(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	if err = checkLength("displayName", display, 128); err == nil {
+	if err = control.CheckLength("displayName", display, 128); err == nil {
 		_, err = s.db.UpdateUser(r.Context(), id, display, r.PostFormValue("admin") != "", r.PostFormValue("active") != "")
 	}
 	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {

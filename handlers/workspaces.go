@@ -10,8 +10,6 @@ import (
 	"github.com/resolute-ml/resolute/views"
 )
 
-const maxNameLen = 128
-
 // archivedFilter reads ?archived=true|false; absent means all.
 func archivedFilter(r *http.Request) (*bool, error) {
 	switch v := r.URL.Query().Get("archived"); v {
@@ -63,17 +61,11 @@ func (s *Server) handleAPIWorkspaceCreate(w http.ResponseWriter, r *http.Request
 		s.error(w, r, err)
 		return
 	}
-	if err := checkName("name", req.Name, maxNameLen); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	me, _ := userFrom(r)
-	ws, err := s.db.CreateWorkspace(r.Context(), req.Name, me.ID)
+	ws, err := s.svc.Workspaces.Create(r.Context(), actorFrom(r), req.Name)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	s.logger.Info("workspace created", "workspace", ws.Name, "user", me.Username)
 	writeJSON(w, http.StatusOK, resolute.WorkspaceResponse{Workspace: ws})
 }
 
@@ -104,11 +96,7 @@ func (s *Server) handleAPIWorkspacePatch(w http.ResponseWriter, r *http.Request)
 		s.error(w, r, err)
 		return
 	}
-	if err := checkName("name", req.Name, maxNameLen); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	ws, err := s.db.RenameWorkspace(r.Context(), id, req.Name)
+	ws, err := s.svc.Workspaces.Rename(r.Context(), actorFrom(r), id, req.Name)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -118,14 +106,16 @@ func (s *Server) handleAPIWorkspacePatch(w http.ResponseWriter, r *http.Request)
 
 // handleAPIWorkspaceDelete serves DELETE /api/v1/workspaces/{id}.
 func (s *Server) handleAPIWorkspaceDelete(w http.ResponseWriter, r *http.Request) {
-	s.apiByID(w, r, s.db.DeleteWorkspace)
+	s.apiByID(w, r, func(ctx context.Context, id int64) error { return s.svc.Workspaces.Delete(ctx, actorFrom(r), id) })
 }
 
 // handleAPIWorkspaceArchive serves POST /api/v1/workspaces/{id}/archive and
 // /unarchive.
 func (s *Server) handleAPIWorkspaceArchive(archived bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		s.apiByID(w, r, func(ctx context.Context, id int64) error { return s.db.SetWorkspaceArchived(ctx, id, archived) })
+		s.apiByID(w, r, func(ctx context.Context, id int64) error {
+			return s.svc.Workspaces.SetArchived(ctx, actorFrom(r), id, archived)
+		})
 	}
 }
 
@@ -177,12 +167,7 @@ func (s *Server) handleWorkspaceCreateForm(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	name := strings.TrimSpace(r.PostFormValue("name"))
-	me, _ := userFrom(r)
-	err := checkName("name", name, maxNameLen)
-	var ws resolute.Workspace
-	if err == nil {
-		ws, err = s.db.CreateWorkspace(r.Context(), name, me.ID)
-	}
+	ws, err := s.svc.Workspaces.Create(r.Context(), actorFrom(r), name)
 	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {
 		s.renderWorkspaceList(w, r, http.StatusUnprocessableEntity, views.WorkspaceForm{Name: name, Errors: views.FormErrors{"name": fieldMessage(err)}})
 		return
@@ -251,9 +236,7 @@ func (s *Server) handleWorkspaceRenameForm(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	name := strings.TrimSpace(r.PostFormValue("name"))
-	if err = checkName("name", name, maxNameLen); err == nil {
-		_, err = s.db.RenameWorkspace(r.Context(), id, name)
-	}
+	_, err = s.svc.Workspaces.Rename(r.Context(), actorFrom(r), id, name)
 	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {
 		s.renderWorkspace(w, r, http.StatusUnprocessableEntity, views.ProjectForm{}, views.WorkspaceForm{Name: name, Errors: views.FormErrors{"name": fieldMessage(err)}})
 		return
@@ -273,12 +256,13 @@ func (s *Server) handleWorkspaceArchiveForm(archived bool) http.HandlerFunc {
 		msg = "Unarchived the workspace."
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		s.formByID(w, r, func(ctx context.Context, id int64) error { return s.db.SetWorkspaceArchived(ctx, id, archived) },
-			workspacePath, workspacePath, msg)
+		s.formByID(w, r, func(ctx context.Context, id int64) error {
+			return s.svc.Workspaces.SetArchived(ctx, actorFrom(r), id, archived)
+		}, workspacePath, workspacePath, msg)
 	}
 }
 
 // handleWorkspaceDeleteForm serves POST /workspaces/{id}/delete.
 func (s *Server) handleWorkspaceDeleteForm(w http.ResponseWriter, r *http.Request) {
-	s.formByID(w, r, s.db.DeleteWorkspace, workspacePath, func(int64) string { return "/workspaces" }, "Deleted the workspace.")
+	s.formByID(w, r, func(ctx context.Context, id int64) error { return s.svc.Workspaces.Delete(ctx, actorFrom(r), id) }, workspacePath, func(int64) string { return "/workspaces" }, "Deleted the workspace.")
 }

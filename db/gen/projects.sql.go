@@ -143,6 +143,17 @@ func (q *Queries) ListProjects(ctx context.Context, arg ListProjectsParams) ([]P
 	return items, nil
 }
 
+const lockProject = `-- name: LockProject :one
+SELECT id FROM projects WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) LockProject(ctx context.Context, id int64) (int64, error) {
+	row := q.db.QueryRow(ctx, lockProject, id)
+	var id_2 int64
+	err := row.Scan(&id_2)
+	return id_2, err
+}
+
 const setProjectArchived = `-- name: SetProjectArchived :execrows
 UPDATE projects SET archived = $2 WHERE id = $1
 `

@@ -115,6 +115,17 @@ func (q *Queries) ListWorkspaces(ctx context.Context, archived *bool) ([]Workspa
 	return items, nil
 }
 
+const lockWorkspace = `-- name: LockWorkspace :one
+SELECT id FROM workspaces WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) LockWorkspace(ctx context.Context, id int64) (int64, error) {
+	row := q.db.QueryRow(ctx, lockWorkspace, id)
+	var id_2 int64
+	err := row.Scan(&id_2)
+	return id_2, err
+}
+
 const renameWorkspace = `-- name: RenameWorkspace :execrows
 UPDATE workspaces SET name = $2 WHERE id = $1
 `

@@ -23,3 +23,6 @@ UPDATE projects SET archived = $2 WHERE id = $1;
 
 -- name: DeleteProject :execrows
 DELETE FROM projects WHERE id = $1;
+
+-- name: LockProject :one
+SELECT id FROM projects WHERE id = $1 FOR UPDATE;

@@ -22,3 +22,6 @@ UPDATE workspaces SET archived = $2 WHERE id = $1;
 
 -- name: DeleteWorkspace :execrows
 DELETE FROM workspaces WHERE id = $1;
+
+-- name: LockWorkspace :one
+SELECT id FROM workspaces WHERE id = $1 FOR UPDATE;

@@ -1,0 +1,71 @@
+package control
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db"
+)
+
+// The services: one per domain, each change a method that takes the Actor,
+// asks authz.Can and checks the domain rule inside the transaction that
+// writes. Handlers call them and nothing else to change state.
+
+// Services are the services the handlers call, built once by the server.
+type Services struct {
+	Workspaces *Workspaces
+	Projects   *Projects
+}
+
+// NewServices returns the services over database.
+func NewServices(database *db.DB, logger *slog.Logger) *Services {
+	return &Services{
+		Workspaces: &Workspaces{db: database, logger: logger},
+		Projects:   &Projects{db: database, logger: logger},
+	}
+}
+
+// inTx runs fn in one transaction, committed when it returns no error, and
+// returns its value.
+func inTx[T any](ctx context.Context, d *db.DB, fn func(q *db.Queries) (T, error)) (T, error) {
+	var out T
+	err := d.InTx(ctx, func(q *db.Queries) error {
+		var err error
+		out, err = fn(q)
+		return err
+	})
+	return out, err
+}
+
+// Limits on names and descriptions of workspaces, projects, models,
+// templates and users.
+const (
+	MaxNameLen        = 128
+	MaxDescriptionLen = 4096
+)
+
+// CheckName validates a name: not empty, no surrounding spaces, at most
+// maxLen bytes, no control characters. field names it in the message.
+func CheckName(field, name string, maxLen int) error {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return resolute.Errorf(resolute.EInvalid, "%s: must not be empty", field)
+	case strings.TrimSpace(name) != name:
+		return resolute.Errorf(resolute.EInvalid, "%s: must not start or end with spaces", field)
+	case len(name) > maxLen:
+		return resolute.Errorf(resolute.EInvalid, "%s: must be at most %d characters", field, maxLen)
+	case strings.ContainsAny(name, "\x00\n\r\t"):
+		return resolute.Errorf(resolute.EInvalid, "%s: must not contain control characters", field)
+	}
+	return nil
+}
+
+// CheckLength refuses a value longer than n bytes.
+func CheckLength(field, v string, n int) error {
+	if len(v) > n {
+		return resolute.Errorf(resolute.EInvalid, "%s: must be at most %d characters", field, n)
+	}
+	return nil
+}
