@@ -15,14 +15,18 @@ import (
 
 // Services are the services the handlers call, built once by the server.
 type Services struct {
-	Workspaces *Workspaces
-	Projects   *Projects
+	// Experiments runs experiments and tasks; its methods that take an
+	// Actor are the services of experiments, trials, tasks and the queue.
+	Experiments *Experiments
+	Workspaces  *Workspaces
+	Projects    *Projects
 }
 
-// NewServices returns the services over database.
-func NewServices(database *db.DB, logger *slog.Logger) *Services {
+// NewServices returns the services over database; exps runs experiments.
+func NewServices(database *db.DB, exps *Experiments, logger *slog.Logger) *Services {
 	return &Services{
-		Workspaces: &Workspaces{db: database, logger: logger},
+		Experiments: exps,
+		Workspaces:  &Workspaces{db: database, logger: logger},
 		Projects:   &Projects{db: database, logger: logger},
 	}
 }
