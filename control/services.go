@@ -27,7 +27,7 @@ func NewServices(database *db.DB, exps *Experiments, logger *slog.Logger) *Servi
 	return &Services{
 		Experiments: exps,
 		Workspaces:  &Workspaces{db: database, logger: logger},
-		Projects:   &Projects{db: database, logger: logger},
+		Projects:    &Projects{db: database, logger: logger},
 	}
 }
 
