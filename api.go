@@ -251,6 +251,7 @@ type Job struct {
 	Type           string    `json:"type"` // EXPERIMENT (NOTEBOOK, COMMAND... with tasks)
 	EntityID       string    `json:"entityId"`
 	Name           string    `json:"name"`
+	UserID         int64     `json:"userId"`
 	Username       string    `json:"username"`
 	State          string    `json:"state"` // QUEUED, SCHEDULED (running), SCHEDULED_BACKFILLED
 	Priority       int       `json:"priority"`

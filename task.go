@@ -41,8 +41,11 @@ type Task struct {
 	ResourcePool string          `json:"resourcePool"`
 	Priority     *int            `json:"priority,omitempty"`
 	Weight       float64         `json:"weight"`
-	Slots        int             `json:"slots"`
-	ServicePort  *int            `json:"-"`
+	// QueuePosition is its place in its pool's queue, on the scale of the
+	// experiments' (lower goes first among equal priorities).
+	QueuePosition float64 `json:"-"`
+	Slots         int     `json:"slots"`
+	ServicePort   *int    `json:"-"`
 	// ServiceHost is where the service listens (a pod IP); "" means the
 	// master's loopback.
 	ServiceHost  string     `json:"-"`

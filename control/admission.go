@@ -162,7 +162,7 @@ func (x *Experiments) snapshot(ctx context.Context) (scheduler.Snapshot, map[str
 		}
 	}
 	for _, t := range liveTasks {
-		job := scheduler.Job{ID: t.ID, Pool: t.ResourcePool, Weight: t.Weight, Position: float64(t.CreatedAt.UnixMicro()),
+		job := scheduler.Job{ID: t.ID, Pool: t.ResourcePool, Weight: t.Weight, Position: t.QueuePosition,
 			Submitted: t.CreatedAt, Tasks: byTask[t.ID]}
 		if t.Priority != nil {
 			job.Priority = *t.Priority

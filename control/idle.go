@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/expconf"
 )
@@ -124,7 +125,7 @@ func (x *Experiments) WatchIdle(ctx context.Context, proxyActivity func(taskID s
 				msg := fmt.Sprintf("idle for more than %v (idle_timeout); terminating", timeout)
 				x.logger.Info("terminating an idle task", "task", t.ID, "idle", idleFor.Round(time.Second))
 				x.taskLog(ctx, resolute.Allocation{ID: t.ID + ".1", TaskID: t.ID}, "WARNING", msg)
-				if err := x.KillTask(ctx, t.ID); err != nil {
+				if err := x.KillTask(ctx, authz.System, t.ID); err != nil {
 					x.logger.Error("kill idle task", "task", t.ID, "err", err)
 				}
 			}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/expconf"
 )
@@ -26,7 +27,6 @@ type TaskRequest struct {
 	Overrides  []string
 	Context    []byte // tar.gz, optional
 	ProjectID  int64
-	UserID     int64
 	// Entrypoint, for commands, comes from `det cmd run ENTRYPOINT...` and
 	// wins over the config's.
 	Entrypoint []string
@@ -47,7 +47,10 @@ var readyLines = map[string]*regexp.Regexp{
 // CreateTask validates and queues a task (seeds: "Commands and Shells",
 // "Notebooks", "TensorBoards"). Tasks with slots go to the default compute
 // pool, zero-slot ones to the aux pool, unless resources.resource_pool says.
-func (x *Experiments) CreateTask(ctx context.Context, req TaskRequest) (resolute.Task, error) {
+func (x *Experiments) CreateTask(ctx context.Context, a authz.Actor, req TaskRequest) (resolute.Task, error) {
+	if err := authz.Can(a, authz.CreateTask, authz.Cluster); err != nil {
+		return resolute.Task{}, err
+	}
 	kind, ok := map[string]string{resolute.TaskCommand: expconf.TaskCommand, resolute.TaskNotebook: expconf.TaskNotebook,
 		resolute.TaskShell: expconf.TaskShell, resolute.TaskTensorBoard: expconf.TaskTensorBoard}[req.Type]
 	if !ok {
@@ -107,7 +110,7 @@ func (x *Experiments) CreateTask(ctx context.Context, req TaskRequest) (resolute
 	var id string
 	err = x.db.InTx(ctx, func(q *db.Queries) error {
 		id, err = q.CreateTask(ctx, db.NewTask{Type: req.Type, Description: taskDescription(req, cfg), Config: configJSON,
-			Context: req.Context, UserID: req.UserID, ProjectID: projectID, ResourcePool: pool, Priority: cfg.Resources.Priority,
+			Context: req.Context, UserID: a.UserID(), ProjectID: projectID, ResourcePool: pool, Priority: cfg.Resources.Priority,
 			Slots: cfg.Slots, ServiceToken: token, ExperimentIDs: req.ExperimentIDs, TrialIDs: req.TrialIDs})
 		if err != nil {
 			return err
@@ -146,9 +149,12 @@ func randomHex(n int) string {
 
 // KillTask ends a task: a waiting one at once, a running one with SIGTERM
 // then SIGKILL. Tasks are not preemptible and do not checkpoint.
-func (x *Experiments) KillTask(ctx context.Context, id string) error {
+func (x *Experiments) KillTask(ctx context.Context, a authz.Actor, id string) error {
 	t, err := x.db.Task(ctx, id)
 	if err != nil {
+		return err
+	}
+	if err := authz.Can(a, authz.ChangeTask, authz.Task(t)); err != nil {
 		return err
 	}
 	if t.State == resolute.TaskTerminated {

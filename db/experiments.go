@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"strings"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db/gen"
@@ -234,9 +236,10 @@ func (q *Queries) QueuedExperiments(ctx context.Context, pool string) ([]resolut
 	return out, nil
 }
 
-// QueueEntry is one job's place in a pool's queue.
+// QueueEntry is one job's place in a pool's queue: an experiment
+// ("experiment-N") or a task (its id).
 type QueueEntry struct {
-	ID       int64
+	JobID    string
 	Position float64
 }
 
@@ -252,14 +255,22 @@ func (q *Queries) LockPoolQueue(ctx context.Context, pool string) ([]QueueEntry,
 	}
 	out := make([]QueueEntry, len(rows))
 	for i, r := range rows {
-		out[i] = QueueEntry{ID: r.ID, Position: r.QueuePosition}
+		out[i] = QueueEntry{JobID: r.JobID, Position: r.QueuePosition}
 	}
 	return out, nil
 }
 
-// SetQueuePosition moves an experiment in its pool's queue.
-func (q *Queries) SetQueuePosition(ctx context.Context, id int64, pos float64) error {
-	return translate(q.q.SetQueuePosition(ctx, gen.SetQueuePositionParams{ID: id, QueuePosition: pos}), "experiment %d", id)
+// SetQueuePosition moves a job, an experiment ("experiment-N") or a task,
+// in its pool's queue.
+func (q *Queries) SetQueuePosition(ctx context.Context, jobID string, pos float64) error {
+	if id, ok := strings.CutPrefix(jobID, "experiment-"); ok {
+		n, err := strconv.ParseInt(id, 10, 64)
+		if err != nil {
+			return resolute.Errorf(resolute.EInvalid, "%q is not a job id", jobID)
+		}
+		return translate(q.q.SetQueuePosition(ctx, gen.SetQueuePositionParams{ID: n, QueuePosition: pos}), "experiment %d", n)
+	}
+	return translate(q.q.SetTaskQueuePosition(ctx, gen.SetTaskQueuePositionParams{ID: jobID, QueuePosition: pos}), "task %s", jobID)
 }
 
 // SetExperimentScheduling sets an experiment's priority, weight and pool.

@@ -117,7 +117,7 @@ func (q *Queries) SetTaskPriority(ctx context.Context, id string, priority int) 
 func toTask(t gen.TaskView) resolute.Task {
 	return resolute.Task{ID: t.ID, Type: t.Type, State: t.State, Description: t.Description, Config: json.RawMessage(t.Config),
 		UserID: t.UserID, Username: t.Username, ProjectID: t.ProjectID, ResourcePool: t.ResourcePool, Priority: intp(t.Priority),
-		Weight: t.Weight, Slots: int(t.Slots), ServicePort: intp(t.ServicePort), ServiceHost: deref(t.ServiceHost), ServiceToken: t.ServiceToken, Ready: t.Ready,
+		Weight: t.Weight, QueuePosition: t.QueuePosition, Slots: int(t.Slots), ServicePort: intp(t.ServicePort), ServiceHost: deref(t.ServiceHost), ServiceToken: t.ServiceToken, Ready: t.Ready,
 		ExitCode: intp(t.ExitCode), EndReason: t.EndReason, CreatedAt: t.CreatedAt, EndedAt: t.EndedAt,
 		ExperimentIDs: t.ExperimentIds, TrialIDs: t.TrialIds}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/client"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
@@ -111,7 +113,7 @@ func TestJobsAreReorderedByDraggingAndEveryViewerSeesIt(t *testing.T) {
 	}
 	must(t, page.Route("**/api/v1/job-queues", refuse))
 	dragAbove(t, page, page.Locator("#job-"+c+" .drag-handle"), page.Locator("#job-"+a))
-	must(t, expect(t, page.Locator("#queue-message")).ToHaveText("the queue is closed for the test"))
+	must(t, expect(t, page.Locator("#queue-message")).ToHaveText("The queue is closed for the test."))
 	waitOrder(t, page, "default", a, b, c)
 	must(t, page.Unroute("**/api/v1/job-queues"))
 
@@ -164,4 +166,61 @@ func TestJobsAreReorderedByDraggingAndEveryViewerSeesIt(t *testing.T) {
 		noWiderThan(t, phone, 390)
 		screenshot(t, phone, "phone"+strings.ReplaceAll(path, "/", "-"))
 	}
+}
+
+// TestATaskIsDraggedBetweenExperimentsAndAMoveKeepsPriorities: commands,
+// notebooks and shells are jobs of the same queue as experiments; a drag
+// moves one among them without touching any priority, and a move the
+// master refuses shows its reason as a sentence.
+func TestATaskIsDraggedBetweenExperimentsAndAMoveKeepsPriorities(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{Slots: 1})
+	admin, err := m.DB.UserByUsername(t.Context(), "admin")
+	must(t, err)
+	me := authz.User(admin.User)
+	// The running experiment holds the only slot: what follows waits.
+	var jobs []string
+	for _, name := range []string{"running", "waiting"} {
+		e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID,
+			ConfigYAML: "name: " + name + "\nentrypoint: sleep 60\nsearcher: {name: single, metric: loss}\n"})
+		must(t, err)
+		jobs = append(jobs, control.JobID(e.ID))
+	}
+	cmd, err := m.Experiments.CreateTask(t.Context(), me, control.TaskRequest{Type: resolute.TaskCommand, Entrypoint: []string{"sleep", "60"}})
+	must(t, err)
+	running, waiting := jobs[0], jobs[1]
+
+	page := browser.NewPage(t, 1280)
+	signIn(t, page, m.URL, "admin", "")
+	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
+	_, err = page.Goto(m.URL + "/jobs")
+	must(t, err)
+	waitOrder(t, page, "default", running, waiting, cmd.ID)
+
+	// The command goes ahead of the waiting experiment, and back behind it.
+	dragAbove(t, page, page.Locator("#job-"+cmd.ID+" .drag-handle"), page.Locator("#job-"+waiting))
+	waitOrder(t, page, "default", running, cmd.ID, waiting)
+	must(t, expect(t, page.Locator("#queue-message")).ToBeHidden())
+	dragAbove(t, page, page.Locator("#job-"+waiting+" .drag-handle"), page.Locator("#job-"+cmd.ID))
+	waitOrder(t, page, "default", running, waiting, cmd.ID)
+	queue, err := m.Experiments.Queue(t.Context(), "")
+	must(t, err)
+	for _, j := range queue {
+		if j.Priority != 42 {
+			t.Errorf("%s has priority %d after the moves, want 42", j.JobID, j.Priority)
+		}
+	}
+
+	// Next to a job of another priority the move changes nothing in a
+	// priority pool: the master refuses, and the page says why in words.
+	must(t, page.Locator("#job-"+waiting+` input[name="priority"]`).Fill("10"))
+	must(t, page.Locator("#set-"+waiting).Click())
+	must(t, expect(t, page.Locator("#flash")).ToContainText("Updated "+waiting+": priority 10."))
+	dragAbove(t, page, page.Locator("#job-"+cmd.ID+" .drag-handle"), page.Locator("#job-"+waiting))
+	must(t, expect(t, page.Locator("#queue-message")).ToHaveText("Job "+cmd.ID+" has priority 42 and "+waiting+
+		` priority 10; pool "default" runs jobs by priority, so a move between them would change nothing: change `+cmd.ID+"'s priority instead."))
+	waitOrder(t, page, "default", running, waiting, cmd.ID)
+	if task, err := m.DB.Task(t.Context(), cmd.ID); err != nil || task.Priority != nil {
+		t.Fatalf("the refused move set the command's priority: %v, %v", task.Priority, err)
+	}
+	screenshot(t, page, "job-queue-task-moves")
 }

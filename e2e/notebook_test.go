@@ -12,6 +12,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
 )
@@ -26,7 +27,7 @@ func TestACellRunsInARealNotebookThroughTheProxy(t *testing.T) {
 	ctx := context.Background()
 	admin, err := m.DB.UserByUsername(ctx, "admin")
 	must(t, err)
-	task, err := m.Experiments.CreateTask(ctx, control.TaskRequest{Type: resolute.TaskNotebook, ConfigYAML: "resources: {slots: 0}\n", UserID: admin.ID})
+	task, err := m.Experiments.CreateTask(ctx, authz.User(admin.User), control.TaskRequest{Type: resolute.TaskNotebook, ConfigYAML: "resources: {slots: 0}\n"})
 	must(t, err)
 	deadline := time.Now().Add(60 * time.Second)
 	for {

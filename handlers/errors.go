@@ -173,3 +173,28 @@ func fieldMessage(err error) string {
 	}
 	return msg
 }
+
+// pageFields are the API's field names as a page names them.
+var pageFields = map[string]string{"priority": "Priority", "weight": "Weight", "name": "Name", "description": "Description"}
+
+// sentence makes a service's message read as a sentence on a page: a leading
+// API field ("priority: must be …") becomes its name in words ("Priority
+// must be …") or goes when the rest says it all ("jobId: there is no job …"),
+// the first letter is a capital and it ends with a full stop.
+func sentence(msg string) string {
+	if field, rest, ok := strings.Cut(msg, ": "); ok && !strings.ContainsAny(field, " \"") {
+		if name, known := pageFields[field]; known {
+			msg = name + " " + rest
+		} else {
+			msg = rest
+		}
+	}
+	if msg == "" {
+		return msg
+	}
+	msg = strings.ToUpper(msg[:1]) + msg[1:]
+	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "?") && !strings.HasSuffix(msg, "!") {
+		msg += "."
+	}
+	return msg
+}

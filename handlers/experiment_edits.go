@@ -179,8 +179,7 @@ func (s *Server) handleExperimentSchedulingForm(w http.ResponseWriter, r *http.R
 	}
 	u, maxSlots, err := readSchedulingForm(r, e)
 	if err == nil && (u.Priority != nil || u.Weight != nil) {
-		me, _ := userFrom(r)
-		err = s.updateQueueAs(r.Context(), me, []resolute.QueueControl{u})
+		err = s.svc.Experiments.UpdateQueue(r.Context(), actorFrom(r), []resolute.QueueControl{u})
 	}
 	if err == nil {
 		err = s.db.SetExperimentMaxSlots(r.Context(), e.ID, maxSlots)

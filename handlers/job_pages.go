@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/scheduler"
 	"github.com/resolute-ml/resolute/views"
 )
@@ -53,7 +54,6 @@ func (s *Server) jobQueueLive(r *http.Request) (views.JobQueueLive, error) {
 	if err != nil {
 		return views.JobQueueLive{}, err
 	}
-	me, _ := userFrom(r)
 	l := views.JobQueueLive{Version: queueVersion(jobs), Draggable: s.assets.Has("vendor/Sortable.min.js")}
 	slots := map[string][2]int{}
 	for _, p := range s.exps.ResourcePools() {
@@ -85,7 +85,7 @@ func (s *Server) jobQueueLive(r *http.Request) (views.JobQueueLive, error) {
 			}
 		}
 		for i, j := range queue {
-			row := views.JobRow{Job: j, Position: i + 1, CanChange: me.Admin || j.Username == me.Username}
+			row := views.JobRow{Job: j, Position: i + 1, CanChange: authz.Can(actorFrom(r), authz.ChangeJob, authz.Job(j.JobID, j.UserID, j.Username)) == nil}
 			if i > 0 {
 				row.Prev = queue[i-1].JobID
 			}
@@ -178,15 +178,14 @@ func (s *Server) handleJobMoveForm(w http.ResponseWriter, r *http.Request) {
 	var done string
 	switch {
 	case u.AheadOf == "" && u.BehindOf == "":
-		err = resolute.Errorf(resolute.EInvalid, "%s is already at that end of its queue", u.JobID)
+		err = resolute.Errorf(resolute.EInvalid, "job %s is already at that end of its queue", u.JobID)
 	case u.AheadOf != "":
 		done = "Moved " + u.JobID + " ahead of " + u.AheadOf + "."
 	default:
 		done = "Moved " + u.JobID + " behind " + u.BehindOf + "."
 	}
 	if err == nil {
-		me, _ := userFrom(r)
-		err = s.updateQueueAs(r.Context(), me, []resolute.QueueControl{u})
+		err = s.svc.Experiments.UpdateQueue(r.Context(), actorFrom(r), []resolute.QueueControl{u})
 	}
 	s.queueFormDone(w, r, err, done)
 }
@@ -199,14 +198,13 @@ func (s *Server) handleJobUpdateForm(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	me, _ := userFrom(r)
 	u, changes, err := s.readJobUpdateForm(r)
 	if err == nil && len(changes) == 0 {
 		redirect(w, r, "/jobs", "ok", "Nothing to change for "+u.JobID+".")
 		return
 	}
 	if err == nil {
-		err = s.updateQueueAs(r.Context(), me, []resolute.QueueControl{u})
+		err = s.svc.Experiments.UpdateQueue(r.Context(), actorFrom(r), []resolute.QueueControl{u})
 	}
 	s.queueFormDone(w, r, err, "Updated "+u.JobID+": "+strings.Join(changes, ", ")+".")
 }
@@ -228,7 +226,7 @@ func (s *Server) readJobUpdateForm(r *http.Request) (resolute.QueueControl, []st
 	if v := strings.TrimSpace(r.PostFormValue("priority")); v != "" {
 		p, err := strconv.Atoi(v)
 		if err != nil {
-			return u, nil, resolute.Errorf(resolute.EInvalid, "priority: expected a whole number, got %q", v)
+			return u, nil, resolute.Errorf(resolute.EInvalid, "priority: must be a whole number, got %q", v)
 		}
 		if p != j.Priority {
 			u.Priority = &p
@@ -238,7 +236,7 @@ func (s *Server) readJobUpdateForm(r *http.Request) (resolute.QueueControl, []st
 	if v := strings.TrimSpace(r.PostFormValue("weight")); v != "" {
 		wt, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return u, nil, resolute.Errorf(resolute.EInvalid, "weight: expected a number, got %q", v)
+			return u, nil, resolute.Errorf(resolute.EInvalid, "weight: must be a number, got %q", v)
 		}
 		if wt != j.Weight {
 			u.Weight = &wt
@@ -252,25 +250,6 @@ func (s *Server) readJobUpdateForm(r *http.Request) (resolute.QueueControl, []st
 	return u, changes, nil
 }
 
-// updateQueueAs applies queue changes for me as POST /api/v1/job-queues
-// does: users change their own jobs, administrators any.
-func (s *Server) updateQueueAs(ctx context.Context, me resolute.User, updates []resolute.QueueControl) error {
-	if !me.Admin {
-		jobs, err := s.exps.Queue(ctx, "")
-		if err != nil {
-			return err
-		}
-		for _, u := range updates {
-			for _, j := range jobs {
-				if j.JobID == u.JobID && j.Username != me.Username {
-					return resolute.Errorf(resolute.EForbidden, "%s belongs to %s; only they or an administrator may change it", j.JobID, j.Username)
-				}
-			}
-		}
-	}
-	return s.exps.UpdateQueue(ctx, updates)
-}
-
 // queueFormDone answers a Job Queue form: back to the queue with message,
 // or with the reason a change was refused.
 func (s *Server) queueFormDone(w http.ResponseWriter, r *http.Request, err error, message string) {
@@ -278,7 +257,7 @@ func (s *Server) queueFormDone(w http.ResponseWriter, r *http.Request, err error
 	case "":
 		redirect(w, r, "/jobs", "ok", message)
 	case resolute.EInvalid, resolute.EForbidden, resolute.ENotFound, resolute.EConflict:
-		redirect(w, r, "/jobs", "error", resolute.ErrorMessage(err))
+		redirect(w, r, "/jobs", "error", sentence(resolute.ErrorMessage(err)))
 	default:
 		s.error(w, r, err)
 	}

@@ -119,22 +119,22 @@ func TestTheJobQueuePageShowsThePoolAndItsFormsChangeIt(t *testing.T) {
 	_, body = get(t, pages, m, "/jobs")
 	inOrder(t, body, a, b, c)
 
-	// Refusals come back as error messages.
+	// Refusals come back as error messages, in sentences.
 	tests := map[string]struct {
 		path string
 		form url.Values
 		want string
 	}{
 		"a priority out of range": {"/jobs/update", url.Values{"job": {b}, "priority": {"150"}, "weight": {"1"}},
-			"error: priority: must be between 1 and 99, got 150"},
+			"error: Priority must be between 1 and 99, got 150."},
 		"a priority that is no number": {"/jobs/update", url.Values{"job": {b}, "priority": {"high"}},
-			`error: priority: expected a whole number, got &#34;high&#34;`},
-		"a weight of nothing": {"/jobs/update", url.Values{"job": {b}, "weight": {"0"}}, "error: weight: must be more than 0, got 0"},
-		"an unknown pool":     {"/jobs/update", url.Values{"job": {b}, "resource_pool": {"gpu"}}, "error: resourcePool:"},
+			`error: Priority must be a whole number, got &#34;high&#34;.`},
+		"a weight of nothing": {"/jobs/update", url.Values{"job": {b}, "weight": {"0"}}, "error: Weight must be more than 0, got 0."},
+		"an unknown pool":     {"/jobs/update", url.Values{"job": {b}, "resource_pool": {"gpu"}}, `error: Pool &#34;gpu&#34; does not exist; the pools are default.`},
 		"a move with no neighbour": {"/jobs/move", url.Values{"job": {a}},
-			"error: " + a + " is already at that end of its queue"},
+			"error: Job " + a + " is already at that end of its queue."},
 		"a job that is not one": {"/jobs/move", url.Values{"job": {"notebook-1"}, "ahead_of": {a}},
-			`error: jobId: &#34;notebook-1&#34; is not a job of this master (experiment-N or a task id)`},
+			`error: There is no job &#34;notebook-1&#34; on this master.`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -171,7 +171,7 @@ func TestTheJobQueuePageShowsThePoolAndItsFormsChangeIt(t *testing.T) {
 		t.Error("bob is offered controls on admin's jobs")
 	}
 	post(t, bob, m, "/jobs/move", url.Values{"job": {c}, "ahead_of": {a}})
-	if got := flashOf(t, bob, m); got != "error: "+c+" belongs to admin; only they or an administrator may change it" {
+	if got := flashOf(t, bob, m); got != "error: Job "+c+" belongs to admin; only they or an administrator may change it." {
 		t.Errorf("bob's move: %q", got)
 	}
 }

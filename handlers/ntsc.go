@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 )
@@ -25,7 +26,7 @@ func withAddress(r *http.Request, t resolute.Task) resolute.Task {
 	switch t.Type {
 	case resolute.TaskNotebook:
 		t.ServiceAddress = "/proxy/" + t.ID + "/"
-		if me, _ := userFrom(r); me.Admin || me.ID == t.UserID {
+		if authz.Can(actorFrom(r), authz.ChangeTask, authz.Task(t)) == nil {
 			t.ServiceAddress += "?token=" + t.ServiceToken
 		}
 	case resolute.TaskTensorBoard:
@@ -44,10 +45,9 @@ func (s *Server) handleAPITaskCreate(kind string) http.HandlerFunc {
 			s.error(w, r, err)
 			return
 		}
-		me, _ := userFrom(r)
-		t, err := s.exps.CreateTask(r.Context(), control.TaskRequest{Type: kinds[kind], ConfigYAML: req.Config,
+		t, err := s.svc.Experiments.CreateTask(r.Context(), actorFrom(r), control.TaskRequest{Type: kinds[kind], ConfigYAML: req.Config,
 			Template: req.TemplateName, Overrides: req.Overrides, Context: req.ContextTgz, ProjectID: req.ProjectID,
-			UserID: me.ID, Entrypoint: req.Entrypoint, ExperimentIDs: req.ExperimentIDs, TrialIDs: req.TrialIDs})
+			Entrypoint: req.Entrypoint, ExperimentIDs: req.ExperimentIDs, TrialIDs: req.TrialIDs})
 		if err != nil {
 			s.error(w, r, err)
 			return
@@ -86,14 +86,6 @@ func (s *Server) taskParam(r *http.Request, kind string) (resolute.Task, error) 
 	return t, err
 }
 
-// mayChangeTask lets the owner and administrators change a task.
-func mayChangeTask(r *http.Request, t resolute.Task) error {
-	if me, _ := userFrom(r); me.Admin || me.ID == t.UserID {
-		return nil
-	}
-	return resolute.Errorf(resolute.EForbidden, "%s belongs to %s; only they or an administrator may change it", t.ID, t.Username)
-}
-
 // handleAPITaskGet serves GET /api/v1/{kind}/{id} and /api/v1/tasks/{id}.
 func (s *Server) handleAPITaskGet(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -111,10 +103,7 @@ func (s *Server) handleAPITaskKill(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		t, err := s.taskParam(r, kind)
 		if err == nil {
-			err = mayChangeTask(r, t)
-		}
-		if err == nil {
-			err = s.exps.KillTask(r.Context(), t.ID)
+			err = s.svc.Experiments.KillTask(r.Context(), actorFrom(r), t.ID)
 		}
 		if err != nil {
 			s.error(w, r, err)
@@ -132,13 +121,10 @@ func (s *Server) handleAPITaskSetPriority(kind string) http.HandlerFunc {
 			Priority int `json:"priority"`
 		}
 		if err == nil {
-			err = mayChangeTask(r, t)
-		}
-		if err == nil {
 			err = decodeJSON(r, &req)
 		}
 		if err == nil {
-			err = s.exps.UpdateQueue(r.Context(), []resolute.QueueControl{{JobID: t.ID, Priority: &req.Priority}})
+			err = s.svc.Experiments.UpdateQueue(r.Context(), actorFrom(r), []resolute.QueueControl{{JobID: t.ID, Priority: &req.Priority}})
 		}
 		if err != nil {
 			s.error(w, r, err)

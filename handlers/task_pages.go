@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/views"
@@ -73,7 +74,7 @@ func (s *Server) taskTable(r *http.Request) (views.TaskTable, error) {
 // administrators get the link.
 func taskRow(r *http.Request, t resolute.Task) views.TaskRow {
 	t = withAddress(r, t)
-	mine := mayChangeTask(r, t) == nil
+	mine := authz.Can(actorFrom(r), authz.ChangeTask, authz.Task(t)) == nil
 	row := views.TaskRow{Task: t, CanKill: t.State != resolute.TaskTerminated && mine}
 	if t.Ready && t.State == resolute.TaskRunning && t.Type != resolute.TaskCommand && (mine || t.Type != resolute.TaskNotebook) {
 		row.Open = t.ServiceAddress
@@ -162,10 +163,7 @@ func (s *Server) handleTaskKillForm(w http.ResponseWriter, r *http.Request) {
 	}
 	t, err := s.taskParam(r, "")
 	if err == nil {
-		err = mayChangeTask(r, t)
-	}
-	if err == nil {
-		err = s.exps.KillTask(r.Context(), t.ID)
+		err = s.svc.Experiments.KillTask(r.Context(), actorFrom(r), t.ID)
 	}
 	s.taskFormDone(w, r, err, next, "Killing "+chi.URLParam(r, "id")+".")
 }
@@ -220,9 +218,7 @@ const tensorBoardLaunched = "; it opens once TensorBoard is ready."
 // launchTaskForm creates a task for the signed-in user and goes to its page,
 // or back to the form's page with the reason the master refused.
 func (s *Server) launchTaskForm(w http.ResponseWriter, r *http.Request, req control.TaskRequest, back, more string) {
-	me, _ := userFrom(r)
-	req.UserID = me.ID
-	t, err := s.exps.CreateTask(r.Context(), req)
+	t, err := s.svc.Experiments.CreateTask(r.Context(), actorFrom(r), req)
 	if err != nil {
 		s.taskFormDone(w, r, err, back, "")
 		return

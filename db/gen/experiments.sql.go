@@ -256,18 +256,24 @@ func (q *Queries) ListExperiments(ctx context.Context, arg ListExperimentsParams
 }
 
 const listPoolQueue = `-- name: ListPoolQueue :many
-SELECT id, queue_position FROM experiments
-WHERE resource_pool = $1 AND state NOT IN ('COMPLETED', 'CANCELED', 'ERROR')
-ORDER BY queue_position, id
+SELECT ('experiment-' || e.id)::text AS job_id, e.queue_position FROM experiments e
+WHERE e.resource_pool = $1::text AND e.state NOT IN ('COMPLETED', 'CANCELED', 'ERROR')
+UNION ALL
+SELECT t.id AS job_id, t.queue_position FROM tasks t
+WHERE t.resource_pool = $1::text AND t.state <> 'TERMINATED'
+ORDER BY queue_position, job_id
 `
 
 type ListPoolQueueRow struct {
-	ID            int64
+	JobID         string
 	QueuePosition float64
 }
 
-func (q *Queries) ListPoolQueue(ctx context.Context, resourcePool string) ([]ListPoolQueueRow, error) {
-	rows, err := q.db.Query(ctx, listPoolQueue, resourcePool)
+// A pool's queue: its experiments that have not ended ("experiment-N") and
+// its live tasks, whose positions share one scale (microseconds since the
+// epoch at submission, then whatever moves made of them).
+func (q *Queries) ListPoolQueue(ctx context.Context, pool string) ([]ListPoolQueueRow, error) {
+	rows, err := q.db.Query(ctx, listPoolQueue, pool)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +281,7 @@ func (q *Queries) ListPoolQueue(ctx context.Context, resourcePool string) ([]Lis
 	var items []ListPoolQueueRow
 	for rows.Next() {
 		var i ListPoolQueueRow
-		if err := rows.Scan(&i.ID, &i.QueuePosition); err != nil {
+		if err := rows.Scan(&i.JobID, &i.QueuePosition); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -503,6 +509,20 @@ type SetQueuePositionParams struct {
 
 func (q *Queries) SetQueuePosition(ctx context.Context, arg SetQueuePositionParams) error {
 	_, err := q.db.Exec(ctx, setQueuePosition, arg.ID, arg.QueuePosition)
+	return err
+}
+
+const setTaskQueuePosition = `-- name: SetTaskQueuePosition :exec
+UPDATE tasks SET queue_position = $2 WHERE id = $1
+`
+
+type SetTaskQueuePositionParams struct {
+	ID            string
+	QueuePosition float64
+}
+
+func (q *Queries) SetTaskQueuePosition(ctx context.Context, arg SetTaskQueuePositionParams) error {
+	_, err := q.db.Exec(ctx, setTaskQueuePosition, arg.ID, arg.QueuePosition)
 	return err
 }
 

@@ -76,12 +76,21 @@ ORDER BY resource_pool, queue_position, id;
 SELECT pg_advisory_xact_lock(hashtext('resolute-queue:' || sqlc.arg(pool)::text));
 
 -- name: ListPoolQueue :many
-SELECT id, queue_position FROM experiments
-WHERE resource_pool = $1 AND state NOT IN ('COMPLETED', 'CANCELED', 'ERROR')
-ORDER BY queue_position, id;
+-- A pool's queue: its experiments that have not ended ("experiment-N") and
+-- its live tasks, whose positions share one scale (microseconds since the
+-- epoch at submission, then whatever moves made of them).
+SELECT ('experiment-' || e.id)::text AS job_id, e.queue_position FROM experiments e
+WHERE e.resource_pool = sqlc.arg(pool)::text AND e.state NOT IN ('COMPLETED', 'CANCELED', 'ERROR')
+UNION ALL
+SELECT t.id AS job_id, t.queue_position FROM tasks t
+WHERE t.resource_pool = sqlc.arg(pool)::text AND t.state <> 'TERMINATED'
+ORDER BY queue_position, job_id;
 
 -- name: SetQueuePosition :exec
 UPDATE experiments SET queue_position = $2 WHERE id = $1;
+
+-- name: SetTaskQueuePosition :exec
+UPDATE tasks SET queue_position = $2 WHERE id = $1;
 
 -- name: SetExperimentScheduling :exec
 UPDATE experiments SET priority = $2, weight = $3, resource_pool = $4 WHERE id = $1;

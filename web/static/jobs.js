@@ -36,6 +36,17 @@
     }
   }
 
+  // sentence makes the API's message read as a sentence, as the page's
+  // own forms show them (handlers.sentence): no API field names, a capital,
+  // a full stop.
+  function sentence(msg) {
+    const fields = { priority: "Priority", weight: "Weight" };
+    const m = /^([A-Za-z]+): (.*)$/s.exec(msg);
+    if (m) msg = fields[m[1]] ? `${fields[m[1]]} ${m[2]}` : m[2];
+    msg = msg.charAt(0).toUpperCase() + msg.slice(1);
+    return /[.!?]$/.test(msg) ? msg : msg + ".";
+  }
+
   // move asks the master to put the dropped row ahead of the row now below
   // it, or behind the one above when it was dropped last.
   async function move(ev) {
@@ -54,7 +65,7 @@
     });
     if (!resp.ok) {
       const body = await resp.json().catch(() => ({}));
-      throw new Error((body.error && body.error.message) || `Moving ${update.jobId} failed (${resp.status}).`);
+      throw new Error(body.error && body.error.message ? sentence(body.error.message) : `Moving ${update.jobId} failed (${resp.status}).`);
     }
   }
 
