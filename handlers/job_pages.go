@@ -256,7 +256,7 @@ func (s *Server) queueFormDone(w http.ResponseWriter, r *http.Request, err error
 	switch resolute.ErrorCode(err) {
 	case "":
 		redirect(w, r, "/jobs", "ok", message)
-	case resolute.EInvalid, resolute.EForbidden, resolute.ENotFound, resolute.EConflict:
+	case resolute.EInvalid, resolute.ENotFound, resolute.EConflict:
 		redirect(w, r, "/jobs", "error", sentence(resolute.ErrorMessage(err)))
 	default:
 		s.error(w, r, err)

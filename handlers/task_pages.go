@@ -232,8 +232,8 @@ func (s *Server) taskFormDone(w http.ResponseWriter, r *http.Request, err error,
 	switch resolute.ErrorCode(err) {
 	case "":
 		redirect(w, r, target, "ok", message)
-	case resolute.EInvalid, resolute.EForbidden, resolute.ENotFound, resolute.EConflict, resolute.ETooLarge:
-		redirect(w, r, target, "error", resolute.ErrorMessage(err))
+	case resolute.EInvalid, resolute.ENotFound, resolute.EConflict, resolute.ETooLarge:
+		redirect(w, r, target, "error", sentence(resolute.ErrorMessage(err)))
 	default:
 		s.error(w, r, err)
 	}
