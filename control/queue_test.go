@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 )
 
@@ -60,7 +61,7 @@ func TestBadQueueUpdatesAreRefused(t *testing.T) {
 	h := newHarness(t, 0)
 	a := h.create(single)
 	done := h.create(single)
-	if err := h.x.SetState(h.ctx, done.ID, "cancel"); err != nil {
+	if err := h.x.SetState(h.ctx, authz.System, done.ID, "cancel"); err != nil {
 		t.Fatal(err)
 	}
 	zero, big, neg := 0.0, 100, -1.0

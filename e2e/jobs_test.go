@@ -8,6 +8,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/client"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
@@ -78,8 +79,7 @@ func TestJobsAreReorderedByDraggingAndEveryViewerSeesIt(t *testing.T) {
 	// Each needs two slots of a one-slot master: all three wait.
 	var jobs []string
 	for _, name := range []string{"first", "second", "third"} {
-		e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID,
-			ConfigYAML: "name: " + name + "\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\nresources: {slots_per_trial: 2}\n"})
+		e, err := m.Experiments.Create(t.Context(), authz.User(admin.User), control.CreateRequest{ConfigYAML: "name: " + name + "\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\nresources: {slots_per_trial: 2}\n"})
 		must(t, err)
 		jobs = append(jobs, control.JobID(e.ID))
 	}

@@ -296,17 +296,14 @@ func (s *Server) handleExperimentBatchForm(w http.ResponseWriter, r *http.Reques
 // batchOne applies a batch action to one experiment, with the rules of the
 // experiment's own buttons.
 func (s *Server) batchOne(r *http.Request, id int64, action string, projectID int64) error {
-	e, err := s.db.Experiment(r.Context(), id)
-	if err != nil {
-		return err
-	}
+	ctx, a := r.Context(), actorFrom(r)
 	switch action {
 	case "archive", "unarchive":
-		return s.setExperimentArchived(r, e, action == "archive")
+		return s.svc.Experiments.SetArchived(ctx, a, id, action == "archive")
 	case "move":
-		return s.moveExperiment(r, e, projectID)
+		return s.svc.Experiments.Move(ctx, a, id, projectID)
 	}
-	return s.setExperimentState(r, e, action)
+	return s.svc.Experiments.SetState(ctx, a, id, action)
 }
 
 func batchKind(refusals []string) string {
