@@ -112,7 +112,8 @@ func TestAnotherUserCannotChangeSomeonesExperiment(t *testing.T) {
 	got := o.experiment(running.ID)
 	if got.State != resolute.StateActive || got.Name != running.Name || got.Notes != "" || len(got.Labels) != 1 ||
 		got.ProjectID != running.ProjectID || got.Priority != nil || got.MaxSlots != nil {
-		t.Fatalf("the refused changes changed the experiment: %+v", got)
+		t.Fatalf("the refused changes changed the experiment: state %s, name %q, notes %q, labels %v, project %d, priority %v, max slots %v",
+			got.State, got.Name, got.Notes, got.Labels, got.ProjectID, got.Priority, got.MaxSlots)
 	}
 	if tr, _ := o.db.Trial(o.ctx, trial.ID); tr.State != resolute.StateActive {
 		t.Fatalf("the refused kill stopped the trial: %s", tr.State)
