@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/db/dbtest"
@@ -65,11 +66,12 @@ func (f *fakeRM) running() []resolute.LaunchSpec {
 }
 
 type harness struct {
-	t   *testing.T
-	db  *db.DB
-	rm  *fakeRM
-	x   *control.Experiments
-	ctx context.Context
+	t     *testing.T
+	db    *db.DB
+	rm    *fakeRM
+	x     *control.Experiments
+	ctx   context.Context
+	admin authz.Actor // owns the experiments harness.create makes
 }
 
 func newHarness(t *testing.T, slots int) *harness {
@@ -78,12 +80,16 @@ func newHarness(t *testing.T, slots int) *harness {
 	if err := d.Bootstrap(ctx, ""); err != nil {
 		t.Fatal(err)
 	}
+	admin, err := d.UserByUsername(ctx, resolute.AdminUsername)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defaults, _ := expconf.MasterDefaults(map[string]any{"type": "shared_fs", "host_path": t.TempDir()}, nil)
 	rm := &fakeRM{total: slots, held: map[string][]int{}}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	x := control.NewExperiments(d, control.NewConfigs(d, defaults), rm,
 		control.RunOptions{MasterURL: "http://m", ClusterID: "c", WorkRoot: t.TempDir(), HarnessDir: "/h"}, logger)
-	return &harness{t: t, db: d, rm: rm, x: x, ctx: ctx}
+	return &harness{t: t, db: d, rm: rm, x: x, ctx: ctx, admin: authz.User(admin.User)}
 }
 
 // admit runs one admission pass.
@@ -121,7 +127,7 @@ func (h *harness) experiment(id int64) resolute.Experiment {
 
 func (h *harness) create(yaml string) resolute.Experiment {
 	h.t.Helper()
-	e, err := h.x.Create(h.ctx, control.CreateRequest{ConfigYAML: yaml, UserID: 1})
+	e, err := h.x.Create(h.ctx, h.admin, control.CreateRequest{ConfigYAML: yaml})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -189,7 +195,7 @@ func TestPauseCheckpointsThenActivateResumes(t *testing.T) {
 	e := h.create(single)
 	h.admit()
 	a := h.rm.running()[0]
-	if err := h.x.SetState(h.ctx, e.ID, "pause"); err != nil {
+	if err := h.x.SetState(h.ctx, authz.System, e.ID, "pause"); err != nil {
 		t.Fatal(err)
 	}
 	if p, _ := h.x.ShouldPreempt(h.ctx, a.AllocationID); !p {
@@ -203,7 +209,7 @@ func TestPauseCheckpointsThenActivateResumes(t *testing.T) {
 	if trials[0].State != resolute.StatePaused {
 		t.Fatalf("trial %s", trials[0].State)
 	}
-	if err := h.x.SetState(h.ctx, e.ID, "activate"); err != nil {
+	if err := h.x.SetState(h.ctx, authz.System, e.ID, "activate"); err != nil {
 		t.Fatal(err)
 	}
 	h.admit()
@@ -225,13 +231,13 @@ func TestCancelAndKill(t *testing.T) {
 		t.Fatalf("one slot, %d running", len(running))
 	}
 	// The second waits; canceling it ends it at once.
-	if err := h.x.SetState(h.ctx, e2.ID, "cancel"); err != nil {
+	if err := h.x.SetState(h.ctx, authz.System, e2.ID, "cancel"); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.experiment(e2.ID); got.State != resolute.StateCanceled {
 		t.Fatalf("canceled while waiting: %s", got.State)
 	}
-	if err := h.x.SetState(h.ctx, e1.ID, "kill"); err != nil {
+	if err := h.x.SetState(h.ctx, authz.System, e1.ID, "kill"); err != nil {
 		t.Fatal(err)
 	}
 	h.admit()
@@ -242,7 +248,7 @@ func TestCancelAndKill(t *testing.T) {
 	if got := h.experiment(e1.ID); got.State != resolute.StateCanceled || got.Restarts != 0 {
 		t.Fatalf("killed: %s restarts %d", got.State, got.Restarts)
 	}
-	if err := h.x.SetState(h.ctx, e1.ID, "activate"); resolute.ErrorCode(err) != resolute.EConflict {
+	if err := h.x.SetState(h.ctx, authz.System, e1.ID, "activate"); resolute.ErrorCode(err) != resolute.EConflict {
 		t.Fatalf("activating a canceled experiment: %v", err)
 	}
 }
@@ -294,7 +300,7 @@ func TestAnASHASearchRunsToTheEnd(t *testing.T) {
 func TestAForkTakesItsParentsConfigAndContext(t *testing.T) {
 	h := newHarness(t, 1)
 	parent := h.create(single)
-	child, err := h.x.Create(h.ctx, control.CreateRequest{ParentID: &parent.ID, Overrides: []string{"max_restarts=3"}, UserID: 1})
+	child, err := h.x.Create(h.ctx, h.admin, control.CreateRequest{ParentID: &parent.ID, Overrides: []string{"max_restarts=3"}})
 	if err != nil {
 		t.Fatal(err)
 	}

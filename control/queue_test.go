@@ -61,7 +61,7 @@ func TestBadQueueUpdatesAreRefused(t *testing.T) {
 	h := newHarness(t, 0)
 	a := h.create(single)
 	done := h.create(single)
-	if err := h.x.SetState(h.ctx, done.ID, "cancel"); err != nil {
+	if err := h.x.SetState(h.ctx, authz.System, done.ID, "cancel"); err != nil {
 		t.Fatal(err)
 	}
 	zero, big, neg := 0.0, 100, -1.0
@@ -209,11 +209,11 @@ func TestOnlyAJobsOwnerOrAnAdministratorChangesIt(t *testing.T) {
 		return authz.User(u)
 	}
 	alice, bob := user("alice"), user("bob")
-	e, err := h.x.Create(h.ctx, control.CreateRequest{ConfigYAML: single, UserID: alice.UserID()})
+	e, err := h.x.Create(h.ctx, alice, control.CreateRequest{ConfigYAML: single})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.x.SetState(h.ctx, e.ID, "pause"); err != nil {
+	if err := h.x.SetState(h.ctx, alice, e.ID, "pause"); err != nil {
 		t.Fatal(err)
 	}
 	nb := h.queueTask(alice, resolute.TaskNotebook).ID

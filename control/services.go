@@ -20,6 +20,8 @@ type Services struct {
 	Experiments *Experiments
 	Workspaces  *Workspaces
 	Projects    *Projects
+	Trials      *Trials
+	Checkpoints *Checkpoints
 }
 
 // NewServices returns the services over database; exps runs experiments.
@@ -28,6 +30,8 @@ func NewServices(database *db.DB, exps *Experiments, logger *slog.Logger) *Servi
 		Experiments: exps,
 		Workspaces:  &Workspaces{db: database, logger: logger},
 		Projects:    &Projects{db: database, logger: logger},
+		Trials:      &Trials{db: database, exps: exps},
+		Checkpoints: &Checkpoints{db: database},
 	}
 }
 

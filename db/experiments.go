@@ -66,6 +66,15 @@ func (q *Queries) Experiment(ctx context.Context, id int64) (resolute.Experiment
 	return toExperiment(e), translate(err, "experiment %d", id)
 }
 
+// ExperimentForUpdate locks the experiment with id until the transaction
+// ends and returns it.
+func (q *Queries) ExperimentForUpdate(ctx context.Context, id int64) (resolute.Experiment, error) {
+	if _, err := q.q.LockExperimentRow(ctx, id); err != nil {
+		return resolute.Experiment{}, translate(err, "experiment %d", id)
+	}
+	return q.Experiment(ctx, id)
+}
+
 // ExperimentContext returns the tar.gz of an experiment's context directory.
 func (q *Queries) ExperimentContext(ctx context.Context, id int64) ([]byte, error) {
 	b, err := q.q.GetExperimentContext(ctx, id)

@@ -134,6 +134,15 @@ func (q *Queries) Checkpoint(ctx context.Context, uuid string) (resolute.Checkpo
 	return toCheckpoint(c), translate(err, "checkpoint %s", uuid)
 }
 
+// CheckpointForUpdate locks the checkpoint with uuid until the transaction
+// ends and returns it.
+func (q *Queries) CheckpointForUpdate(ctx context.Context, uuid string) (resolute.Checkpoint, error) {
+	if _, err := q.q.LockCheckpoint(ctx, uuid); err != nil {
+		return resolute.Checkpoint{}, translate(err, "checkpoint %s", uuid)
+	}
+	return q.Checkpoint(ctx, uuid)
+}
+
 // ExperimentCheckpoints lists an experiment's live checkpoints.
 func (q *Queries) ExperimentCheckpoints(ctx context.Context, experimentID int64) ([]resolute.Checkpoint, error) {
 	return checkpoints(q.q.ListExperimentCheckpoints(ctx, experimentID))

@@ -12,6 +12,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
 )
@@ -22,7 +23,7 @@ func TestMetricChartsDrawHoverAndSwitchMetrics(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin, err := m.DB.UserByUsername(t.Context(), "admin")
 	must(t, err)
-	e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID, Paused: true,
+	e, err := m.Experiments.Create(t.Context(), authz.User(admin.User), control.CreateRequest{Paused: true,
 		ConfigYAML: "name: charted\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\n"})
 	must(t, err)
 	var trials []resolute.Trial

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
 )
@@ -20,7 +21,7 @@ func TestComparingTwoExperimentsFromTheList(t *testing.T) {
 	must(t, err)
 	var ids, trials []string
 	for i, lr := range []string{"0.1", "0.01"} {
-		e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID, Paused: true,
+		e, err := m.Experiments.Create(t.Context(), authz.User(admin.User), control.CreateRequest{Paused: true,
 			ConfigYAML: "name: cmp" + strconv.Itoa(i) + "\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\n" +
 				"hyperparameters: {lr: " + lr + ", batch_size: 32}\n"})
 		must(t, err)

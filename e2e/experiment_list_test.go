@@ -10,6 +10,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
 )
@@ -20,7 +21,7 @@ func listExperiment(t *testing.T, m *handlerstest.Master, name, labels, state st
 	t.Helper()
 	admin, err := m.DB.UserByUsername(t.Context(), "admin")
 	must(t, err)
-	e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID, Paused: true,
+	e, err := m.Experiments.Create(t.Context(), authz.User(admin.User), control.CreateRequest{Paused: true,
 		ConfigYAML: "name: " + name + "\nlabels: [" + labels + "]\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\n"})
 	must(t, err)
 	if state != "" {
@@ -161,8 +162,7 @@ func TestTheDashboardShowsARunningExperiment(t *testing.T) {
 
 	// Submitted elsewhere (as by the CLI), it shows up running, and its slot
 	// shows in the pool's usage, without a reload.
-	e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID,
-		ConfigYAML: "name: on-the-dashboard\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\nresources: {slots_per_trial: 1}\n"})
+	e, err := m.Experiments.Create(t.Context(), authz.User(admin.User), control.CreateRequest{ConfigYAML: "name: on-the-dashboard\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\nresources: {slots_per_trial: 1}\n"})
 	must(t, err)
 	row := page.Locator("#my-experiment-" + strconv.FormatInt(e.ID, 10))
 	must(t, expect(t, row).ToContainText("on-the-dashboard"))

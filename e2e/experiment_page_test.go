@@ -13,6 +13,7 @@ import (
 	"github.com/playwright-community/playwright-go"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
 )
@@ -108,7 +109,7 @@ func newBrowserFixture(t *testing.T) (*handlerstest.Master, resolute.Experiment,
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin, err := m.DB.UserByUsername(t.Context(), "admin")
 	must(t, err)
-	e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID, Paused: true, ConfigYAML: `
+	e, err := m.Experiments.Create(t.Context(), authz.User(admin.User), control.CreateRequest{Paused: true, ConfigYAML: `
 name: plotted
 labels: [baseline]
 entrypoint: sleep 30

@@ -14,6 +14,7 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
 )
@@ -112,7 +113,7 @@ func TestAnExperimentIsSubmittedAndFollowedToCompletion(t *testing.T) {
 	must(t, err)
 	_, err = page.Evaluate("window.notReloaded = true")
 	must(t, err)
-	must(t, m.Experiments.SetState(t.Context(), id, "activate"))
+	must(t, m.Experiments.SetState(t.Context(), authz.System, id, "activate"))
 	long := playwright.NewPlaywrightAssertions(60000)
 	must(t, long.Locator(header.Locator(".tag.state")).ToHaveText("COMPLETED"))
 	must(t, expect(t, page.Locator("#experiment-progress")).ToHaveAttribute("value", "100"))
@@ -170,7 +171,7 @@ func TestTheExperimentListShowsNewRunsWithoutAReload(t *testing.T) {
 	// An experiment submitted elsewhere (as by the CLI) appears by itself.
 	admin, err := m.DB.UserByUsername(t.Context(), "admin")
 	must(t, err)
-	_, err = m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID, Paused: true,
+	_, err = m.Experiments.Create(t.Context(), authz.User(admin.User), control.CreateRequest{Paused: true,
 		ConfigYAML: "name: from-the-cli\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\n"})
 	must(t, err)
 	must(t, expect(t, page.Locator("#experiments")).ToContainText("from-the-cli"))

@@ -80,8 +80,7 @@ func TestJobsAreReorderedByDraggingAndEveryViewerSeesIt(t *testing.T) {
 	// Each needs two slots of a one-slot master: all three wait.
 	var jobs []string
 	for _, name := range []string{"first", "second", "third"} {
-		e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID,
-			ConfigYAML: "name: " + name + "\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\nresources: {slots_per_trial: 2}\n"})
+		e, err := m.Experiments.Create(t.Context(), authz.User(admin.User), control.CreateRequest{ConfigYAML: "name: " + name + "\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\nresources: {slots_per_trial: 2}\n"})
 		must(t, err)
 		jobs = append(jobs, control.JobID(e.ID))
 	}
@@ -180,7 +179,7 @@ func TestATaskIsDraggedBetweenExperimentsAndAMoveKeepsPriorities(t *testing.T) {
 	// The running experiment holds the only slot: what follows waits.
 	var jobs []string
 	for _, name := range []string{"running", "waiting"} {
-		e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID,
+		e, err := m.Experiments.Create(t.Context(), me, control.CreateRequest{
 			ConfigYAML: "name: " + name + "\nentrypoint: sleep 60\nsearcher: {name: single, metric: loss}\n"})
 		must(t, err)
 		jobs = append(jobs, control.JobID(e.ID))

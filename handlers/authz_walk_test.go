@@ -114,7 +114,7 @@ func attacks(v victim) map[string]attack {
 	none := url.Values{}
 	out := map[string]attack{
 		// Experiments: pages.
-		"POST /experiments/batch":                    {path: "/experiments/batch", form: form("action", "kill", "ids", e)},
+		"POST /experiments/batch":                    {path: "/experiments/batch", form: form("action", "kill", "experiments", e)},
 		"POST /experiments/{id}/activate":            {path: "/experiments/" + e + "/activate", form: none},
 		"POST /experiments/{id}/pause":               {path: "/experiments/" + e + "/pause", form: none},
 		"POST /experiments/{id}/cancel":              {path: "/experiments/" + e + "/cancel", form: none},
@@ -157,8 +157,8 @@ func attacks(v victim) map[string]attack {
 		"POST /api/v1/trials/{id}/progress":        {path: "/api/v1/trials/" + tr + "/progress", body: `{"progress":0.5}`},
 		"POST /api/v1/trials/{id}/early_exit":      {path: "/api/v1/trials/" + tr + "/early_exit", body: `{"reason":"EXITED_REASON_USER_REQUESTED_STOP"}`},
 		"POST /api/v1/trials/{id}/runner/metadata": {path: "/api/v1/trials/" + tr + "/runner/metadata", body: `{"state":"bob was here"}`},
-		"POST /api/v1/checkpoints": {path: "/api/v1/checkpoints", body: `{"checkpoint":{"uuid":"1b0e5d5e-1c1a-4b7e-9a62-5c1d8e3f0a11","taskId":"trial-` + tr +
-			`","allocationId":"trial-` + tr + `.1","state":"STATE_COMPLETED","resources":{"a":1},"metadata":{"steps_completed":20},"trainingMetadata":{"trialId":` + tr + `}}}`},
+		"POST /api/v1/checkpoints": {path: "/api/v1/checkpoints", body: `{"uuid":"1b0e5d5e-1c1a-4b7e-9a62-5c1d8e3f0a11","taskId":"trial-` + tr +
+			`","allocationId":"trial-` + tr + `.1","state":"STATE_COMPLETED","resources":{"a":1},"metadata":{"steps_completed":20}}`},
 		"PATCH /api/v1/checkpoints":                            {path: "/api/v1/checkpoints", body: `{"checkpoints":[{"uuid":"` + v.checkpoint + `","resources":{"resources":{}}}]}`},
 		"POST /api/v1/allocations/{id}/signals/ack_preemption": {path: "/api/v1/allocations/trial-" + tr + ".1/signals/ack_preemption", body: `{}`},
 		"POST /api/v1/allocations/{id}/rendezvous":             {path: "/api/v1/allocations/trial-" + tr + ".1/rendezvous", body: `{"address":"10.0.0.9","rank":0}`},

@@ -19,6 +19,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/auth"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
 )
 
@@ -259,7 +260,7 @@ func BenchmarkSubmitToRunning(b *testing.B) {
 		d := time.Since(start)
 		total += d
 		worst = max(worst, d)
-		if err := m.Experiments.SetState(ctx, e.Experiment.ID, "kill"); err != nil {
+		if err := m.Experiments.SetState(ctx, authz.System, e.Experiment.ID, "kill"); err != nil {
 			b.Fatal(err)
 		}
 		for len(m.RM.FreeSlots()) == 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
 	"github.com/resolute-ml/resolute/web"
@@ -23,7 +24,7 @@ func experimentWithMetrics(t *testing.T, m *handlerstest.Master, losses ...[]flo
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID, Paused: true,
+	e, err := m.Experiments.Create(t.Context(), authz.User(admin.User), control.CreateRequest{Paused: true,
 		ConfigYAML: "name: charted\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\n"})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/expconf"
 )
 
@@ -52,13 +53,9 @@ func resourceSizes(m map[string]any) (map[string]int64, int64, error) {
 }
 
 // handleTaskCheckpoint serves POST /api/v1/checkpoints: a trial reports a
-// checkpoint it wrote; it becomes the trial's latest.
+// checkpoint it wrote; it becomes the trial's latest. The trial is the
+// allocation's (the token's), else the one the body's taskId names.
 func (s *Server) handleTaskCheckpoint(w http.ResponseWriter, r *http.Request) {
-	a, isTask := allocationFrom(r)
-	if !isTask || a.TrialID == nil {
-		s.error(w, r, resolute.Errorf(resolute.EForbidden, "only a trial's task may report checkpoints"))
-		return
-	}
 	var body checkpointBody
 	if err := decodeJSON(r, &body); err != nil {
 		s.error(w, r, err)
@@ -83,18 +80,28 @@ func (s *Server) handleTaskCheckpoint(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	t, err := s.db.Trial(r.Context(), *a.TrialID)
-	if err != nil {
+	c := resolute.Checkpoint{UUID: body.UUID, StepsCompleted: int64(steps), Resources: res, Size: size, Metadata: body.Metadata}
+	if a, isTask := allocationFrom(r); isTask && a.TrialID != nil {
+		c.TrialID, c.AllocationID, c.TaskID = *a.TrialID, a.ID, a.TaskID
+	} else if c.TrialID, err = trialOfTask(body.TaskID); err != nil {
 		s.error(w, r, err)
 		return
 	}
-	err = s.db.CreateCheckpoint(r.Context(), resolute.Checkpoint{UUID: body.UUID, TrialID: t.ID, ExperimentID: t.ExperimentID,
-		AllocationID: a.ID, TaskID: a.TaskID, StepsCompleted: int64(steps), Resources: res, Size: size, Metadata: body.Metadata})
-	if err != nil {
+	if err := s.svc.Checkpoints.Report(r.Context(), actorFrom(r), c); err != nil {
 		s.error(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, struct{}{})
+}
+
+// trialOfTask reads the trial of a trial's task id, "trial-N".
+func trialOfTask(taskID string) (int64, error) {
+	n, ok := strings.CutPrefix(taskID, "trial-")
+	id, err := strconv.ParseInt(n, 10, 64)
+	if !ok || err != nil || id <= 0 {
+		return 0, resolute.Errorf(resolute.EInvalid, "taskId: expected the task of a trial (trial-N), got %q", taskID)
+	}
+	return id, nil
 }
 
 func validUUID(s string) bool {
@@ -144,8 +151,10 @@ func (s *Server) handleCheckpointGet(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": c})
 }
 
-// handleTaskCheckpointPatch serves PATCH /api/v1/checkpoints: a task that
-// deleted files of its checkpoints reports what remains.
+// handleTaskCheckpointPatch serves PATCH /api/v1/checkpoints: a task, the
+// experiment's owner or an administrator, having deleted files of
+// checkpoints, records what remains; no files left means deleted. All the
+// checkpoints change, or none.
 func (s *Server) handleTaskCheckpointPatch(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Checkpoints []struct {
@@ -159,30 +168,18 @@ func (s *Server) handleTaskCheckpointPatch(w http.ResponseWriter, r *http.Reques
 		s.error(w, r, err)
 		return
 	}
-	for _, c := range body.Checkpoints {
-		ck, err := s.db.Checkpoint(r.Context(), c.UUID)
-		if err != nil {
-			s.error(w, r, err)
-			return
-		}
-		if a, isTask := allocationFrom(r); isTask && (a.TrialID == nil || *a.TrialID != ck.TrialID) {
-			s.error(w, r, resolute.Errorf(resolute.EForbidden, "checkpoint %s belongs to another trial", c.UUID))
-			return
-		}
+	files := make([]control.CheckpointFiles, len(body.Checkpoints))
+	for i, c := range body.Checkpoints {
 		res, _, err := resourceSizes(c.Resources.Resources)
-		if err == nil {
-			err = s.refuseIfRegistered(r, c.UUID)
-		}
-		if err == nil {
-			err = s.db.UpdateCheckpointResources(r.Context(), c.UUID, res)
-		}
-		if err == nil && len(res) == 0 {
-			err = s.db.SetCheckpointDeleted(r.Context(), c.UUID)
-		}
 		if err != nil {
 			s.error(w, r, err)
 			return
 		}
+		files[i] = control.CheckpointFiles{UUID: c.UUID, Resources: res}
+	}
+	if err := s.svc.Checkpoints.SetFiles(r.Context(), actorFrom(r), files); err != nil {
+		s.error(w, r, err)
+		return
 	}
 	writeJSON(w, http.StatusOK, struct{}{})
 }
@@ -264,19 +261,4 @@ func (s *Server) handleCheckpointDownload(w http.ResponseWriter, r *http.Request
 		return
 	}
 	tw.Close()
-}
-
-// refuseIfRegistered refuses to delete (part of) a checkpoint that a model
-// version uses, naming the model and version.
-func (s *Server) refuseIfRegistered(r *http.Request, uuids ...string) error {
-	reg, err := s.db.RegisteredCheckpoints(r.Context(), uuids)
-	if err != nil {
-		return err
-	}
-	for _, u := range uuids {
-		if v, ok := reg[u]; ok {
-			return resolute.Errorf(resolute.EConflict, "checkpoint %s is version %d of model %q; delete that version first", u, v.Version, v.Model)
-		}
-	}
-	return nil
 }

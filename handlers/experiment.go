@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -21,14 +22,6 @@ func (s *Server) experimentParam(r *http.Request) (resolute.Experiment, error) {
 	return s.db.Experiment(r.Context(), id)
 }
 
-// mayChangeExperiment lets the owner and administrators change an experiment.
-func mayChangeExperiment(r *http.Request, e resolute.Experiment) error {
-	if me, _ := userFrom(r); me.Admin || me.ID == e.UserID {
-		return nil
-	}
-	return resolute.Errorf(resolute.EForbidden, "experiment %d belongs to %s; only they or an administrator may change it", e.ID, e.Username)
-}
-
 // handleAPIExperimentGet serves GET /api/v1/experiments/{id}.
 func (s *Server) handleAPIExperimentGet(w http.ResponseWriter, r *http.Request) {
 	e, err := s.experimentParam(r)
@@ -39,82 +32,13 @@ func (s *Server) handleAPIExperimentGet(w http.ResponseWriter, r *http.Request) 
 	writeJSON(w, http.StatusOK, resolute.ExperimentResponse{Experiment: e})
 }
 
-// changeExperiment loads the experiment of {id} and applies a state action
-// (activate, pause, cancel, kill) for the requester: the rules the API and
-// the pages share.
-func (s *Server) changeExperiment(r *http.Request, action string) (resolute.Experiment, error) {
-	e, err := s.experimentParam(r)
-	if err == nil {
-		err = s.setExperimentState(r, e, action)
-	}
-	return e, err
-}
-
-// setExperimentState applies a state action to e for the requester.
-func (s *Server) setExperimentState(r *http.Request, e resolute.Experiment, action string) error {
-	if err := mayChangeExperiment(r, e); err != nil {
-		return err
-	}
-	return s.exps.SetState(r.Context(), e.ID, action)
-}
-
-// archiveExperiment archives or unarchives the experiment of {id}; only
-// finished experiments are archived.
-func (s *Server) archiveExperiment(r *http.Request, archived bool) (resolute.Experiment, error) {
-	e, err := s.experimentParam(r)
-	if err == nil {
-		err = s.setExperimentArchived(r, e, archived)
-	}
-	return e, err
-}
-
-// setExperimentArchived archives or unarchives e for the requester.
-func (s *Server) setExperimentArchived(r *http.Request, e resolute.Experiment, archived bool) error {
-	if err := mayChangeExperiment(r, e); err != nil {
-		return err
-	}
-	if archived && !resolute.Terminal(e.State) {
-		return resolute.Errorf(resolute.EConflict, "experiment %d is %s; only finished experiments can be archived", e.ID, e.State)
-	}
-	return s.db.SetExperimentArchived(r.Context(), e.ID, archived)
-}
-
-// deleteExperiment deletes the experiment of {id}: only a finished one, with
-// everything it reported.
-func (s *Server) deleteExperiment(r *http.Request) (resolute.Experiment, error) {
-	e, err := s.experimentParam(r)
-	if err == nil {
-		err = mayChangeExperiment(r, e)
-	}
-	if err == nil && !resolute.Terminal(e.State) {
-		err = resolute.Errorf(resolute.EConflict, "experiment %d is %s; cancel or kill it before deleting it", e.ID, e.State)
-	}
-	if err == nil {
-		// Its checkpoints go with it: none may be a model version.
-		var cps []resolute.Checkpoint
-		if cps, err = s.db.ExperimentCheckpoints(r.Context(), e.ID); err == nil {
-			uuids := make([]string, len(cps))
-			for i, c := range cps {
-				uuids[i] = c.UUID
-			}
-			err = s.refuseIfRegistered(r, uuids...)
-		}
-	}
-	if err == nil {
-		err = s.db.DeleteExperiment(r.Context(), e.ID)
-	}
-	return e, err
-}
-
 // handleAPIExperimentAction serves POST /api/v1/experiments/{id}/{activate,
 // pause, cancel, kill}.
 func (s *Server) handleAPIExperimentAction(action string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if _, err := s.changeExperiment(r, action); err != nil {
-			s.error(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, struct{}{})
+		s.apiByID(w, r, func(ctx context.Context, id int64) error {
+			return s.svc.Experiments.SetState(ctx, actorFrom(r), id, action)
+		})
 	}
 }
 
@@ -122,33 +46,27 @@ func (s *Server) handleAPIExperimentAction(action string) http.HandlerFunc {
 // and /unarchive; only finished experiments are archived.
 func (s *Server) handleAPIExperimentArchive(archived bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if _, err := s.archiveExperiment(r, archived); err != nil {
-			s.error(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, struct{}{})
+		s.apiByID(w, r, func(ctx context.Context, id int64) error {
+			return s.svc.Experiments.SetArchived(ctx, actorFrom(r), id, archived)
+		})
 	}
 }
 
 // handleAPIExperimentDelete serves DELETE /api/v1/experiments/{id}: only
 // finished experiments, with everything they reported.
 func (s *Server) handleAPIExperimentDelete(w http.ResponseWriter, r *http.Request) {
-	if _, err := s.deleteExperiment(r); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct{}{})
+	s.apiByID(w, r, func(ctx context.Context, id int64) error { return s.svc.Experiments.Delete(ctx, actorFrom(r), id) })
 }
 
 // handleAPIExperimentMove serves POST /api/v1/experiments/{id}/move.
 func (s *Server) handleAPIExperimentMove(w http.ResponseWriter, r *http.Request) {
-	e, err := s.experimentParam(r)
+	id, err := idParam(r, "id")
 	var req resolute.MoveRequest
 	if err == nil {
 		err = decodeJSON(r, &req)
 	}
 	if err == nil {
-		err = s.moveExperiment(r, e, req.DestinationProjectID)
+		err = s.svc.Experiments.Move(r.Context(), actorFrom(r), id, req.DestinationProjectID)
 	}
 	if err != nil {
 		s.error(w, r, err)
@@ -157,86 +75,22 @@ func (s *Server) handleAPIExperimentMove(w http.ResponseWriter, r *http.Request)
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
-// moveExperiment puts e in another project, not an archived one, for the
-// requester.
-func (s *Server) moveExperiment(r *http.Request, e resolute.Experiment, projectID int64) error {
-	if err := mayChangeExperiment(r, e); err != nil {
-		return err
-	}
-	p, err := s.db.Project(r.Context(), projectID)
-	if err == nil && p.Archived {
-		err = resolute.Errorf(resolute.EConflict, "project %q is archived", p.Name)
-	}
-	if err != nil {
-		return err
-	}
-	return s.db.MoveExperiment(r.Context(), e.ID, projectID)
-}
-
 // handleAPIExperimentPatch serves PATCH /api/v1/experiments/{id}.
 func (s *Server) handleAPIExperimentPatch(w http.ResponseWriter, r *http.Request) {
-	e, err := s.experimentParam(r)
-	if err == nil {
-		err = mayChangeExperiment(r, e)
-	}
+	id, err := idParam(r, "id")
 	var req resolute.PatchExperimentRequest
 	if err == nil {
 		err = decodeJSON(r, &req)
 	}
+	var e resolute.Experiment
 	if err == nil {
-		err = patchExperiment(&e, req)
-	}
-	if err == nil {
-		err = s.db.UpdateExperiment(r.Context(), e)
-	}
-	if err == nil {
-		e, err = s.db.Experiment(r.Context(), e.ID)
+		e, err = s.svc.Experiments.Patch(r.Context(), actorFrom(r), id, req)
 	}
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, resolute.ExperimentResponse{Experiment: e})
-}
-
-// patchExperiment applies and checks an edit.
-func patchExperiment(e *resolute.Experiment, req resolute.PatchExperimentRequest) error {
-	if req.Name != nil {
-		if err := control.CheckName("name", *req.Name, 512); err != nil {
-			return err
-		}
-		e.Name = *req.Name
-	}
-	if req.Description != nil {
-		e.Description = *req.Description
-	}
-	if req.Notes != nil {
-		e.Notes = *req.Notes
-	}
-	if req.Labels != nil {
-		e.Labels = *req.Labels
-	}
-	if res := req.Resources; res != nil {
-		if res.Priority != nil && (*res.Priority < 1 || *res.Priority > 99) {
-			return resolute.Errorf(resolute.EInvalid, "resources.priority: must be between 1 and 99, got %d", *res.Priority)
-		}
-		if res.Weight != nil && *res.Weight <= 0 {
-			return resolute.Errorf(resolute.EInvalid, "resources.weight: must be more than 0, got %v", *res.Weight)
-		}
-		if res.MaxSlots != nil && *res.MaxSlots < 0 {
-			return resolute.Errorf(resolute.EInvalid, "resources.max_slots: must not be negative, got %d", *res.MaxSlots)
-		}
-		if res.Priority != nil {
-			e.Priority = res.Priority
-		}
-		if res.Weight != nil {
-			e.Weight = *res.Weight
-		}
-		if res.MaxSlots != nil {
-			e.MaxSlots = res.MaxSlots
-		}
-	}
-	return nil
 }
 
 // handleAPIExperimentTrials serves GET /api/v1/experiments/{id}/trials.
@@ -406,22 +260,7 @@ func (s *Server) handleAPITrialMetrics(w http.ResponseWriter, r *http.Request) {
 
 // handleAPITrialKill serves POST /api/v1/trials/{id}/kill.
 func (s *Server) handleAPITrialKill(w http.ResponseWriter, r *http.Request) {
-	t, err := s.trialParam(r)
-	var e resolute.Experiment
-	if err == nil {
-		e, err = s.db.Experiment(r.Context(), t.ExperimentID)
-	}
-	if err == nil {
-		err = mayChangeExperiment(r, e)
-	}
-	if err == nil {
-		err = s.exps.KillTrial(r.Context(), t.ID)
-	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct{}{})
+	s.apiByID(w, r, func(ctx context.Context, id int64) error { return s.svc.Experiments.KillTrial(ctx, actorFrom(r), id) })
 }
 
 // handleAPITrialLogs serves GET /api/v1/trials/{id}/logs[?follow=true&

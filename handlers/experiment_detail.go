@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/markdown"
 	"github.com/resolute-ml/resolute/views"
 )
@@ -105,7 +106,7 @@ func (s *Server) handleExperimentLive(w http.ResponseWriter, r *http.Request) {
 // those of the trials' latest reports, which charts.js adds to the kept
 // picker.
 func (s *Server) experimentLive(r *http.Request, e resolute.Experiment, tab string, allNames bool) (views.ExperimentLive, error) {
-	l := views.ExperimentLive{Tab: tab, Experiment: e, Duration: s.duration(e.CreatedAt, e.EndedAt), CanChange: mayChangeExperiment(r, e) == nil}
+	l := views.ExperimentLive{Tab: tab, Experiment: e, Duration: s.duration(e.CreatedAt, e.EndedAt), CanChange: authz.Can(actorFrom(r), authz.ChangeExperiment, authz.Experiment(e)) == nil}
 	l.Metric, l.SmallerIsBetter = searcherMetric(e.Config)
 	l.Edit = s.experimentEdit(e)
 	switch tab {

@@ -2,35 +2,24 @@ package handlers
 
 import (
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/a-h/templ"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/markdown"
 	"github.com/resolute-ml/resolute/views"
-)
-
-// Limits of what an experiment's page edits.
-const (
-	maxNotesBytes = 64 << 10
-	maxLabelChars = 255
-	maxLabels     = 50
 )
 
 // isHTMX says whether htmx sent the request, which then gets a fragment.
 func isHTMX(r *http.Request) bool { return r.Header.Get("HX-Request") != "" }
 
 // editableExperiment loads the experiment of {id} and the form of a request
-// that edits it; only its owner or an administrator may.
+// that edits it; the service says whether the requester may.
 func (s *Server) editableExperiment(r *http.Request) (resolute.Experiment, error) {
 	e, err := s.experimentParam(r)
-	if err == nil {
-		err = mayChangeExperiment(r, e)
-	}
 	if err == nil {
 		err = parseForm(r)
 	}
@@ -47,10 +36,7 @@ func (s *Server) handleExperimentNotesForm(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	notes := strings.ReplaceAll(r.PostFormValue("notes"), "\r\n", "\n")
-	err = checkNotes(notes)
-	if err == nil {
-		err = s.db.SetExperimentNotes(r.Context(), e.ID, notes)
-	}
+	err = s.svc.Experiments.SetNotes(r.Context(), actorFrom(r), e.ID, notes)
 	n := views.ExperimentNotes{ExperimentID: e.ID, Source: notes, HTML: markdown.ToHTML(notes), CanChange: true}
 	switch resolute.ErrorCode(err) {
 	case "":
@@ -78,16 +64,6 @@ func (s *Server) handleExperimentNotesForm(w http.ResponseWriter, r *http.Reques
 	}
 }
 
-func checkNotes(notes string) error {
-	switch {
-	case len(notes) > maxNotesBytes:
-		return resolute.Errorf(resolute.EInvalid, "notes: must be at most %d bytes, got %d", maxNotesBytes, len(notes))
-	case !utf8.ValidString(notes) || strings.ContainsRune(notes, 0):
-		return resolute.Errorf(resolute.EInvalid, "notes: must be UTF-8 text without NUL characters")
-	}
-	return nil
-}
-
 // handleExperimentLabelForm serves POST /experiments/{id}/labels/add and
 // /labels/remove (label): the header's labels, edited in place.
 func (s *Server) handleExperimentLabelForm(add bool) http.HandlerFunc {
@@ -98,15 +74,13 @@ func (s *Server) handleExperimentLabelForm(add bool) http.HandlerFunc {
 			return
 		}
 		label := strings.TrimSpace(r.PostFormValue("label"))
-		labels := e.Labels
-		err = checkLabel(label)
-		if err == nil && add && !slices.Contains(labels, label) && len(labels) >= maxLabels {
-			err = resolute.Errorf(resolute.EInvalid, "label: an experiment has at most %d labels", maxLabels)
+		change := s.svc.Experiments.RemoveLabel
+		if add {
+			change = s.svc.Experiments.AddLabel
 		}
-		if err == nil && add {
-			labels, err = s.db.AddExperimentLabel(r.Context(), e.ID, label)
-		} else if err == nil {
-			labels, err = s.db.RemoveExperimentLabel(r.Context(), e.ID, label)
+		labels, err := change(r.Context(), actorFrom(r), e.ID, label)
+		if err != nil {
+			labels = e.Labels
 		}
 		ed := s.experimentEdit(e)
 		ed.Labels = labels
@@ -124,18 +98,6 @@ func (s *Server) handleExperimentLabelForm(add bool) http.HandlerFunc {
 			s.error(w, r, err)
 		}
 	}
-}
-
-func checkLabel(label string) error {
-	switch {
-	case label == "":
-		return resolute.Errorf(resolute.EInvalid, "label: must not be empty")
-	case utf8.RuneCountInString(label) > maxLabelChars:
-		return resolute.Errorf(resolute.EInvalid, "label: must be at most %d characters", maxLabelChars)
-	case !utf8.ValidString(label) || strings.ContainsAny(label, "\x00\n\r\t"):
-		return resolute.Errorf(resolute.EInvalid, "label: must be text without control characters")
-	}
-	return nil
 }
 
 // renderEditRefused answers a refused header edit with 400: htmx gets the
@@ -166,27 +128,12 @@ func (s *Server) handleExperimentSchedulingForm(w http.ResponseWriter, r *http.R
 		s.error(w, r, err)
 		return
 	}
-	if resolute.Terminal(e.State) {
-		err := resolute.Errorf(resolute.EConflict, "experiment %d is %s; the scheduling of an experiment that ended cannot change", e.ID, e.State)
-		if isHTMX(r) { // a form kept in a page from before it ended
-			ed := s.experimentEdit(e)
-			ed.Errors = views.FormErrors{"state": resolute.ErrorMessage(err)}
-			s.render(w, r, http.StatusConflict, views.ExperimentSchedulingBody(ed, true))
-			return
+	sched, err := readSchedulingForm(r)
+	if err == nil {
+		var changed resolute.Experiment
+		if changed, err = s.svc.Experiments.SetScheduling(r.Context(), actorFrom(r), e.ID, sched); err == nil {
+			e = changed
 		}
-		s.error(w, r, err)
-		return
-	}
-	u, maxSlots, err := readSchedulingForm(r, e)
-	if err == nil && (u.Priority != nil || u.Weight != nil) {
-		err = s.svc.Experiments.UpdateQueue(r.Context(), actorFrom(r), []resolute.QueueControl{u})
-	}
-	if err == nil {
-		err = s.db.SetExperimentMaxSlots(r.Context(), e.ID, maxSlots)
-	}
-	if err == nil {
-		s.exps.Wake()
-		e, err = s.db.Experiment(r.Context(), e.ID)
 	}
 	ed := s.experimentEdit(e)
 	switch resolute.ErrorCode(err) {
@@ -197,6 +144,14 @@ func (s *Server) handleExperimentSchedulingForm(w http.ResponseWriter, r *http.R
 		}
 		ed.Errors = views.FormErrors{"ok": "Saved."}
 		s.render(w, r, http.StatusOK, views.ExperimentSchedulingBody(ed, true))
+	case resolute.EConflict:
+		if !isHTMX(r) {
+			s.error(w, r, err)
+			return
+		}
+		// A form kept in a page from before the experiment ended.
+		ed.Errors = views.FormErrors{"state": resolute.ErrorMessage(err)}
+		s.render(w, r, http.StatusConflict, views.ExperimentSchedulingBody(ed, true))
 	case resolute.EInvalid:
 		msg := resolute.ErrorMessage(err)
 		field, _, _ := strings.Cut(msg, ":")
@@ -211,35 +166,30 @@ func (s *Server) handleExperimentSchedulingForm(w http.ResponseWriter, r *http.R
 	}
 }
 
-// readSchedulingForm reads and checks the scheduling form: the queue
-// changes that differ from e, and the slot limit.
-func readSchedulingForm(r *http.Request, e resolute.Experiment) (resolute.QueueControl, *int, error) {
-	u := resolute.QueueControl{JobID: "experiment-" + itoa(e.ID)}
+// readSchedulingForm reads and checks the scheduling form: empty priority
+// and weight stay as they are, an empty max_slots means no limit.
+func readSchedulingForm(r *http.Request) (control.Scheduling, error) {
+	var sched control.Scheduling
 	if v := strings.TrimSpace(r.PostFormValue("priority")); v != "" {
 		p, err := strconv.Atoi(v)
 		if err != nil || p < 1 || p > 99 {
-			return u, nil, resolute.Errorf(resolute.EInvalid, "priority: expected a whole number from 1 to 99, got %q", v)
+			return sched, resolute.Errorf(resolute.EInvalid, "priority: expected a whole number from 1 to 99, got %q", v)
 		}
-		if e.Priority == nil || *e.Priority != p {
-			u.Priority = &p
-		}
+		sched.Priority = &p
 	}
 	if v := strings.TrimSpace(r.PostFormValue("weight")); v != "" {
 		wt, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(wt > 0) || wt > 1e6 {
-			return u, nil, resolute.Errorf(resolute.EInvalid, "weight: expected a number more than 0, got %q", v)
+			return sched, resolute.Errorf(resolute.EInvalid, "weight: expected a number more than 0, got %q", v)
 		}
-		if wt != e.Weight {
-			u.Weight = &wt
-		}
+		sched.Weight = &wt
 	}
-	var maxSlots *int
 	if v := strings.TrimSpace(r.PostFormValue("max_slots")); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return u, nil, resolute.Errorf(resolute.EInvalid, "max_slots: expected a whole number of at least 1, or nothing for no limit; got %q", v)
+			return sched, resolute.Errorf(resolute.EInvalid, "max_slots: expected a whole number of at least 1, or nothing for no limit; got %q", v)
 		}
-		maxSlots = &n
+		sched.MaxSlots = &n
 	}
-	return u, maxSlots, nil
+	return sched, nil
 }

@@ -29,7 +29,6 @@ func (s *Server) handleExperimentForkForm(w http.ResponseWriter, r *http.Request
 	}
 	yaml := r.PostFormValue("yaml")
 	req := control.CreateRequest{ConfigYAML: yaml, Template: e.Template, ParentID: &e.ID}
-	req.UserID = func() int64 { me, _ := userFrom(r); return me.ID }()
 	var continueID int64
 	if v := r.PostFormValue("continue_trial"); v != "" {
 		continueID, err = strconv.ParseInt(v, 10, 64)
@@ -50,7 +49,7 @@ func (s *Server) handleExperimentForkForm(w http.ResponseWriter, r *http.Request
 	}
 	var fork resolute.Experiment
 	if err == nil {
-		fork, err = s.exps.Create(r.Context(), req)
+		fork, err = s.svc.Experiments.Create(r.Context(), actorFrom(r), req)
 	}
 	switch resolute.ErrorCode(err) {
 	case "":

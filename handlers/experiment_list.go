@@ -279,8 +279,12 @@ func (s *Server) handleExperimentBatchForm(w http.ResponseWriter, r *http.Reques
 	}
 	var okIDs []int64
 	var refusals []string
+	forbidden := 0
 	for _, id := range ids {
 		if err := s.batchOne(r, id, action, projectID); err != nil {
+			if resolute.ErrorCode(err) == resolute.EForbidden {
+				forbidden++
+			}
 			msg := resolute.ErrorMessage(err)
 			if resolute.ErrorCode(err) == resolute.EInternal {
 				s.logger.Error("batch action failed", "action", action, "experiment", id, "err", err)
@@ -290,23 +294,24 @@ func (s *Server) handleExperimentBatchForm(w http.ResponseWriter, r *http.Reques
 		}
 		okIDs = append(okIDs, id)
 	}
+	if forbidden == len(ids) { // none of them was the requester's to change
+		s.error(w, r, resolute.Errorf(resolute.EForbidden, "%s", batchReport(action, done, okIDs, len(ids), refusals)))
+		return
+	}
 	redirect(w, r, back, batchKind(refusals), batchReport(action, done, okIDs, len(ids), refusals))
 }
 
 // batchOne applies a batch action to one experiment, with the rules of the
 // experiment's own buttons.
 func (s *Server) batchOne(r *http.Request, id int64, action string, projectID int64) error {
-	e, err := s.db.Experiment(r.Context(), id)
-	if err != nil {
-		return err
-	}
+	ctx, a := r.Context(), actorFrom(r)
 	switch action {
 	case "archive", "unarchive":
-		return s.setExperimentArchived(r, e, action == "archive")
+		return s.svc.Experiments.SetArchived(ctx, a, id, action == "archive")
 	case "move":
-		return s.moveExperiment(r, e, projectID)
+		return s.svc.Experiments.Move(ctx, a, id, projectID)
 	}
-	return s.setExperimentState(r, e, action)
+	return s.svc.Experiments.SetState(ctx, a, id, action)
 }
 
 func batchKind(refusals []string) string {

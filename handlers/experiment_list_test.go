@@ -15,6 +15,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/auth"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
 )
@@ -31,7 +32,7 @@ type listed struct {
 func makeListed(t *testing.T, m *handlerstest.Master, exps []listed) []int64 {
 	t.Helper()
 	ctx := t.Context()
-	users := map[string]int64{}
+	users := map[string]authz.Actor{}
 	var ids []int64
 	for _, x := range exps {
 		if x.user == "" {
@@ -45,9 +46,9 @@ func makeListed(t *testing.T, m *handlerstest.Master, exps []listed) []int64 {
 				if err != nil {
 					t.Fatal(err)
 				}
-				users[x.user] = created.ID
+				users[x.user] = authz.User(created)
 			} else {
-				users[x.user] = u.ID
+				users[x.user] = authz.User(u.User)
 			}
 		}
 		searcher := "{name: single, metric: loss}"
@@ -56,7 +57,7 @@ func makeListed(t *testing.T, m *handlerstest.Master, exps []listed) []int64 {
 		}
 		cfg := fmt.Sprintf("name: %s\ndescription: %q\nlabels: [%s]\nentrypoint: sleep 30\nsearcher: %s\n"+
 			"hyperparameters: {lr: {type: double, minval: 0.1, maxval: 1}}\n", x.name, x.description, x.labels, searcher)
-		e, err := m.Experiments.Create(ctx, control.CreateRequest{UserID: users[x.user], Paused: true, ConfigYAML: cfg})
+		e, err := m.Experiments.Create(ctx, users[x.user], control.CreateRequest{Paused: true, ConfigYAML: cfg})
 		if err != nil {
 			t.Fatalf("create %s: %v", x.name, err)
 		}
@@ -298,9 +299,13 @@ func TestBatchActionsReportEachExperiment(t *testing.T) {
 		}
 	}
 
-	// Someone else's experiments are refused one by one.
-	_, _, flash = batch(c, url.Values{"action": {"unarchive"}, "experiments": {itoa(done) + "," + itoa(bobs)}})
-	wants(t, "carol's report", flash, "Could not unarchive any of the 2 experiments.",
+	// Someone else's experiments are refused one by one; when none was
+	// hers to change, the answer is 403 with the same report.
+	resp, page := post(t, c, m, "/experiments/batch", url.Values{"action": {"unarchive"}, "experiments": {itoa(done) + "," + itoa(bobs)}})
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("carol's batch: %d, want 403", resp.StatusCode)
+	}
+	wants(t, "carol's report", page, "Could not unarchive any of the 2 experiments.",
 		fmt.Sprintf("Refused experiment %d: experiment %d belongs to admin", done, done))
 
 	// An unknown experiment is refused by name, the others done.
@@ -347,8 +352,7 @@ func TestTheDashboardShowsMyExperimentsQueuedJobsAndPools(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Two slots on a one-slot master: it waits in the queue for good.
-	big, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID,
-		ConfigYAML: "name: too-big\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\nresources: {slots_per_trial: 2}\n"})
+	big, err := m.Experiments.Create(t.Context(), authz.User(admin.User), control.CreateRequest{ConfigYAML: "name: too-big\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\nresources: {slots_per_trial: 2}\n"})
 	if err != nil {
 		t.Fatal(err)
 	}

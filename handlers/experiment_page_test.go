@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
 )
@@ -31,7 +32,7 @@ func newPageFixture(t *testing.T) pageFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := m.Experiments.Create(t.Context(), control.CreateRequest{UserID: admin.ID, Paused: true, ConfigYAML: `
+	e, err := m.Experiments.Create(t.Context(), authz.User(admin.User), control.CreateRequest{Paused: true, ConfigYAML: `
 name: paged
 description: a page of tabs
 labels: [first]
@@ -327,7 +328,7 @@ func TestSchedulingIsEditedFromTheHeader(t *testing.T) {
 	}
 
 	// An experiment that ended keeps its scheduling.
-	if err := f.m.Experiments.SetState(t.Context(), f.e.ID, "kill"); err != nil {
+	if err := f.m.Experiments.SetState(t.Context(), authz.System, f.e.ID, "kill"); err != nil {
 		t.Fatal(err)
 	}
 	waitTerminal(t, f.m, f.e.ID, 30*time.Second)
@@ -405,7 +406,7 @@ func TestForkWithAnEditedConfig(t *testing.T) {
 	if len(trials) != 1 || trials[0].LatestCheckpoint != f.trials[3].LatestCheckpoint {
 		t.Fatalf("the fork's trial starts from %+v, want checkpoint %s", trials, f.trials[3].LatestCheckpoint)
 	}
-	f.m.Experiments.SetState(t.Context(), id, "kill")
+	f.m.Experiments.SetState(t.Context(), authz.System, id, "kill")
 	_, body = get(t, c, f.m, "/experiments/"+itoa(id))
 	wants(t, "the fork's page", body, "Forked from", `href="/experiments/`+itoa(f.e.ID)+`"`)
 	if resp, _ := get(t, c, f.m, "/experiments/"+itoa(id)); resp.StatusCode != http.StatusOK {

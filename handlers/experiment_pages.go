@@ -52,9 +52,8 @@ func (s *Server) handleExperimentCreateForm(w http.ResponseWriter, r *http.Reque
 	}
 	var e resolute.Experiment
 	if err == nil {
-		me, _ := userFrom(r)
-		e, err = s.exps.Create(r.Context(), control.CreateRequest{ConfigYAML: f.YAML, Template: f.Template,
-			Context: code, ProjectID: f.ProjectID, Paused: f.Paused, UserID: me.ID})
+		e, err = s.svc.Experiments.Create(r.Context(), actorFrom(r), control.CreateRequest{ConfigYAML: f.YAML, Template: f.Template,
+			Context: code, ProjectID: f.ProjectID, Paused: f.Paused})
 	}
 	switch resolute.ErrorCode(err) {
 	case "":
@@ -147,8 +146,11 @@ func experimentFormErrors(err error, f views.ExperimentForm) views.FormErrors {
 func (s *Server) handleExperimentActionForm(action string) http.HandlerFunc {
 	done := map[string]string{"activate": "Activated", "pause": "Paused", "cancel": "Canceling", "kill": "Killing"}[action]
 	return func(w http.ResponseWriter, r *http.Request) {
-		e, err := s.changeExperiment(r, action)
-		s.experimentFormDone(w, r, e, err, experimentPath(e.ID), done+" experiment "+itoa(e.ID)+".")
+		id, err := idParam(r, "id")
+		if err == nil {
+			err = s.svc.Experiments.SetState(r.Context(), actorFrom(r), id, action)
+		}
+		s.experimentFormDone(w, r, id, err, experimentPath(id), done+" experiment "+itoa(id)+".")
 	}
 }
 
@@ -160,23 +162,29 @@ func (s *Server) handleExperimentArchiveForm(archived bool) http.HandlerFunc {
 		done = "Unarchived"
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
-		e, err := s.archiveExperiment(r, archived)
-		s.experimentFormDone(w, r, e, err, experimentPath(e.ID), done+" experiment "+itoa(e.ID)+".")
+		id, err := idParam(r, "id")
+		if err == nil {
+			err = s.svc.Experiments.SetArchived(r.Context(), actorFrom(r), id, archived)
+		}
+		s.experimentFormDone(w, r, id, err, experimentPath(id), done+" experiment "+itoa(id)+".")
 	}
 }
 
 // handleExperimentDeleteForm serves POST /experiments/{id}/delete.
 func (s *Server) handleExperimentDeleteForm(w http.ResponseWriter, r *http.Request) {
-	e, err := s.deleteExperiment(r)
-	s.experimentFormDone(w, r, e, err, "/experiments", "Deleted experiment "+itoa(e.ID)+".")
+	id, err := idParam(r, "id")
+	if err == nil {
+		err = s.svc.Experiments.Delete(r.Context(), actorFrom(r), id)
+	}
+	s.experimentFormDone(w, r, id, err, "/experiments", "Deleted experiment "+itoa(id)+".")
 }
 
 // experimentFormDone answers an experiment's action form: on success a
-// redirect to target with message; a refusal by the experiment's state goes
-// back to its page as an error message.
-func (s *Server) experimentFormDone(w http.ResponseWriter, r *http.Request, e resolute.Experiment, err error, target, message string) {
+// redirect to target with message; a refusal by the state of experiment id
+// goes back to its page as an error message.
+func (s *Server) experimentFormDone(w http.ResponseWriter, r *http.Request, id int64, err error, target, message string) {
 	if resolute.ErrorCode(err) == resolute.EConflict {
-		redirect(w, r, experimentPath(e.ID), "error", resolute.ErrorMessage(err))
+		redirect(w, r, experimentPath(id), "error", resolute.ErrorMessage(err))
 		return
 	} else if err != nil {
 		s.error(w, r, err)

@@ -130,13 +130,12 @@ func (s *Server) handleAPIExperimentCreate(w http.ResponseWriter, r *http.Reques
 		writeJSON(w, http.StatusOK, resolute.ValidateResponse{Config: cfg.Map(), Warnings: nonNil(cfg.Warnings)})
 		return
 	}
-	me, _ := userFrom(r)
 	creq := control.CreateRequest{ConfigYAML: req.Config, Template: req.Template, Overrides: req.Overrides,
-		Context: req.ContextTgz, ProjectID: req.ProjectID, Paused: req.Activate != nil && !*req.Activate, UserID: me.ID}
+		Context: req.ContextTgz, ProjectID: req.ProjectID, Paused: req.Activate != nil && !*req.Activate}
 	if req.ParentID != 0 {
 		creq.ParentID = &req.ParentID
 	}
-	e, err := s.exps.Create(r.Context(), creq)
+	e, err := s.svc.Experiments.Create(r.Context(), actorFrom(r), creq)
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -16,24 +16,7 @@ import (
 )
 
 // The task API: what Determined's harness calls from inside a trial, with
-// its allocation token. A task reaches only its own trial.
-
-// trialForTask reads {id} and checks a task calls only for its own trial.
-func (s *Server) trialForTask(r *http.Request) (resolute.Trial, resolute.Allocation, error) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		return resolute.Trial{}, resolute.Allocation{}, err
-	}
-	a, isTask := allocationFrom(r)
-	if !isTask {
-		return resolute.Trial{}, resolute.Allocation{}, resolute.Errorf(resolute.EForbidden, "only a trial's own task may report for it")
-	}
-	if a.TrialID == nil || *a.TrialID != id {
-		return resolute.Trial{}, resolute.Allocation{}, resolute.Errorf(resolute.EForbidden, "this allocation belongs to another trial; it may not report for trial %d", id)
-	}
-	t, err := s.db.Trial(r.Context(), id)
-	return t, a, err
-}
+// its allocation token. The services let a task reach only its own trial.
 
 // metricsBody is Determined's ReportTrialMetrics body.
 type metricsBody struct {
@@ -54,7 +37,7 @@ type metricsBody struct {
 // stored as the strings "NaN", "Infinity", "-Infinity" (JSON has no such
 // numbers); the searcher ranks NaN worst.
 func (s *Server) handleTaskMetrics(w http.ResponseWriter, r *http.Request) {
-	t, a, err := s.trialForTask(r)
+	id, err := idParam(r, "id")
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -87,23 +70,13 @@ func (s *Server) handleTaskMetrics(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	stored, _ := json.Marshal(map[string]any{"avg_metrics": avg, "batch_metrics": body.Metrics.Metrics.BatchMetrics})
-	runID := body.Metrics.TrialRunID
-	if runID == 0 {
-		runID = t.RunID
-	}
-	err = s.metrics.Write(r.Context(), resolute.MetricsReport{TrialID: t.ID, TrialRunID: runID,
-		StepsCompleted: body.Metrics.StepsCompleted, Group: group, Metrics: stored})
+	// A run id of 0 is the trial's current run.
+	err = s.svc.Trials.ReportMetrics(r.Context(), actorFrom(r), s.metrics, resolute.MetricsReport{TrialID: id,
+		TrialRunID: body.Metrics.TrialRunID, StepsCompleted: body.Metrics.StepsCompleted, Group: group, Metrics: stored}, numbers(avg))
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	if group == "validation" {
-		if err := s.exps.ValidationReported(r.Context(), t.ID, numbers(avg)); err != nil {
-			s.error(w, r, err)
-			return
-		}
-	}
-	_ = a
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
@@ -126,69 +99,41 @@ func numbers(m map[string]any) map[string]any {
 
 // handleTaskProgress serves POST /api/v1/trials/{id}/progress.
 func (s *Server) handleTaskProgress(w http.ResponseWriter, r *http.Request) {
-	t, _, err := s.trialForTask(r)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
 	var body struct {
 		Progress float64 `json:"progress"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	if body.Progress < 0 || body.Progress > 1 || math.IsNaN(body.Progress) {
-		s.error(w, r, resolute.Errorf(resolute.EInvalid, "progress: must be between 0 and 1, got %v", body.Progress))
-		return
-	}
-	if err := s.db.SetTrialProgress(r.Context(), t.ID, body.Progress); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct{}{})
+	s.apiByID(w, r, func(ctx context.Context, id int64) error {
+		if err := decodeJSON(r, &body); err != nil {
+			return err
+		}
+		return s.svc.Trials.ReportProgress(ctx, actorFrom(r), id, body.Progress)
+	})
 }
 
 // handleTaskEarlyExit serves POST /api/v1/trials/{id}/early_exit.
 func (s *Server) handleTaskEarlyExit(w http.ResponseWriter, r *http.Request) {
-	t, _, err := s.trialForTask(r)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
 	var body struct {
 		Reason string `json:"reason"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	if err := s.exps.EarlyExit(r.Context(), t.ID, body.Reason); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct{}{})
+	s.apiByID(w, r, func(ctx context.Context, id int64) error {
+		if err := decodeJSON(r, &body); err != nil {
+			return err
+		}
+		return s.svc.Trials.EarlyExit(ctx, actorFrom(r), id, body.Reason)
+	})
 }
 
 // handleTaskRunnerMetadata serves POST /api/v1/trials/{id}/runner/metadata.
 func (s *Server) handleTaskRunnerMetadata(w http.ResponseWriter, r *http.Request) {
-	t, _, err := s.trialForTask(r)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
 	var body struct {
 		State string `json:"state"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	if err := s.db.SetTrialRunnerState(r.Context(), t.ID, body.State); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, struct{}{})
+	s.apiByID(w, r, func(ctx context.Context, id int64) error {
+		if err := decodeJSON(r, &body); err != nil {
+			return err
+		}
+		return s.svc.Trials.SetRunnerState(ctx, actorFrom(r), id, body.State)
+	})
 }
 
 // handleBestValidation serves GET

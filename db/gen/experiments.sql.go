@@ -384,6 +384,17 @@ func (q *Queries) LockExperiment(ctx context.Context, id int64) (LockExperimentR
 	return i, err
 }
 
+const lockExperimentRow = `-- name: LockExperimentRow :one
+SELECT id FROM experiments WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) LockExperimentRow(ctx context.Context, id int64) (int64, error) {
+	row := q.db.QueryRow(ctx, lockExperimentRow, id)
+	var id_2 int64
+	err := row.Scan(&id_2)
+	return id_2, err
+}
+
 const lockQueue = `-- name: LockQueue :exec
 SELECT pg_advisory_xact_lock(hashtext('resolute-queue:' || $1::text))
 `

@@ -369,6 +369,17 @@ func (q *Queries) ListTrialMetrics(ctx context.Context, arg ListTrialMetricsPara
 	return items, nil
 }
 
+const lockCheckpoint = `-- name: LockCheckpoint :one
+SELECT uuid FROM checkpoints WHERE uuid = $1 FOR UPDATE
+`
+
+func (q *Queries) LockCheckpoint(ctx context.Context, uuid string) (string, error) {
+	row := q.db.QueryRow(ctx, lockCheckpoint, uuid)
+	var uuid_2 string
+	err := row.Scan(&uuid_2)
+	return uuid_2, err
+}
+
 const setCheckpointDeleted = `-- name: SetCheckpointDeleted :exec
 UPDATE checkpoints SET state = 'DELETED' WHERE uuid = $1
 `

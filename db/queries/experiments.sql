@@ -22,6 +22,9 @@ SELECT original_config FROM experiments WHERE id = $1;
 SELECT id, state, config, searcher_state, searcher_done, searcher_failed, restarts, seed
 FROM experiments WHERE id = $1 FOR UPDATE;
 
+-- name: LockExperimentRow :one
+SELECT id FROM experiments WHERE id = $1 FOR UPDATE;
+
 -- name: ListExperiments :many
 SELECT * FROM experiment_views
 WHERE (sqlc.narg(project_id)::bigint IS NULL OR project_id = sqlc.narg(project_id))

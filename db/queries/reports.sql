@@ -1,6 +1,9 @@
 -- name: GetCheckpoint :one
 SELECT * FROM checkpoints WHERE uuid = $1;
 
+-- name: LockCheckpoint :one
+SELECT uuid FROM checkpoints WHERE uuid = $1 FOR UPDATE;
+
 -- name: CreateCheckpoint :exec
 INSERT INTO checkpoints (uuid, trial_id, experiment_id, allocation_id, task_id, steps_completed, state, resources, size, metadata)
 VALUES ($1, $2, $3, $4, $5, $6, 'COMPLETED', $7, $8, $9)

@@ -1,0 +1,158 @@
+package control
+
+import (
+	"context"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
+	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/expconf"
+	"github.com/resolute-ml/resolute/searcher"
+)
+
+// CreateRequest is a new experiment.
+type CreateRequest struct {
+	ConfigYAML string
+	Template   string
+	Overrides  []string
+	Context    []byte // tar.gz of the context directory
+	ProjectID  int64  // 0: the config's project/workspace, else the default project
+	Paused     bool
+	ParentID   *int64
+}
+
+// Create validates a submission and stores the experiment, owned by the
+// actor, with the trials its searcher asks for first. Every signed-in user
+// may create experiments, in a project that is not archived, and fork any.
+func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateRequest) (resolute.Experiment, error) {
+	if req.ParentID != nil {
+		// Fork or continue: what the request leaves out comes from the parent.
+		if err := x.inherit(ctx, a, &req); err != nil {
+			return resolute.Experiment{}, err
+		}
+	}
+	if len(req.Context) > MaxContextBytes {
+		return resolute.Experiment{}, resolute.Errorf(resolute.ETooLarge, "the context directory is %d bytes; the limit is %d (96 MiB)", len(req.Context), MaxContextBytes)
+	}
+	if err := CheckContext(req.Context, MaxContextBytes*4); err != nil {
+		return resolute.Experiment{}, err
+	}
+	cfg, err := x.configs.ExpandExperiment(ctx, []byte(req.ConfigYAML), req.Template, req.Overrides)
+	if err != nil {
+		return resolute.Experiment{}, err
+	}
+	projectID, err := x.projectFor(ctx, cfg, req.ProjectID)
+	if err != nil {
+		return resolute.Experiment{}, err
+	}
+	pool, err := x.poolFor(cfg.Resources.ResourcePool)
+	if err != nil {
+		return resolute.Experiment{}, err
+	}
+	seed := uint32(cfg.Reproducibility.ExperimentSeed)
+	s, err := searcher.New(cfg.Searcher, cfg.Hyperparameters, seed)
+	if err != nil {
+		return resolute.Experiment{}, resolute.Errorf(resolute.EInvalid, "%s", resolute.ErrorMessage(err))
+	}
+	actions := s.Initial()
+	configJSON, err := cfg.JSON()
+	if err != nil {
+		return resolute.Experiment{}, err
+	}
+	state := resolute.StateActive
+	if req.Paused {
+		state = resolute.StatePaused
+	}
+	var id int64
+	err = x.db.InTx(ctx, func(q *db.Queries) error {
+		p, err := q.ProjectForUpdate(ctx, projectID)
+		if err != nil {
+			return err
+		}
+		if err := authz.Can(a, authz.CreateExperiment, authz.Project(p, 0)); err != nil {
+			return err
+		}
+		if p.Archived {
+			return resolute.Errorf(resolute.EConflict, "project %q is archived", p.Name)
+		}
+		snap, err := s.Snapshot()
+		if err != nil {
+			return err
+		}
+		id, err = q.CreateExperiment(ctx, db.NewExperiment{
+			ProjectID: projectID, UserID: a.UserID(), Name: cfg.Name, Description: cfg.Description, Labels: cfg.Labels,
+			State: state, Config: configJSON, OriginalConfig: req.ConfigYAML, Template: req.Template, ParentID: req.ParentID,
+			SearcherState: snap, Seed: int64(seed), Priority: cfg.Resources.Priority, Weight: cfg.Resources.Weight,
+			MaxSlots: cfg.Resources.MaxSlots, ResourcePool: pool, Context: req.Context,
+		})
+		if err != nil {
+			return err
+		}
+		return x.apply(ctx, q, &run{id: id, state: state, cfg: cfg, s: s}, actions)
+	})
+	if err != nil {
+		return resolute.Experiment{}, err
+	}
+	x.Wake()
+	x.logger.Info("experiment created", "experiment", id, "name", cfg.Name, "searcher", cfg.Searcher.Name, "user", a.Username())
+	return x.db.Experiment(ctx, id)
+}
+
+// inherit fills a fork's config and context from its parent, which a must
+// be able to read.
+func (x *Experiments) inherit(ctx context.Context, a authz.Actor, req *CreateRequest) error {
+	parent, err := x.db.Experiment(ctx, *req.ParentID)
+	if err != nil {
+		return err
+	}
+	if err := authz.Can(a, authz.Read, authz.Experiment(parent)); err != nil {
+		return err
+	}
+	if req.ConfigYAML == "" {
+		if req.ConfigYAML, err = x.db.ExperimentOriginalConfig(ctx, parent.ID); err != nil {
+			return err
+		}
+		if req.Template == "" {
+			req.Template = parent.Template
+		}
+	}
+	if len(req.Context) == 0 {
+		if req.Context, err = x.db.ExperimentContext(ctx, parent.ID); err != nil {
+			return err
+		}
+	}
+	if req.ProjectID == 0 {
+		req.ProjectID = parent.ProjectID
+	}
+	return nil
+}
+
+// projectFor picks the project: the request's, the config's workspace and
+// project names, or the default project.
+func (x *Experiments) projectFor(ctx context.Context, cfg *expconf.ExperimentConfig, requested int64) (int64, error) {
+	if requested != 0 {
+		p, err := x.db.Project(ctx, requested)
+		return p.ID, err
+	}
+	wsName, projName := cfg.Workspace, cfg.Project
+	if wsName == "" && projName == "" {
+		wsName, projName = resolute.DefaultWorkspaceName, resolute.DefaultProjectName
+	}
+	if wsName == "" || projName == "" {
+		return 0, resolute.Errorf(resolute.EInvalid, "workspace and project: give both or neither")
+	}
+	ws, err := x.db.WorkspaceByName(ctx, wsName)
+	if err != nil {
+		return 0, err
+	}
+	projects, err := x.db.Projects(ctx, db.ProjectFilter{WorkspaceID: &ws.ID})
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range projects {
+		if p.Name == projName {
+			return p.ID, nil
+		}
+	}
+	return 0, resolute.Errorf(resolute.ENotFound, "project %q not found in workspace %q", projName, wsName)
+}
