@@ -130,6 +130,10 @@ type Object struct {
 	// TaskID is the task it belongs to (a trial's "trial-N", a notebook's
 	// id), which that task's allocations may read and report for.
 	TaskID string
+	// AllocationID, when set, is the one allocation that may report for
+	// it (an allocation's own signals and rendezvous), not the task's
+	// other runs.
+	AllocationID string
 }
 
 // Can answers nil when the actor may do the action to the object, or an
@@ -177,10 +181,10 @@ func Can(a Actor, act Action, o Object) error {
 func allocationCan(al resolute.Allocation, act Action, o Object) error {
 	switch act {
 	case Read, Report, ChangeCheckpoint:
-		if o.TaskID != "" && o.TaskID == al.TaskID {
+		if o.TaskID != "" && o.TaskID == al.TaskID && (o.AllocationID == "" || o.AllocationID == al.ID) {
 			return nil
 		}
-		return resolute.Errorf(resolute.EForbidden, "this allocation belongs to another task; it may not %s %s", verb(act), o.label())
+		return resolute.Errorf(resolute.EForbidden, "this allocation is not %s's; it may not %s it", o.label(), verb(act))
 	}
 	return resolute.Errorf(resolute.EForbidden, "a task's allocation token may not %s; sign in as a user", string(act))
 }

@@ -72,6 +72,7 @@ func TestCanAnswersEveryActionForEveryActor(t *testing.T) {
 		"a checkpoint is changed by its trial's task too":   {authz.ChangeCheckpoint, authz.Checkpoint(resolute.Checkpoint{UUID: "c", TrialID: 27}, exp), []string{who, no, ok, ok, ok, no, ok, who}},
 		"only a trial's own task reports for it":            {authz.Report, trialObj, []string{who, no, no, no, ok, no, ok, who}},
 		"a user changes their own account, admin any":       {authz.ChangeUser, authz.UserAccount(owner), []string{who, no, ok, ok, no, no, ok, who}},
+		"an allocation reports only for itself":             {authz.Report, authz.AllocationOf(ownTask), []string{who, no, no, no, ok, no, ok, who}},
 		"only administrators administer":                    {authz.Administer, authz.Cluster, []string{who, no, no, ok, no, no, ok, who}},
 	}
 	for name, tt := range tests {
@@ -107,8 +108,15 @@ func TestRefusalsSaySentencesNamingTheObjectAndOwner(t *testing.T) {
 		t.Errorf("message = %q, want %q", got, want)
 	}
 	err = authz.Can(authz.Allocation(another), authz.Report, authz.Trial(trial, exp))
-	if got := resolute.ErrorMessage(err); !strings.Contains(got, "trial 27") || !strings.Contains(got, "another task") {
+	if got := resolute.ErrorMessage(err); got != "this allocation is not trial 27's; it may not report for it" {
 		t.Errorf("allocation message = %q", got)
+	}
+}
+
+func TestAnEarlierRunOfTheSameTaskIsNotTheAllocation(t *testing.T) {
+	earlier := resolute.Allocation{ID: "trial-27.0", TaskID: "trial-27"}
+	if err := authz.Can(authz.Allocation(earlier), authz.Report, authz.AllocationOf(ownTask)); resolute.ErrorCode(err) != resolute.EForbidden {
+		t.Fatalf("an earlier run reports for the current one: %v", err)
 	}
 }
 

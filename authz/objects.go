@@ -34,6 +34,12 @@ func Checkpoint(c resolute.Checkpoint, e resolute.Experiment) Object {
 	return Object{Kind: "checkpoint", Name: c.UUID, OwnerID: e.UserID, Owner: e.Username, TaskID: resolute.TrialTaskID(c.TrialID)}
 }
 
+// AllocationOf is one run of a task, which only that run's token reports
+// for.
+func AllocationOf(a resolute.Allocation) Object {
+	return Object{Kind: "allocation", Name: a.ID, TaskID: a.TaskID, AllocationID: a.ID}
+}
+
 // Task is a command, notebook, shell or TensorBoard.
 func Task(t resolute.Task) Object {
 	return Object{Kind: "task", Name: t.ID, OwnerID: t.UserID, Owner: t.Username, TaskID: t.ID}

@@ -22,6 +22,7 @@ type Services struct {
 	Projects    *Projects
 	Trials      *Trials
 	Checkpoints *Checkpoints
+	Allocations *Allocations
 }
 
 // NewServices returns the services over database; exps runs experiments.
@@ -32,6 +33,7 @@ func NewServices(database *db.DB, exps *Experiments, logger *slog.Logger) *Servi
 		Projects:    &Projects{db: database, logger: logger},
 		Trials:      &Trials{db: database, exps: exps},
 		Checkpoints: &Checkpoints{db: database},
+		Allocations: &Allocations{db: database},
 	}
 }
 

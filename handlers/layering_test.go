@@ -14,7 +14,7 @@ import (
 // writeVerbs name the database's methods that change state: db/ names
 // reads as nouns (Experiment, Workspaces) and changes as verbs.
 var writeVerbs = regexp.MustCompile(`^(Create|Set|Delete|Update|Insert|Archive|Unarchive|Add|Remove|Move|Rename|Mark|Register|` +
-	`Patch|Put|Upsert|End|Request|Record|Bootstrap|Lock|Write|Copy|Save|Clear|Touch|Reset|Revoke|Grant|Start|Finish|Ack|InTx|Exec)([A-Z]|$)`)
+	`Patch|Put|Post|Upsert|End|Request|Record|Bootstrap|Lock|Write|Copy|Save|Clear|Touch|Reset|Revoke|Grant|Start|Finish|Ack|InTx|Exec)([A-Z]|$)`)
 
 // TestHandlersOnlyReadTheDatabase keeps every change to state in control/:
 // handlers may read through db/ (s.db.Experiment, s.db.Workspaces) but

@@ -197,10 +197,6 @@ func (s *Server) handlePreemptionSignal(w http.ResponseWriter, r *http.Request) 
 // the answer lists them by rank. Only the allocation itself may call it.
 func (s *Server) handleRendezvous(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	if a, isTask := allocationFrom(r); !isTask || a.ID != id {
-		s.error(w, r, resolute.Errorf(resolute.EForbidden, "only allocation %s may take part in its rendezvous", id))
-		return
-	}
 	var req resolute.RendezvousRequest
 	err := decodeJSON(r, &req)
 	switch {
@@ -219,7 +215,7 @@ func (s *Server) handleRendezvous(w http.ResponseWriter, r *http.Request) {
 		timeout, err = longPollTimeout(r)
 	}
 	if err == nil {
-		err = s.db.PostRendezvous(r.Context(), id, db.RendezvousPod{Rank: req.Rank, Addr: req.Addr, Slots: req.Slots})
+		err = s.svc.Allocations.JoinRendezvous(r.Context(), actorFrom(r), id, db.RendezvousPod{Rank: req.Rank, Addr: req.Addr, Slots: req.Slots})
 	}
 	var resp resolute.RendezvousResponse
 	if err == nil {
@@ -278,12 +274,7 @@ func longPoll(ctx context.Context, timeout, interval time.Duration, done func() 
 
 // handleAckPreemption serves POST /api/v1/allocations/{id}/signals/ack_preemption.
 func (s *Server) handleAckPreemption(w http.ResponseWriter, r *http.Request) {
-	id := chi.URLParam(r, "id")
-	if a, isTask := allocationFrom(r); !isTask || a.ID != id {
-		s.error(w, r, resolute.Errorf(resolute.EForbidden, "only allocation %s may acknowledge its preemption", id))
-		return
-	}
-	if err := s.db.AckPreemption(r.Context(), id); err != nil {
+	if err := s.svc.Allocations.AckPreemption(r.Context(), actorFrom(r), chi.URLParam(r, "id")); err != nil {
 		s.error(w, r, err)
 		return
 	}
