@@ -24,7 +24,7 @@ import (
 
 // runningTrial makes an experiment whose trial has a running allocation with
 // a token the benchmark knows, without starting a process.
-func runningTrial(b *testing.B, m *handlerstest.Master, token string) (int64, string) {
+func runningTrial(b testing.TB, m *handlerstest.Master, token string) (int64, string) {
 	b.Helper()
 	var e resolute.ExperimentResponse
 	cfg := "name: bench\nentrypoint: sleep 1000\nsearcher: {name: single, metric: loss}\nresources: {slots_per_trial: 0}\n"

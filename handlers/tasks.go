@@ -50,7 +50,8 @@ type metricsBody struct {
 }
 
 // handleTaskMetrics serves POST /api/v1/trials/{id}/metrics: stores the
-// report and, for validation metrics, tells the searcher. NaN and ±Inf are
+// report and, for validation metrics, tells the searcher; a retried POST
+// stores nothing and tells the searcher nothing again. NaN and ±Inf are
 // stored as the strings "NaN", "Infinity", "-Infinity" (JSON has no such
 // numbers); the searcher ranks NaN worst.
 func (s *Server) handleTaskMetrics(w http.ResponseWriter, r *http.Request) {
@@ -98,7 +99,7 @@ func (s *Server) handleTaskMetrics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if group == "validation" {
-		if err := s.exps.ValidationReported(r.Context(), t.ID, numbers(avg)); err != nil {
+		if err := s.exps.ValidationReported(r.Context(), t.ID, runID, body.Metrics.StepsCompleted, numbers(avg)); err != nil {
 			s.error(w, r, err)
 			return
 		}
