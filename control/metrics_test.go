@@ -73,8 +73,14 @@ func TestARestartHidesTheReportsPastItsCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := h.experiment(e.ID); tr.BestValidation == nil || *tr.BestValidation != 0.3 || got.BestValidation == nil || *got.BestValidation != 0.3 {
-		t.Errorf("best validation: trial %v, experiment %v; want 0.3, not run 1's hidden 0.2", tr.BestValidation, got.BestValidation)
+	best := func(v *float64) string {
+		if v == nil {
+			return "none"
+		}
+		return fmt.Sprint(*v)
+	}
+	if trialBest, expBest := best(tr.BestValidation), best(h.experiment(e.ID).BestValidation); trialBest != "0.3" || expBest != "0.3" {
+		t.Errorf("best validation: trial %s, experiment %s; want 0.3, not run 1's hidden 0.2", trialBest, expBest)
 	}
 	conn, err := h.db.Connect(h.ctx)
 	if err != nil {
