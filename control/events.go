@@ -14,9 +14,11 @@ import (
 // det.InvalidHP.
 const EarlyExitInvalidHP = "EXITED_REASON_INVALID_HP"
 
-// ValidationReported hands a trial's validation metrics to its searcher and
-// keeps the best searcher metric of the trial and the experiment.
-func (x *Experiments) ValidationReported(ctx context.Context, trialID int64, metrics map[string]any) error {
+// ValidationReported hands a trial's validation metrics, reported by run
+// runID at steps, to its searcher and keeps the best searcher metric of the
+// trial and the experiment. A stored report is handed over once: a retried
+// POST, or a report hidden by a restart, is not handed over again.
+func (x *Experiments) ValidationReported(ctx context.Context, trialID int64, runID int, steps int64, metrics map[string]any) error {
 	t, err := x.db.Trial(ctx, trialID)
 	if err != nil {
 		return err
@@ -24,6 +26,9 @@ func (x *Experiments) ValidationReported(ctx context.Context, trialID int64, met
 	err = x.db.InTx(ctx, func(q *db.Queries) error {
 		r, err := x.lock(ctx, q, t.ExperimentID)
 		if err != nil {
+			return err
+		}
+		if tell, err := q.TellSearcher(ctx, t.ID, runID, steps); err != nil || !tell {
 			return err
 		}
 		if err := x.recordBest(ctx, q, r, t, metrics); err != nil {

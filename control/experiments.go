@@ -217,11 +217,25 @@ func (x *Experiments) warmStart(ctx context.Context, q *db.Queries, cfg *expconf
 	return "", nil
 }
 
-// queueTrial adds a pending allocation for the trial's next run.
+// queueTrial adds a pending allocation for the trial's next run. A run
+// after the first restarts from the trial's latest checkpoint: the earlier
+// runs' reports past it are hidden, and the best validations no longer
+// count them.
 func (x *Experiments) queueTrial(ctx context.Context, q *db.Queries, t resolute.Trial, cfg *expconf.ExperimentConfig) error {
 	runID, err := q.StartTrialRun(ctx, t.ID)
 	if err != nil {
 		return err
+	}
+	if runID > 1 {
+		hidden, err := q.HideMetricsPastRestart(ctx, t.ID, runID)
+		if err != nil {
+			return err
+		}
+		if hidden > 0 && cfg.Searcher.Metric != "" {
+			if err := q.ResetBestValidation(ctx, t, cfg.Searcher.Metric, cfg.Searcher.SmallerIsBetter); err != nil {
+				return err
+			}
+		}
 	}
 	return q.CreateAllocation(ctx, fmt.Sprintf("%s.%d", t.TaskID(), runID), t.TaskID(), &t.ID, cfg.Resources.SlotsPerTrial)
 }

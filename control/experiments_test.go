@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -159,7 +160,7 @@ func TestASingleTrialRunsToCompletion(t *testing.T) {
 	if env["DET_HPARAMS"] != `{"lr": 0.1}` || run[0].Shell != "python3 train.py" {
 		t.Errorf("hparams %s, shell %q", env["DET_HPARAMS"], run[0].Shell)
 	}
-	if err := h.x.ValidationReported(h.ctx, h.trialOf(run[0]), map[string]any{"loss": 0.5}); err != nil {
+	if err := h.x.ValidationReported(h.ctx, h.trialOf(run[0]), 1, 1, map[string]any{"loss": 0.5}); err != nil {
 		t.Fatal(err)
 	}
 	h.exit(run[0].AllocationID, 0)
@@ -279,9 +280,10 @@ func TestAnASHASearchRunsToTheEnd(t *testing.T) {
 				h.exit(a.AllocationID, 0)
 				continue
 			}
+			runID, _ := strconv.Atoi(a.Env["DET_TRIAL_RUN_ID"])
 			for _, b := range []int{4, 16, 64} {
 				loss := float64(trial%7) + 1/float64(b)
-				if err := h.x.ValidationReported(h.ctx, trial, map[string]any{"loss": loss, "batches": b}); err != nil {
+				if err := h.x.ValidationReported(h.ctx, trial, runID, int64(b), map[string]any{"loss": loss, "batches": b}); err != nil {
 					t.Fatal(err)
 				}
 				if pre, _ := h.x.ShouldPreempt(h.ctx, a.AllocationID); pre {

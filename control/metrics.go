@@ -10,9 +10,10 @@ import (
 )
 
 // MetricsWriter stores metric reports in batches: concurrent reports are
-// written together with one COPY (group commit), and each caller returns
+// written together with one INSERT (group commit), and each caller returns
 // only once its report is stored, so nothing acknowledged is lost in a
-// crash.
+// crash. A report already stored (a retried POST) is acknowledged without
+// being stored again.
 type MetricsWriter struct {
 	db     *db.DB
 	logger *slog.Logger
@@ -24,7 +25,7 @@ type pendingReport struct {
 	done   chan error
 }
 
-// maxBatch bounds one COPY.
+// maxBatch bounds one INSERT.
 const maxBatch = 2000
 
 // NewMetricsWriter returns a writer; Run must be running for Write to return.

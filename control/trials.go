@@ -72,7 +72,7 @@ func (s *Trials) ReportMetrics(ctx context.Context, a authz.Actor, w *MetricsWri
 		return err
 	}
 	if r.Group == "validation" {
-		return s.exps.ValidationReported(ctx, t.ID, values)
+		return s.exps.ValidationReported(ctx, t.ID, r.TrialRunID, r.StepsCompleted, values)
 	}
 	return nil
 }

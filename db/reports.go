@@ -11,37 +11,72 @@ import (
 	"github.com/resolute-ml/resolute/db/gen"
 )
 
-// InsertMetrics stores metric reports with one COPY, and moves each trial's
-// steps_completed forward. It is the ingestion path: callers batch.
+// InsertMetrics stores metric reports with one statement, and moves each
+// trial's steps_completed forward. It is the ingestion path: callers batch.
+// A report is stored once per trial, run, group and step: one already
+// stored (a retried POST) is dropped.
 func (db *DB) InsertMetrics(ctx context.Context, reports []resolute.MetricsReport) error {
 	if len(reports) == 0 {
 		return nil
 	}
-	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		now := time.Now()
-		rows := make([][]any, len(reports))
-		steps := map[int64]int64{}
-		for i, r := range reports {
-			at := r.ReportedAt
-			if at.IsZero() {
-				at = now
-			}
-			rows[i] = []any{r.TrialID, int32(r.TrialRunID), r.StepsCompleted, r.Group, []byte(r.Metrics), at}
-			steps[r.TrialID] = max(steps[r.TrialID], r.StepsCompleted)
+	now := time.Now()
+	p := gen.InsertMetricsParams{
+		TrialIds: make([]int64, len(reports)), TrialRunIds: make([]int32, len(reports)), Steps: make([]int64, len(reports)),
+		GroupNames: make([]string, len(reports)), Metrics: make([]string, len(reports)), ReportedAts: make([]time.Time, len(reports)),
+	}
+	steps := map[int64]int64{}
+	for i, r := range reports {
+		at := r.ReportedAt
+		if at.IsZero() {
+			at = now
 		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"metrics"},
-			[]string{"trial_id", "trial_run_id", "steps_completed", "group_name", "metrics", "reported_at"}, pgx.CopyFromRows(rows))
-		if err != nil {
+		p.TrialIds[i], p.TrialRunIds[i], p.Steps[i] = r.TrialID, int32(r.TrialRunID), r.StepsCompleted
+		p.GroupNames[i], p.Metrics[i], p.ReportedAts[i] = r.Group, string(r.Metrics), at
+		steps[r.TrialID] = max(steps[r.TrialID], r.StepsCompleted)
+	}
+	return db.InTx(ctx, func(q *Queries) error {
+		if err := q.q.InsertMetrics(ctx, p); err != nil {
 			return translate(err, "metrics")
 		}
-		q := db.q.WithTx(tx)
 		for id, s := range steps {
-			if err := q.SetTrialSteps(ctx, gen.SetTrialStepsParams{ID: id, StepsCompleted: s}); err != nil {
+			if err := q.q.SetTrialSteps(ctx, gen.SetTrialStepsParams{ID: id, StepsCompleted: s}); err != nil {
 				return translate(err, "trial %d", id)
 			}
 		}
 		return nil
 	})
+}
+
+// HideMetricsPastRestart hides the reports of a trial's runs before runID
+// past the step of the trial's latest checkpoint, which runID restarts from
+// (all of them without one), and returns how many it hid. They are kept but
+// left out of series, the best validation and the searcher.
+func (q *Queries) HideMetricsPastRestart(ctx context.Context, trialID int64, runID int) (int64, error) {
+	n, err := q.q.HideMetricsPastRestart(ctx, gen.HideMetricsPastRestartParams{TrialID: trialID, RunID: int32(runID)})
+	return n, translate(err, "metrics of trial %d", trialID)
+}
+
+// TellSearcher marks a trial's validation report at a run and step as told
+// to the searcher, and reports whether it must be told now: not when it was
+// told before (a retried POST) or is hidden. A report that is not stored is
+// told.
+func (q *Queries) TellSearcher(ctx context.Context, trialID int64, runID int, steps int64) (bool, error) {
+	skip, err := q.q.TellSearcher(ctx, gen.TellSearcherParams{TrialID: trialID, TrialRunID: int32(runID), StepsCompleted: steps})
+	if resolute.ErrorCode(translate(err, "")) == resolute.ENotFound {
+		return true, nil
+	}
+	return !skip, translate(err, "validation of trial %d", trialID)
+}
+
+// ResetBestValidation sets a trial's best searcher metric from its visible
+// validation reports, then its experiment's from its trials'.
+func (q *Queries) ResetBestValidation(ctx context.Context, t resolute.Trial, metric string, smallerIsBetter bool) error {
+	err := q.q.ResetTrialBestValidation(ctx, gen.ResetTrialBestValidationParams{ID: t.ID, Metric: metric, SmallerIsBetter: smallerIsBetter})
+	if err != nil {
+		return translate(err, "trial %d", t.ID)
+	}
+	err = q.q.ResetExperimentBestValidation(ctx, gen.ResetExperimentBestValidationParams{ID: t.ExperimentID, SmallerIsBetter: smallerIsBetter})
+	return translate(err, "experiment %d", t.ExperimentID)
 }
 
 // TrialMetrics lists a trial's reports of one group in step order.

@@ -25,7 +25,7 @@ import (
 
 // runningTrial makes an experiment whose trial has a running allocation with
 // a token the benchmark knows, without starting a process.
-func runningTrial(b *testing.B, m *handlerstest.Master, token string) (int64, string) {
+func runningTrial(b testing.TB, m *handlerstest.Master, token string) (int64, string) {
 	b.Helper()
 	var e resolute.ExperimentResponse
 	cfg := "name: bench\nentrypoint: sleep 1000\nsearcher: {name: single, metric: loss}\nresources: {slots_per_trial: 0}\n"
@@ -44,7 +44,7 @@ func runningTrial(b *testing.B, m *handlerstest.Master, token string) (int64, st
 	trialID := trials[0].ID
 	taskToken, hash := auth.NewToken()
 	id := fmt.Sprintf("bench-%d", trialID)
-	if err := m.DB.CreateAllocation(ctx, id, "trial-bench", &trialID, 0); err != nil {
+	if err := m.DB.CreateAllocation(ctx, id, resolute.TrialTaskID(trialID), &trialID, 0); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := m.DB.StartAllocation(ctx, id, nil, hash); err != nil {

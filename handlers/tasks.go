@@ -33,7 +33,8 @@ type metricsBody struct {
 }
 
 // handleTaskMetrics serves POST /api/v1/trials/{id}/metrics: stores the
-// report and, for validation metrics, tells the searcher. NaN and ±Inf are
+// report and, for validation metrics, tells the searcher; a retried POST
+// stores nothing and tells the searcher nothing again. NaN and ±Inf are
 // stored as the strings "NaN", "Infinity", "-Infinity" (JSON has no such
 // numbers); the searcher ranks NaN worst.
 func (s *Server) handleTaskMetrics(w http.ResponseWriter, r *http.Request) {

@@ -67,7 +67,7 @@ FROM trials t
 CROSS JOIN (VALUES ('training'), ('validation')) AS g(group_name)
 CROSS JOIN LATERAL (
   SELECT m.metrics FROM metrics m
-  WHERE m.trial_id = t.id AND m.group_name = g.group_name
+  WHERE m.trial_id = t.id AND m.group_name = g.group_name AND NOT m.hidden
   ORDER BY m.steps_completed DESC LIMIT 1
 ) l
 CROSS JOIN LATERAL jsonb_object_keys(CASE WHEN jsonb_typeof(l.metrics->'avg_metrics') = 'object'

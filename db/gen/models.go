@@ -138,6 +138,8 @@ type Metric struct {
 	GroupName      string
 	Metrics        []byte
 	ReportedAt     time.Time
+	Hidden         bool
+	ToldSearcher   bool
 }
 
 type Model struct {

@@ -66,8 +66,60 @@ func (q *Queries) GetCheckpoint(ctx context.Context, uuid string) (Checkpoint, e
 	return i, err
 }
 
+const hideMetricsPastRestart = `-- name: HideMetricsPastRestart :execrows
+UPDATE metrics m SET hidden = true
+WHERE m.trial_id = $1 AND m.trial_run_id < $2 AND NOT m.hidden
+  AND m.steps_completed > COALESCE((SELECT c.steps_completed FROM trials t JOIN checkpoints c ON c.uuid = t.latest_checkpoint
+    WHERE t.id = $1), 0)
+`
+
+type HideMetricsPastRestartParams struct {
+	TrialID int64
+	RunID   int32
+}
+
+// A trial's run restarts from its latest checkpoint (from scratch without
+// one): the reports of its earlier runs past that checkpoint's step are
+// hidden.
+func (q *Queries) HideMetricsPastRestart(ctx context.Context, arg HideMetricsPastRestartParams) (int64, error) {
+	result, err := q.db.Exec(ctx, hideMetricsPastRestart, arg.TrialID, arg.RunID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const insertMetrics = `-- name: InsertMetrics :exec
+INSERT INTO metrics (trial_id, trial_run_id, steps_completed, group_name, metrics, reported_at)
+SELECT unnest($1::bigint[]), unnest($2::int[]), unnest($3::bigint[]),
+  unnest($4::text[]), unnest($5::text[])::jsonb, unnest($6::timestamptz[])
+ON CONFLICT (trial_id, group_name, steps_completed, trial_run_id) DO NOTHING
+`
+
+type InsertMetricsParams struct {
+	TrialIds    []int64
+	TrialRunIds []int32
+	Steps       []int64
+	GroupNames  []string
+	Metrics     []string
+	ReportedAts []time.Time
+}
+
+// A batch of reports; a report already stored (a retried POST) is dropped.
+func (q *Queries) InsertMetrics(ctx context.Context, arg InsertMetricsParams) error {
+	_, err := q.db.Exec(ctx, insertMetrics,
+		arg.TrialIds,
+		arg.TrialRunIds,
+		arg.Steps,
+		arg.GroupNames,
+		arg.Metrics,
+		arg.ReportedAts,
+	)
+	return err
+}
+
 const latestTrialMetrics = `-- name: LatestTrialMetrics :many
-SELECT DISTINCT ON (group_name) id, trial_id, trial_run_id, steps_completed, group_name, metrics, reported_at FROM metrics WHERE trial_id = $1 ORDER BY group_name, steps_completed DESC, id DESC
+SELECT DISTINCT ON (group_name) id, trial_id, trial_run_id, steps_completed, group_name, metrics, reported_at, hidden, told_searcher FROM metrics WHERE trial_id = $1 AND NOT hidden ORDER BY group_name, steps_completed DESC, id DESC
 `
 
 // The last report of each group of a trial.
@@ -88,6 +140,8 @@ func (q *Queries) LatestTrialMetrics(ctx context.Context, trialID int64) ([]Metr
 			&i.GroupName,
 			&i.Metrics,
 			&i.ReportedAt,
+			&i.Hidden,
+			&i.ToldSearcher,
 		); err != nil {
 			return nil, err
 		}
@@ -140,7 +194,7 @@ SELECT DISTINCT m.group_name, k.name::text AS name
 FROM metrics m JOIN trials t ON t.id = m.trial_id
 CROSS JOIN LATERAL jsonb_object_keys(CASE WHEN jsonb_typeof(m.metrics->'avg_metrics') = 'object'
   THEN m.metrics->'avg_metrics' ELSE '{}'::jsonb END) AS k(name)
-WHERE t.experiment_id = $1
+WHERE t.experiment_id = $1 AND NOT m.hidden
 ORDER BY m.group_name, name
 `
 
@@ -174,7 +228,7 @@ const listExperimentMetricSeries = `-- name: ListExperimentMetricSeries :many
 SELECT m.trial_id, m.steps_completed, (m.metrics->'avg_metrics'->>$1::text)::float8 AS value
 FROM metrics m JOIN trials t ON t.id = m.trial_id
 WHERE t.experiment_id = $2 AND m.group_name = $3
-  AND jsonb_typeof(m.metrics->'avg_metrics'->$1::text) = 'number'
+  AND NOT m.hidden AND jsonb_typeof(m.metrics->'avg_metrics'->$1::text) = 'number'
 ORDER BY m.trial_id, m.steps_completed, m.id
 `
 
@@ -308,7 +362,7 @@ func (q *Queries) ListTrialCheckpoints(ctx context.Context, trialID int64) ([]Ch
 }
 
 const listTrialMetricGroups = `-- name: ListTrialMetricGroups :many
-SELECT DISTINCT group_name FROM metrics WHERE trial_id = $1 ORDER BY group_name
+SELECT DISTINCT group_name FROM metrics WHERE trial_id = $1 AND NOT hidden ORDER BY group_name
 `
 
 // The groups a trial reported metrics of.
@@ -333,7 +387,7 @@ func (q *Queries) ListTrialMetricGroups(ctx context.Context, trialID int64) ([]s
 }
 
 const listTrialMetrics = `-- name: ListTrialMetrics :many
-SELECT id, trial_id, trial_run_id, steps_completed, group_name, metrics, reported_at FROM metrics WHERE trial_id = $1 AND group_name = $2 ORDER BY steps_completed, id
+SELECT id, trial_id, trial_run_id, steps_completed, group_name, metrics, reported_at, hidden, told_searcher FROM metrics WHERE trial_id = $1 AND group_name = $2 AND NOT hidden ORDER BY steps_completed, id
 `
 
 type ListTrialMetricsParams struct {
@@ -358,6 +412,8 @@ func (q *Queries) ListTrialMetrics(ctx context.Context, arg ListTrialMetricsPara
 			&i.GroupName,
 			&i.Metrics,
 			&i.ReportedAt,
+			&i.Hidden,
+			&i.ToldSearcher,
 		); err != nil {
 			return nil, err
 		}
@@ -380,6 +436,46 @@ func (q *Queries) LockCheckpoint(ctx context.Context, uuid string) (string, erro
 	return uuid_2, err
 }
 
+const resetExperimentBestValidation = `-- name: ResetExperimentBestValidation :exec
+UPDATE experiments SET best_validation = (
+  SELECT CASE WHEN $1::bool THEN min(t.best_validation) ELSE max(t.best_validation) END
+  FROM trials t WHERE t.experiment_id = $2)
+WHERE id = $2
+`
+
+type ResetExperimentBestValidationParams struct {
+	SmallerIsBetter bool
+	ID              int64
+}
+
+// The best of an experiment's trials' best searcher metrics.
+func (q *Queries) ResetExperimentBestValidation(ctx context.Context, arg ResetExperimentBestValidationParams) error {
+	_, err := q.db.Exec(ctx, resetExperimentBestValidation, arg.SmallerIsBetter, arg.ID)
+	return err
+}
+
+const resetTrialBestValidation = `-- name: ResetTrialBestValidation :exec
+UPDATE trials SET best_validation = (
+  SELECT CASE WHEN $1::bool THEN min(v.value) ELSE max(v.value) END
+  FROM (SELECT (m.metrics->'avg_metrics'->>$2::text)::float8 AS value FROM metrics m
+    WHERE m.trial_id = $3 AND m.group_name = 'validation' AND NOT m.hidden
+      AND (jsonb_typeof(m.metrics->'avg_metrics'->$2::text) = 'number'
+        OR m.metrics->'avg_metrics'->>$2::text IN ('Infinity', '-Infinity'))) v)
+WHERE id = $3
+`
+
+type ResetTrialBestValidationParams struct {
+	SmallerIsBetter bool
+	Metric          string
+	ID              int64
+}
+
+// The best searcher metric of a trial's visible validation reports.
+func (q *Queries) ResetTrialBestValidation(ctx context.Context, arg ResetTrialBestValidationParams) error {
+	_, err := q.db.Exec(ctx, resetTrialBestValidation, arg.SmallerIsBetter, arg.Metric, arg.ID)
+	return err
+}
+
 const setCheckpointDeleted = `-- name: SetCheckpointDeleted :exec
 UPDATE checkpoints SET state = 'DELETED' WHERE uuid = $1
 `
@@ -387,6 +483,32 @@ UPDATE checkpoints SET state = 'DELETED' WHERE uuid = $1
 func (q *Queries) SetCheckpointDeleted(ctx context.Context, uuid string) error {
 	_, err := q.db.Exec(ctx, setCheckpointDeleted, uuid)
 	return err
+}
+
+const tellSearcher = `-- name: TellSearcher :one
+UPDATE metrics m SET told_searcher = true
+FROM (SELECT r.id, r.told_searcher, r.hidden FROM metrics r
+  WHERE r.trial_id = $1 AND r.trial_run_id = $2 AND r.group_name = 'validation'
+    AND r.steps_completed = $3
+  FOR UPDATE) before
+WHERE m.id = before.id
+RETURNING (before.told_searcher OR before.hidden)::bool AS skip
+`
+
+type TellSearcherParams struct {
+	TrialID        int64
+	TrialRunID     int32
+	StepsCompleted int64
+}
+
+// Marks a validation report told to the searcher and returns whether it
+// must not be told now: it was told before, or is hidden. No row when the
+// report is not stored.
+func (q *Queries) TellSearcher(ctx context.Context, arg TellSearcherParams) (bool, error) {
+	row := q.db.QueryRow(ctx, tellSearcher, arg.TrialID, arg.TrialRunID, arg.StepsCompleted)
+	var skip bool
+	err := row.Scan(&skip)
+	return skip, err
 }
 
 const updateCheckpointResources = `-- name: UpdateCheckpointResources :exec
@@ -405,7 +527,7 @@ func (q *Queries) UpdateCheckpointResources(ctx context.Context, arg UpdateCheck
 }
 
 const validationAtStep = `-- name: ValidationAtStep :one
-SELECT metrics FROM metrics WHERE trial_id = $1 AND group_name = 'validation' AND steps_completed = $2
+SELECT metrics FROM metrics WHERE trial_id = $1 AND group_name = 'validation' AND steps_completed = $2 AND NOT hidden
 ORDER BY id DESC LIMIT 1
 `
 

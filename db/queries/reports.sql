@@ -22,14 +22,14 @@ UPDATE checkpoints SET state = 'DELETED' WHERE uuid = $1;
 UPDATE checkpoints SET resources = $2, size = $3 WHERE uuid = $1;
 
 -- name: ListTrialMetrics :many
-SELECT * FROM metrics WHERE trial_id = $1 AND group_name = $2 ORDER BY steps_completed, id;
+SELECT * FROM metrics WHERE trial_id = $1 AND group_name = $2 AND NOT hidden ORDER BY steps_completed, id;
 
 -- name: LatestTrialMetrics :many
 -- The last report of each group of a trial.
-SELECT DISTINCT ON (group_name) * FROM metrics WHERE trial_id = $1 ORDER BY group_name, steps_completed DESC, id DESC;
+SELECT DISTINCT ON (group_name) * FROM metrics WHERE trial_id = $1 AND NOT hidden ORDER BY group_name, steps_completed DESC, id DESC;
 
 -- name: ValidationAtStep :one
-SELECT metrics FROM metrics WHERE trial_id = $1 AND group_name = 'validation' AND steps_completed = $2
+SELECT metrics FROM metrics WHERE trial_id = $1 AND group_name = 'validation' AND steps_completed = $2 AND NOT hidden
 ORDER BY id DESC LIMIT 1;
 
 -- name: ListTaskLogs :many
@@ -48,7 +48,7 @@ LIMIT $3;
 SELECT m.trial_id, m.steps_completed, (m.metrics->'avg_metrics'->>sqlc.arg(metric)::text)::float8 AS value
 FROM metrics m JOIN trials t ON t.id = m.trial_id
 WHERE t.experiment_id = sqlc.arg(experiment_id) AND m.group_name = sqlc.arg(group_name)
-  AND jsonb_typeof(m.metrics->'avg_metrics'->sqlc.arg(metric)::text) = 'number'
+  AND NOT m.hidden AND jsonb_typeof(m.metrics->'avg_metrics'->sqlc.arg(metric)::text) = 'number'
 ORDER BY m.trial_id, m.steps_completed, m.id;
 
 -- name: ListExperimentMetricNames :many
@@ -57,9 +57,54 @@ SELECT DISTINCT m.group_name, k.name::text AS name
 FROM metrics m JOIN trials t ON t.id = m.trial_id
 CROSS JOIN LATERAL jsonb_object_keys(CASE WHEN jsonb_typeof(m.metrics->'avg_metrics') = 'object'
   THEN m.metrics->'avg_metrics' ELSE '{}'::jsonb END) AS k(name)
-WHERE t.experiment_id = $1
+WHERE t.experiment_id = $1 AND NOT m.hidden
 ORDER BY m.group_name, name;
 
 -- name: ListTrialMetricGroups :many
 -- The groups a trial reported metrics of.
-SELECT DISTINCT group_name FROM metrics WHERE trial_id = $1 ORDER BY group_name;
+SELECT DISTINCT group_name FROM metrics WHERE trial_id = $1 AND NOT hidden ORDER BY group_name;
+
+-- name: InsertMetrics :exec
+-- A batch of reports; a report already stored (a retried POST) is dropped.
+INSERT INTO metrics (trial_id, trial_run_id, steps_completed, group_name, metrics, reported_at)
+SELECT unnest(sqlc.arg(trial_ids)::bigint[]), unnest(sqlc.arg(trial_run_ids)::int[]), unnest(sqlc.arg(steps)::bigint[]),
+  unnest(sqlc.arg(group_names)::text[]), unnest(sqlc.arg(metrics)::text[])::jsonb, unnest(sqlc.arg(reported_ats)::timestamptz[])
+ON CONFLICT (trial_id, group_name, steps_completed, trial_run_id) DO NOTHING;
+
+-- name: HideMetricsPastRestart :execrows
+-- A trial's run restarts from its latest checkpoint (from scratch without
+-- one): the reports of its earlier runs past that checkpoint's step are
+-- hidden.
+UPDATE metrics m SET hidden = true
+WHERE m.trial_id = sqlc.arg(trial_id) AND m.trial_run_id < sqlc.arg(run_id) AND NOT m.hidden
+  AND m.steps_completed > COALESCE((SELECT c.steps_completed FROM trials t JOIN checkpoints c ON c.uuid = t.latest_checkpoint
+    WHERE t.id = sqlc.arg(trial_id)), 0);
+
+-- name: TellSearcher :one
+-- Marks a validation report told to the searcher and returns whether it
+-- must not be told now: it was told before, or is hidden. No row when the
+-- report is not stored.
+UPDATE metrics m SET told_searcher = true
+FROM (SELECT r.id, r.told_searcher, r.hidden FROM metrics r
+  WHERE r.trial_id = sqlc.arg(trial_id) AND r.trial_run_id = sqlc.arg(trial_run_id) AND r.group_name = 'validation'
+    AND r.steps_completed = sqlc.arg(steps_completed)
+  FOR UPDATE) before
+WHERE m.id = before.id
+RETURNING (before.told_searcher OR before.hidden)::bool AS skip;
+
+-- name: ResetTrialBestValidation :exec
+-- The best searcher metric of a trial's visible validation reports.
+UPDATE trials SET best_validation = (
+  SELECT CASE WHEN sqlc.arg(smaller_is_better)::bool THEN min(v.value) ELSE max(v.value) END
+  FROM (SELECT (m.metrics->'avg_metrics'->>sqlc.arg(metric)::text)::float8 AS value FROM metrics m
+    WHERE m.trial_id = sqlc.arg(id) AND m.group_name = 'validation' AND NOT m.hidden
+      AND (jsonb_typeof(m.metrics->'avg_metrics'->sqlc.arg(metric)::text) = 'number'
+        OR m.metrics->'avg_metrics'->>sqlc.arg(metric)::text IN ('Infinity', '-Infinity'))) v)
+WHERE id = sqlc.arg(id);
+
+-- name: ResetExperimentBestValidation :exec
+-- The best of an experiment's trials' best searcher metrics.
+UPDATE experiments SET best_validation = (
+  SELECT CASE WHEN sqlc.arg(smaller_is_better)::bool THEN min(t.best_validation) ELSE max(t.best_validation) END
+  FROM trials t WHERE t.experiment_id = sqlc.arg(id))
+WHERE id = sqlc.arg(id);
