@@ -21,6 +21,7 @@ type Services struct {
 	Workspaces  *Workspaces
 	Projects    *Projects
 	Templates   *Templates
+	Users       *Users
 }
 
 // NewServices returns the services over database; exps runs experiments.
@@ -30,6 +31,7 @@ func NewServices(database *db.DB, exps *Experiments, logger *slog.Logger) *Servi
 		Workspaces:  &Workspaces{db: database, logger: logger},
 		Projects:    &Projects{db: database, logger: logger},
 		Templates:   &Templates{db: database, logger: logger},
+		Users:       &Users{db: database, logger: logger},
 	}
 }
 
