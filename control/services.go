@@ -23,6 +23,8 @@ type Services struct {
 	Trials      *Trials
 	Checkpoints *Checkpoints
 	Allocations *Allocations
+	Templates   *Templates
+	Users       *Users
 }
 
 // NewServices returns the services over database; exps runs experiments.
@@ -34,6 +36,8 @@ func NewServices(database *db.DB, exps *Experiments, logger *slog.Logger) *Servi
 		Trials:      &Trials{db: database, exps: exps},
 		Checkpoints: &Checkpoints{db: database},
 		Allocations: &Allocations{db: database},
+		Templates:   &Templates{db: database, logger: logger},
+		Users:       &Users{db: database, logger: logger},
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/db/dbtest"
 )
@@ -54,18 +53,6 @@ func TestBootstrapIsIdempotentAndKeepsPasswords(t *testing.T) {
 	ws, err := d.Workspaces(ctx, nil)
 	if err != nil || len(ws) != 1 || ws[0].Name != "Uncategorized" || !ws[0].Immutable || ws[0].NumProjects != 1 {
 		t.Fatalf("workspaces = %+v, %v", ws, err)
-	}
-}
-
-func TestTheLastAdministratorStays(t *testing.T) {
-	ctx := context.Background()
-	d := bootstrapped(t)
-	admin, _ := d.UserByUsername(ctx, "admin")
-	if _, err := d.UpdateUser(ctx, admin.ID, "", false, true); resolute.ErrorCode(err) != resolute.EConflict {
-		t.Fatalf("removing the last admin: %v", err)
-	}
-	if _, err := d.UpdateUser(ctx, admin.ID, "", true, false); resolute.ErrorCode(err) != resolute.EConflict {
-		t.Fatalf("deactivating the last admin: %v", err)
 	}
 }
 

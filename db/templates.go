@@ -8,8 +8,8 @@ import (
 )
 
 // Templates lists templates by name; workspaceID nil lists all.
-func (db *DB) Templates(ctx context.Context, workspaceID *int64) ([]resolute.Template, error) {
-	rows, err := db.q.ListTemplates(ctx, workspaceID)
+func (q *Queries) Templates(ctx context.Context, workspaceID *int64) ([]resolute.Template, error) {
+	rows, err := q.q.ListTemplates(ctx, workspaceID)
 	if err != nil {
 		return nil, translate(err, "templates")
 	}
@@ -21,35 +21,44 @@ func (db *DB) Templates(ctx context.Context, workspaceID *int64) ([]resolute.Tem
 }
 
 // Template returns the template called name.
-func (db *DB) Template(ctx context.Context, name string) (resolute.Template, error) {
-	t, err := db.q.GetTemplate(ctx, name)
+func (q *Queries) Template(ctx context.Context, name string) (resolute.Template, error) {
+	t, err := q.q.GetTemplate(ctx, name)
 	return toTemplate(t), translate(err, "template %q", name)
 }
 
+// TemplateForUpdate locks the template called name until the transaction
+// ends and returns it.
+func (q *Queries) TemplateForUpdate(ctx context.Context, name string) (resolute.Template, error) {
+	if _, err := q.q.LockTemplate(ctx, name); err != nil {
+		return resolute.Template{}, translate(err, "template %q", name)
+	}
+	return q.Template(ctx, name)
+}
+
 // CreateTemplate stores a new template; the YAML was validated by the caller.
-func (db *DB) CreateTemplate(ctx context.Context, name, configYAML string, workspaceID, userID int64) (resolute.Template, error) {
-	err := db.q.CreateTemplate(ctx, gen.CreateTemplateParams{Name: name, ConfigYaml: configYAML, WorkspaceID: workspaceID, UserID: userID})
+func (q *Queries) CreateTemplate(ctx context.Context, name, configYAML string, workspaceID, userID int64) (resolute.Template, error) {
+	err := q.q.CreateTemplate(ctx, gen.CreateTemplateParams{Name: name, ConfigYaml: configYAML, WorkspaceID: workspaceID, UserID: userID})
 	if err != nil {
 		return resolute.Template{}, translate(err, "template %q", name)
 	}
-	return db.Template(ctx, name)
+	return q.Template(ctx, name)
 }
 
 // UpdateTemplate replaces a template's YAML. Experiments created from it keep
 // the config they were expanded with.
-func (db *DB) UpdateTemplate(ctx context.Context, name, configYAML string) (resolute.Template, error) {
-	n, err := db.q.UpdateTemplate(ctx, gen.UpdateTemplateParams{Name: name, ConfigYaml: configYAML})
+func (q *Queries) UpdateTemplate(ctx context.Context, name, configYAML string) (resolute.Template, error) {
+	n, err := q.q.UpdateTemplate(ctx, gen.UpdateTemplateParams{Name: name, ConfigYaml: configYAML})
 	if err != nil {
 		return resolute.Template{}, translate(err, "template %q", name)
 	} else if n == 0 {
 		return resolute.Template{}, resolute.Errorf(resolute.ENotFound, "template %q not found", name)
 	}
-	return db.Template(ctx, name)
+	return q.Template(ctx, name)
 }
 
 // DeleteTemplate removes a template.
-func (db *DB) DeleteTemplate(ctx context.Context, name string) error {
-	n, err := db.q.DeleteTemplate(ctx, name)
+func (q *Queries) DeleteTemplate(ctx context.Context, name string) error {
+	n, err := q.q.DeleteTemplate(ctx, name)
 	if err != nil {
 		return translate(err, "template %q", name)
 	} else if n == 0 {

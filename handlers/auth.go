@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"math"
 	"net"
 	"net/http"
@@ -9,16 +8,12 @@ import (
 	"time"
 
 	"github.com/resolute-ml/resolute"
-	"github.com/resolute-ml/resolute/auth"
 	"github.com/resolute-ml/resolute/views"
 )
 
-// errBadLogin never says whether the user or the password was wrong.
-var errBadLogin = resolute.Errorf(resolute.EUnauthorized, "invalid username or password")
-
-// login checks credentials under the failed-login throttle and opens a
-// session, returning its token.
-func (s *Server) login(ctx context.Context, r *http.Request, username, password string) (string, resolute.User, time.Time, error) {
+// login opens a session under the failed-login throttle, which counts
+// failures per username and per client address, returning its token.
+func (s *Server) login(r *http.Request, username, password string) (string, resolute.User, time.Time, error) {
 	keys := []string{"user:" + username, "addr:" + clientAddr(r)}
 	for _, k := range keys {
 		if wait := s.throttle.Wait(k); wait > 0 {
@@ -26,28 +21,20 @@ func (s *Server) login(ctx context.Context, r *http.Request, username, password 
 				"too many failed logins; try again in %d s", int(math.Ceil(wait.Seconds())))
 		}
 	}
-	u, err := s.db.UserByUsername(ctx, username)
-	if resolute.ErrorCode(err) == resolute.ENotFound || (err == nil && (!u.Active || !auth.CheckPassword(u.PasswordHash, password))) {
-		if err != nil {
-			auth.WasteTime(password) // an unknown user takes as long as a wrong password
+	expires := s.now().Add(s.cfg.SessionLifetime)
+	token, u, err := s.svc.Users.Login(r.Context(), username, password, expires)
+	if err != nil {
+		if resolute.ErrorCode(err) == resolute.EUnauthorized {
+			for _, k := range keys {
+				s.throttle.Fail(k)
+			}
 		}
-		for _, k := range keys {
-			s.throttle.Fail(k)
-		}
-		return "", resolute.User{}, time.Time{}, errBadLogin
-	} else if err != nil {
 		return "", resolute.User{}, time.Time{}, err
 	}
 	for _, k := range keys {
 		s.throttle.Succeed(k)
 	}
-	token, hash := auth.NewToken()
-	expires := s.now().Add(s.cfg.SessionLifetime)
-	if err := s.db.CreateSession(ctx, u.ID, hash, expires); err != nil {
-		return "", resolute.User{}, time.Time{}, err
-	}
-	s.logger.Info("user logged in", "user", u.Username)
-	return token, u.User, expires, nil
+	return token, u, expires, nil
 }
 
 func clientAddr(r *http.Request) string {
@@ -75,7 +62,7 @@ func (s *Server) handleLoginForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	username, target := strings.TrimSpace(r.PostFormValue("username")), r.PostFormValue("redirect")
-	token, _, expires, err := s.login(r.Context(), r, username, r.PostFormValue("password"))
+	token, _, expires, err := s.login(r, username, r.PostFormValue("password"))
 	if err != nil {
 		code := resolute.ErrorCode(err)
 		if code != resolute.EUnauthorized && code != resolute.ETooMany {
@@ -100,7 +87,7 @@ func safeRedirect(target string) string {
 
 // handleLogoutForm serves POST /logout: the session ends, the cookie goes.
 func (s *Server) handleLogoutForm(w http.ResponseWriter, r *http.Request) {
-	if err := s.db.DeleteSession(r.Context(), auth.HashToken(tokenFrom(r))); err != nil {
+	if err := s.svc.Users.Logout(r.Context(), tokenFrom(r)); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -124,7 +111,7 @@ func (s *Server) handleAPILogin(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, resolute.Errorf(resolute.EInvalid, "isHashed: Resolute accepts only plain passwords over HTTPS or loopback; send isHashed false"))
 		return
 	}
-	token, u, _, err := s.login(r.Context(), r, req.Username, req.Password)
+	token, u, _, err := s.login(r, req.Username, req.Password)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -134,7 +121,7 @@ func (s *Server) handleAPILogin(w http.ResponseWriter, r *http.Request) {
 
 // handleAPILogout serves POST /api/v1/auth/logout: the token stops working.
 func (s *Server) handleAPILogout(w http.ResponseWriter, r *http.Request) {
-	if err := s.db.DeleteSession(r.Context(), auth.HashToken(tokenFrom(r))); err != nil {
+	if err := s.svc.Users.Logout(r.Context(), tokenFrom(r)); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -145,12 +132,4 @@ func (s *Server) handleAPILogout(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleAPIMe(w http.ResponseWriter, r *http.Request) {
 	u, _ := userFrom(r)
 	writeJSON(w, http.StatusOK, resolute.UserResponse{User: u})
-}
-
-// passwordMessage checks a new password's length.
-func passwordMessage(p string) error {
-	if len(p) > 72 {
-		return resolute.Errorf(resolute.EInvalid, "password: must be at most 72 bytes")
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -9,7 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/resolute-ml/resolute"
-	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/views"
 )
 
@@ -20,63 +21,6 @@ func withConfig(t resolute.Template) resolute.Template {
 		t.Config = m
 	}
 	return t
-}
-
-// templateYAML returns the YAML of a request: the text, or the object
-// rendered as YAML.
-func templateYAML(req resolute.TemplateRequest) (string, error) {
-	if req.YAML != "" {
-		return req.YAML, nil
-	}
-	if req.Config == nil {
-		return "", resolute.Errorf(resolute.EInvalid, "yaml: give the template as yaml (text) or config (object)")
-	}
-	data, err := yaml.Marshal(req.Config)
-	return string(data), err
-}
-
-// saveTemplate validates and creates (or, with replace, replaces) a template.
-func (s *Server) saveTemplate(r *http.Request, req resolute.TemplateRequest, replace bool) (resolute.Template, error) {
-	if err := control.CheckName("name", req.Name, control.MaxNameLen); err != nil {
-		return resolute.Template{}, err
-	}
-	text, err := templateYAML(req)
-	if err != nil {
-		return resolute.Template{}, err
-	}
-	if err := control.CheckTemplate(text); err != nil {
-		return resolute.Template{}, err
-	}
-	existing, err := s.db.Template(r.Context(), req.Name)
-	switch {
-	case err == nil && !replace:
-		return resolute.Template{}, resolute.Errorf(resolute.EConflict, "template %q already exists", req.Name)
-	case err == nil:
-		if err := mayChange(r, existing); err != nil {
-			return resolute.Template{}, err
-		}
-		return s.db.UpdateTemplate(r.Context(), req.Name, text)
-	case resolute.ErrorCode(err) != resolute.ENotFound:
-		return resolute.Template{}, err
-	}
-	wsID := req.WorkspaceID
-	if wsID == 0 {
-		ws, err := s.db.WorkspaceByName(r.Context(), resolute.DefaultWorkspaceName)
-		if err != nil {
-			return resolute.Template{}, err
-		}
-		wsID = ws.ID
-	}
-	me, _ := userFrom(r)
-	return s.db.CreateTemplate(r.Context(), req.Name, text, wsID, me.ID)
-}
-
-// mayChange lets a template's owner and administrators change it.
-func mayChange(r *http.Request, t resolute.Template) error {
-	if me, _ := userFrom(r); me.Admin || me.ID == t.UserID {
-		return nil
-	}
-	return resolute.Errorf(resolute.EForbidden, "template %q belongs to %s; only they or an administrator may change it", t.Name, t.Username)
 }
 
 // handleAPITemplateList serves GET /api/v1/templates[?workspace_id=].
@@ -113,26 +57,26 @@ func (s *Server) handleAPITemplateGet(w http.ResponseWriter, r *http.Request) {
 
 // handleAPITemplateCreate serves POST /api/v1/templates: 409 if it exists.
 func (s *Server) handleAPITemplateCreate(w http.ResponseWriter, r *http.Request) {
-	s.apiSaveTemplate(w, r, "", false)
+	s.apiSaveTemplate(w, r, "", s.svc.Templates.Create)
 }
 
 // handleAPITemplatePut serves PUT /api/v1/templates/{name}: create or replace.
 func (s *Server) handleAPITemplatePut(w http.ResponseWriter, r *http.Request) {
-	s.apiSaveTemplate(w, r, chi.URLParam(r, "name"), true)
+	s.apiSaveTemplate(w, r, chi.URLParam(r, "name"), s.svc.Templates.Set)
 }
 
 // handleAPITemplatePatch serves PATCH /api/v1/templates/{name}: replace the
 // config of an existing template.
 func (s *Server) handleAPITemplatePatch(w http.ResponseWriter, r *http.Request) {
-	name := chi.URLParam(r, "name")
-	if _, err := s.db.Template(r.Context(), name); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	s.apiSaveTemplate(w, r, name, true)
+	s.apiSaveTemplate(w, r, chi.URLParam(r, "name"), s.svc.Templates.Update)
 }
 
-func (s *Server) apiSaveTemplate(w http.ResponseWriter, r *http.Request, name string, replace bool) {
+// templateSaver is a service method that stores a template.
+type templateSaver func(context.Context, authz.Actor, resolute.TemplateRequest) (resolute.Template, error)
+
+// apiSaveTemplate decodes a template request, names it after the path (when
+// there is one) and saves it with save.
+func (s *Server) apiSaveTemplate(w http.ResponseWriter, r *http.Request, name string, save templateSaver) {
 	var req resolute.TemplateRequest
 	if err := decodeJSON(r, &req); err != nil {
 		s.error(w, r, err)
@@ -145,7 +89,7 @@ func (s *Server) apiSaveTemplate(w http.ResponseWriter, r *http.Request, name st
 		}
 		req.Name = name
 	}
-	t, err := s.saveTemplate(r, req, replace)
+	t, err := save(r.Context(), actorFrom(r), req)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -155,14 +99,7 @@ func (s *Server) apiSaveTemplate(w http.ResponseWriter, r *http.Request, name st
 
 // handleAPITemplateDelete serves DELETE /api/v1/templates/{name}.
 func (s *Server) handleAPITemplateDelete(w http.ResponseWriter, r *http.Request) {
-	t, err := s.db.Template(r.Context(), chi.URLParam(r, "name"))
-	if err == nil {
-		err = mayChange(r, t)
-	}
-	if err == nil {
-		err = s.db.DeleteTemplate(r.Context(), t.Name)
-	}
-	if err != nil {
+	if err := s.svc.Templates.Delete(r.Context(), actorFrom(r), chi.URLParam(r, "name")); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -196,7 +133,7 @@ func (s *Server) handleTemplateCreateForm(w http.ResponseWriter, r *http.Request
 	form := views.TemplateForm{Name: strings.TrimSpace(r.PostFormValue("name")), YAML: r.PostFormValue("yaml")}
 	wsID, _ := strconv.ParseInt(r.PostFormValue("workspace_id"), 10, 64)
 	form.WorkspaceID = wsID
-	t, err := s.saveTemplate(r, resolute.TemplateRequest{Name: form.Name, YAML: form.YAML, WorkspaceID: wsID}, false)
+	t, err := s.svc.Templates.Create(r.Context(), actorFrom(r), resolute.TemplateRequest{Name: form.Name, YAML: form.YAML, WorkspaceID: wsID})
 	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict || code == resolute.ENotFound {
 		form.Errors = templateFormErrors(err)
 		s.renderTemplateList(w, r, http.StatusUnprocessableEntity, form)
@@ -243,7 +180,7 @@ func (s *Server) handleTemplateEditForm(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	text := r.PostFormValue("yaml")
-	_, err = s.saveTemplate(r, resolute.TemplateRequest{Name: t.Name, YAML: text}, true)
+	_, err = s.svc.Templates.Update(r.Context(), actorFrom(r), resolute.TemplateRequest{Name: t.Name, YAML: text})
 	if code := resolute.ErrorCode(err); code == resolute.EInvalid {
 		s.render(w, r, http.StatusUnprocessableEntity, views.TemplateView(views.TemplatePage{
 			Shell: s.shell(r, "Template "+t.Name, "templates"), Template: t, YAML: text, Errors: templateFormErrors(err)}))
@@ -257,16 +194,10 @@ func (s *Server) handleTemplateEditForm(w http.ResponseWriter, r *http.Request) 
 
 // handleTemplateDeleteForm serves POST /templates/{name}/delete.
 func (s *Server) handleTemplateDeleteForm(w http.ResponseWriter, r *http.Request) {
-	t, err := s.db.Template(r.Context(), chi.URLParam(r, "name"))
-	if err == nil {
-		err = mayChange(r, t)
-	}
-	if err == nil {
-		err = s.db.DeleteTemplate(r.Context(), t.Name)
-	}
-	if err != nil {
+	name := chi.URLParam(r, "name")
+	if err := s.svc.Templates.Delete(r.Context(), actorFrom(r), name); err != nil {
 		s.error(w, r, err)
 		return
 	}
-	redirect(w, r, "/templates", "ok", "Deleted template "+t.Name+".")
+	redirect(w, r, "/templates", "ok", "Deleted template "+name+".")
 }

@@ -1,76 +1,14 @@
 package handlers
 
 import (
-	"context"
 	"net/http"
-	"regexp"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/resolute-ml/resolute"
-	"github.com/resolute-ml/resolute/auth"
-	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/views"
 )
-
-var usernamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$`)
-
-// createUser validates and adds a user; callers are administrators.
-func (s *Server) createUser(ctx context.Context, spec resolute.UserSpec, password string) (resolute.User, error) {
-	if !usernamePattern.MatchString(spec.Username) {
-		return resolute.User{}, resolute.Errorf(resolute.EInvalid, "username: use 1-128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit")
-	}
-	if err := control.CheckLength("displayName", spec.DisplayName, 128); err != nil {
-		return resolute.User{}, err
-	}
-	if err := passwordMessage(password); err != nil {
-		return resolute.User{}, err
-	}
-	hash, err := auth.HashPassword(password)
-	if err != nil {
-		return resolute.User{}, err
-	}
-	u, err := s.db.CreateUser(ctx, spec.Username, spec.DisplayName, hash, spec.Admin)
-	if err != nil {
-		return u, err
-	}
-	if spec.Active != nil && !*spec.Active {
-		return s.db.UpdateUser(ctx, u.ID, u.DisplayName, u.Admin, false)
-	}
-	return u, nil
-}
-
-// setPassword changes a user's password. Users changing their own give their
-// current password; administrators may reset anyone's. Every other session
-// of that user ends.
-func (s *Server) setPassword(r *http.Request, id int64, req resolute.SetPasswordRequest) error {
-	me, _ := userFrom(r)
-	if me.ID != id && !me.Admin {
-		return resolute.Errorf(resolute.EForbidden, "only administrators may set other users' passwords")
-	}
-	if err := passwordMessage(req.Password); err != nil {
-		return err
-	}
-	if me.ID == id {
-		current, err := s.db.UserByUsername(r.Context(), me.Username)
-		if err != nil {
-			return err
-		}
-		if !auth.CheckPassword(current.PasswordHash, req.OldPassword) {
-			return resolute.Errorf(resolute.EInvalid, "oldPassword: is not your current password")
-		}
-	}
-	hash, err := auth.HashPassword(req.Password)
-	if err != nil {
-		return err
-	}
-	var keep []byte
-	if me.ID == id {
-		keep = auth.HashToken(tokenFrom(r))
-	}
-	return s.db.SetPassword(r.Context(), id, hash, keep)
-}
 
 // handleAPIUserList serves GET /api/v1/users.
 func (s *Server) handleAPIUserList(w http.ResponseWriter, r *http.Request) {
@@ -114,7 +52,7 @@ func (s *Server) handleAPIUserCreate(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	u, err := s.createUser(r.Context(), req.User, req.Password)
+	u, err := s.svc.Users.Create(r.Context(), actorFrom(r), req.User, req.Password)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -134,25 +72,7 @@ func (s *Server) handleAPIUserPatch(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	u, err := s.db.User(r.Context(), id)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	if req.DisplayName != nil {
-		if err := control.CheckLength("displayName", *req.DisplayName, 128); err != nil {
-			s.error(w, r, err)
-			return
-		}
-		u.DisplayName = *req.DisplayName
-	}
-	if req.Admin != nil {
-		u.Admin = *req.Admin
-	}
-	if req.Active != nil {
-		u.Active = *req.Active
-	}
-	u, err = s.db.UpdateUser(r.Context(), id, u.DisplayName, u.Admin, u.Active)
+	u, err := s.svc.Users.Edit(r.Context(), actorFrom(r), id, req)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -190,7 +110,7 @@ func (s *Server) handleAPIUserPassword(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, resolute.Errorf(resolute.EInvalid, "expected {\"password\": ...}"))
 		return
 	}
-	if err := s.setPassword(r, id, req); err != nil {
+	if err := s.svc.Users.SetPassword(r.Context(), actorFrom(r), id, req, tokenFrom(r)); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -220,7 +140,7 @@ func (s *Server) handleUserCreateForm(w http.ResponseWriter, r *http.Request) {
 	}
 	spec := resolute.UserSpec{Username: strings.TrimSpace(r.PostFormValue("username")),
 		DisplayName: strings.TrimSpace(r.PostFormValue("display_name")), Admin: r.PostFormValue("admin") != ""}
-	u, err := s.createUser(r.Context(), spec, r.PostFormValue("password"))
+	u, err := s.svc.Users.Create(r.Context(), actorFrom(r), spec, r.PostFormValue("password"))
 	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {
 		field := "username"
 		if strings.HasPrefix(resolute.ErrorMessage(err), "password") {
@@ -270,9 +190,8 @@ func (s *Server) handleUserEditForm(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	if err = control.CheckLength("displayName", display, 128); err == nil {
-		_, err = s.db.UpdateUser(r.Context(), id, display, r.PostFormValue("admin") != "", r.PostFormValue("active") != "")
-	}
+	admin, active := r.PostFormValue("admin") != "", r.PostFormValue("active") != ""
+	_, err = s.svc.Users.Edit(r.Context(), actorFrom(r), id, resolute.PatchUserRequest{DisplayName: &display, Admin: &admin, Active: &active})
 	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {
 		u.DisplayName = display
 		s.render(w, r, http.StatusUnprocessableEntity, views.UserEditPage(views.UserPage{
@@ -305,7 +224,7 @@ func (s *Server) handleUserPasswordForm(w http.ResponseWriter, r *http.Request) 
 		redirect(w, r, "/account", "error", "Change your own password here, with your current one.")
 		return
 	}
-	if err := s.setPassword(r, id, resolute.SetPasswordRequest{Password: r.PostFormValue("password")}); err != nil {
+	if err := s.svc.Users.SetPassword(r.Context(), actorFrom(r), id, resolute.SetPasswordRequest{Password: r.PostFormValue("password")}, tokenFrom(r)); err != nil {
 		if resolute.ErrorCode(err) == resolute.EInvalid {
 			s.render(w, r, http.StatusUnprocessableEntity, views.UserEditPage(views.UserPage{
 				Shell: s.shell(r, "User "+u.Username, "admin"), Target: u, Errors: views.FormErrors{"password": fieldMessage(err)}}))
@@ -333,7 +252,8 @@ func (s *Server) handleAccountPasswordForm(w http.ResponseWriter, r *http.Reques
 	errs := views.FormErrors{}
 	if newPass != r.PostFormValue("confirm") {
 		errs["confirm"] = "does not match the new password"
-	} else if err := s.setPassword(r, me.ID, resolute.SetPasswordRequest{Password: newPass, OldPassword: r.PostFormValue("old_password")}); err != nil {
+	} else if err := s.svc.Users.SetPassword(r.Context(), actorFrom(r), me.ID,
+		resolute.SetPasswordRequest{Password: newPass, OldPassword: r.PostFormValue("old_password")}, tokenFrom(r)); err != nil {
 		if resolute.ErrorCode(err) != resolute.EInvalid {
 			s.error(w, r, err)
 			return

@@ -97,6 +97,17 @@ func (q *Queries) ListTemplates(ctx context.Context, workspaceID *int64) ([]Temp
 	return items, nil
 }
 
+const lockTemplate = `-- name: LockTemplate :one
+SELECT name FROM templates WHERE name = $1 FOR UPDATE
+`
+
+func (q *Queries) LockTemplate(ctx context.Context, name string) (string, error) {
+	row := q.db.QueryRow(ctx, lockTemplate, name)
+	var name_2 string
+	err := row.Scan(&name_2)
+	return name_2, err
+}
+
 const updateTemplate = `-- name: UpdateTemplate :execrows
 UPDATE templates SET config_yaml = $2, updated_at = now() WHERE name = $1
 `

@@ -14,3 +14,6 @@ UPDATE templates SET config_yaml = $2, updated_at = now() WHERE name = $1;
 
 -- name: DeleteTemplate :execrows
 DELETE FROM templates WHERE name = $1;
+
+-- name: LockTemplate :one
+SELECT name FROM templates WHERE name = $1 FOR UPDATE;

@@ -29,3 +29,11 @@ UPDATE users SET password_hash = $2 WHERE id = $1;
 
 -- name: CountActiveAdmins :one
 SELECT count(*) FROM users WHERE admin AND active;
+
+-- name: LockUser :one
+SELECT id FROM users WHERE id = $1 FOR UPDATE;
+
+-- name: LockActiveAdmins :many
+-- Taken before a change that may leave no active administrator, so two
+-- such changes cannot both see the other's administrator still there.
+SELECT id FROM users WHERE admin AND active ORDER BY id FOR UPDATE;

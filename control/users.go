@@ -1,0 +1,190 @@
+package control
+
+import (
+	"context"
+	"log/slog"
+	"regexp"
+	"time"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/auth"
+	"github.com/resolute-ml/resolute/authz"
+	"github.com/resolute-ml/resolute/db"
+)
+
+// Users adds and edits accounts, sets passwords, and opens and ends
+// sessions. The cluster always keeps an active administrator, and a user
+// who is deactivated or whose password changes loses their other sessions.
+type Users struct {
+	db     *db.DB
+	logger *slog.Logger
+}
+
+// MaxPasswordLen is the longest password bcrypt reads in full.
+const MaxPasswordLen = 72
+
+var usernamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$`)
+
+// Create adds a user with a password ("" for none): administrators only.
+func (s *Users) Create(ctx context.Context, a authz.Actor, spec resolute.UserSpec, password string) (resolute.User, error) {
+	if err := authz.Can(a, authz.Administer, authz.Cluster); err != nil {
+		return resolute.User{}, err
+	}
+	if !usernamePattern.MatchString(spec.Username) {
+		return resolute.User{}, resolute.Errorf(resolute.EInvalid, "username: use 1-128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit")
+	}
+	if err := CheckLength("displayName", spec.DisplayName, MaxNameLen); err != nil {
+		return resolute.User{}, err
+	}
+	if err := checkPassword(password); err != nil {
+		return resolute.User{}, err
+	}
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		return resolute.User{}, err
+	}
+	u, err := inTx(ctx, s.db, func(q *db.Queries) (resolute.User, error) {
+		u, err := q.CreateUser(ctx, spec.Username, spec.DisplayName, hash, spec.Admin)
+		if err != nil || spec.Active == nil || *spec.Active {
+			return u, err
+		}
+		return q.UpdateUser(ctx, u.ID, u.DisplayName, u.Admin, false)
+	})
+	if err == nil {
+		s.logger.Info("user created", "username", u.Username, "admin", u.Admin, "by", a.Username())
+	}
+	return u, err
+}
+
+// Edit changes what req gives of a user: the display name (the user or an
+// administrator), the admin and active flags (administrators only). It
+// refuses to leave the cluster without an active administrator, and
+// deactivating a user ends their sessions.
+func (s *Users) Edit(ctx context.Context, a authz.Actor, id int64, req resolute.PatchUserRequest) (resolute.User, error) {
+	if req.DisplayName != nil {
+		if err := CheckLength("displayName", *req.DisplayName, MaxNameLen); err != nil {
+			return resolute.User{}, err
+		}
+	}
+	return inTx(ctx, s.db, func(q *db.Queries) (resolute.User, error) {
+		// The administrators first, then the user, always in that order:
+		// two edits that each remove an administrator then cannot both
+		// count the other one, nor deadlock.
+		if err := q.LockActiveAdmins(ctx); err != nil {
+			return resolute.User{}, err
+		}
+		old, err := q.UserForUpdate(ctx, id)
+		if err != nil {
+			return resolute.User{}, err
+		}
+		if err := authz.Can(a, authz.ChangeUser, authz.UserAccount(old.User)); err != nil {
+			return old.User, err
+		}
+		u := old.User
+		if req.DisplayName != nil {
+			u.DisplayName = *req.DisplayName
+		}
+		if req.Admin != nil {
+			u.Admin = *req.Admin
+		}
+		if req.Active != nil {
+			u.Active = *req.Active
+		}
+		if u.Admin != old.Admin || u.Active != old.Active {
+			if err := authz.Can(a, authz.Administer, authz.Cluster); err != nil {
+				return old.User, err
+			}
+		}
+		u, err = q.UpdateUser(ctx, id, u.DisplayName, u.Admin, u.Active)
+		if err != nil {
+			return u, err
+		}
+		n, err := q.CountActiveAdmins(ctx)
+		if err != nil {
+			return u, err
+		}
+		if n == 0 {
+			return u, resolute.Errorf(resolute.EConflict, "%s is the last active administrator", u.Username)
+		}
+		if !u.Active {
+			if err := q.DeleteUserSessions(ctx, id); err != nil {
+				return u, err
+			}
+		}
+		return u, nil
+	})
+}
+
+// SetPassword changes a user's password: users their own, giving their
+// current password; administrators anyone's (their own too with the current
+// one). Every other session of that user ends; session is the token the
+// actor signed in with, which survives when they change their own.
+func (s *Users) SetPassword(ctx context.Context, a authz.Actor, id int64, req resolute.SetPasswordRequest, session string) error {
+	return s.db.InTx(ctx, func(q *db.Queries) error {
+		u, err := q.UserForUpdate(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := authz.Can(a, authz.ChangeUser, authz.UserAccount(u.User)); err != nil {
+			return err
+		}
+		if err := checkPassword(req.Password); err != nil {
+			return err
+		}
+		self := a.UserID() == id
+		if self && !auth.CheckPassword(u.PasswordHash, req.OldPassword) {
+			return resolute.Errorf(resolute.EInvalid, "oldPassword: is not your current password")
+		}
+		hash, err := auth.HashPassword(req.Password)
+		if err != nil {
+			return err
+		}
+		if err := q.SetPassword(ctx, id, hash); err != nil {
+			return err
+		}
+		var keep []byte
+		if self {
+			keep = auth.HashToken(session)
+		}
+		return q.DeleteOtherSessions(ctx, id, keep)
+	})
+}
+
+// errBadLogin never says whether the user or the password was wrong.
+var errBadLogin = resolute.Errorf(resolute.EUnauthorized, "invalid username or password")
+
+// Login checks an active user's password and opens a session that ends at
+// expires, returning its token. Anyone may try: the password is the
+// permission. A wrong username or password, or a deactivated user, is
+// EUnauthorized without saying which.
+func (s *Users) Login(ctx context.Context, username, password string, expires time.Time) (string, resolute.User, error) {
+	u, err := s.db.UserByUsername(ctx, username)
+	switch {
+	case resolute.ErrorCode(err) == resolute.ENotFound:
+		auth.WasteTime(password) // an unknown user takes as long as a wrong password
+		return "", resolute.User{}, errBadLogin
+	case err != nil:
+		return "", resolute.User{}, err
+	case !u.Active || !auth.CheckPassword(u.PasswordHash, password):
+		return "", resolute.User{}, errBadLogin
+	}
+	token, hash := auth.NewToken()
+	if err := s.db.CreateSession(ctx, u.ID, hash, expires); err != nil {
+		return "", resolute.User{}, err
+	}
+	s.logger.Info("user logged in", "user", u.Username)
+	return token, u.User, nil
+}
+
+// Logout ends the session of token: holding the token is the permission.
+func (s *Users) Logout(ctx context.Context, token string) error {
+	return s.db.DeleteSession(ctx, auth.HashToken(token))
+}
+
+// checkPassword checks a new password's length.
+func checkPassword(p string) error {
+	if len(p) > MaxPasswordLen {
+		return resolute.Errorf(resolute.EInvalid, "password: must be at most %d bytes", MaxPasswordLen)
+	}
+	return nil
+}
