@@ -20,6 +20,7 @@ type Services struct {
 	Experiments *Experiments
 	Workspaces  *Workspaces
 	Projects    *Projects
+	RunMetadata *RunMetadata
 }
 
 // NewServices returns the services over database; exps runs experiments.
@@ -28,6 +29,7 @@ func NewServices(database *db.DB, exps *Experiments, logger *slog.Logger) *Servi
 		Experiments: exps,
 		Workspaces:  &Workspaces{db: database, logger: logger},
 		Projects:    &Projects{db: database, logger: logger},
+		RunMetadata: &RunMetadata{db: database},
 	}
 }
 
