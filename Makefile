@@ -19,7 +19,7 @@ build: setup ## bin/resolute and bin/det
 
 generate: ## regenerate templ and sqlc output (committed)
 	$(GO) tool templ generate -path views
-	cd db && $(GO) tool sqlc generate
+	$(GO) tool sqlc generate
 
 bench: setup-test ## benchmarks, with their figures
 	scripts/test.sh -run '^$$' -bench .

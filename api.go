@@ -198,6 +198,19 @@ type TrialResponse struct {
 	LatestMetrics []MetricsReport `json:"latestMetrics"`
 }
 
+// RunMetadataRequest is the body of POST /api/v1/runs/{id}/metadata: the
+// JSON object that replaces the run's (trial's) metadata. RunID repeats the
+// path's id, as Determined's clients send it; the path wins.
+type RunMetadataRequest struct {
+	RunID    int64           `json:"runId,omitempty"`
+	Metadata json.RawMessage `json:"metadata"`
+}
+
+// RunMetadataResponse is a run's metadata, {} when none was set.
+type RunMetadataResponse struct {
+	Metadata json.RawMessage `json:"metadata"`
+}
+
 // CheckpointsResponse lists checkpoints.
 type CheckpointsResponse struct {
 	Checkpoints []Checkpoint `json:"checkpoints"`

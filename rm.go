@@ -6,7 +6,7 @@ import (
 )
 
 // The resource-manager seam: what control asks a resource manager to run,
-// and the events it reports back. local/ (and later k8s/) use these types.
+// and the events it reports back. local/ and k8s/ use these types.
 
 // LaunchSpec is one allocation to start.
 type LaunchSpec struct {

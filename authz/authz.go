@@ -102,6 +102,9 @@ const (
 	// ChangeCheckpoint records that a checkpoint's files were deleted: the
 	// experiment's owner, an administrator, or the allocation of its trial.
 	ChangeCheckpoint Action = "change checkpoint"
+	// ChangeRunMetadata sets a trial's run metadata: the experiment's
+	// owner, an administrator, or the trial's own allocation.
+	ChangeRunMetadata Action = "change run metadata"
 
 	// Report is what a task says of itself (metrics, progress, checkpoints,
 	// early exit, runner state, rendezvous): only its own allocation.
@@ -155,7 +158,7 @@ func Can(a Actor, act Action, o Object) error {
 	case Read, CreateWorkspace, CreateProject, CreateExperiment, CreateTask, CreateModel, CreateTemplate:
 		return nil
 	case ChangeWorkspace, ChangeProject, ChangeExperiment, ChangeTask, ChangeJob, ChangeModel, ChangeTemplate,
-		ChangeCheckpoint:
+		ChangeCheckpoint, ChangeRunMetadata:
 		if u.Admin || u.ID == o.OwnerID || o.CoOwnerID != 0 && u.ID == o.CoOwnerID {
 			return nil
 		}
@@ -180,7 +183,7 @@ func Can(a Actor, act Action, o Object) error {
 // and report for it, and nothing else.
 func allocationCan(al resolute.Allocation, act Action, o Object) error {
 	switch act {
-	case Read, Report, ChangeCheckpoint:
+	case Read, Report, ChangeCheckpoint, ChangeRunMetadata:
 		if o.TaskID != "" && o.TaskID == al.TaskID && (o.AllocationID == "" || o.AllocationID == al.ID) {
 			return nil
 		}
@@ -193,7 +196,7 @@ func verb(act Action) string {
 	switch act {
 	case Report:
 		return "report for"
-	case ChangeCheckpoint:
+	case ChangeCheckpoint, ChangeRunMetadata:
 		return "change"
 	}
 	return string(act)

@@ -70,6 +70,7 @@ func TestCanAnswersEveryActionForEveryActor(t *testing.T) {
 		"owner or admin changes a model":                    {authz.ChangeModel, authz.Model(resolute.Model{Name: "m", UserID: owner.ID}), []string{who, no, ok, ok, no, no, ok, who}},
 		"owner or admin changes a template":                 {authz.ChangeTemplate, authz.Template(resolute.Template{Name: "t", UserID: owner.ID}), []string{who, no, ok, ok, no, no, ok, who}},
 		"a checkpoint is changed by its trial's task too":   {authz.ChangeCheckpoint, authz.Checkpoint(resolute.Checkpoint{UUID: "c", TrialID: 27}, exp), []string{who, no, ok, ok, ok, no, ok, who}},
+		"a run's metadata is set by its trial's task too":   {authz.ChangeRunMetadata, trialObj, []string{who, no, ok, ok, ok, no, ok, who}},
 		"only a trial's own task reports for it":            {authz.Report, trialObj, []string{who, no, no, no, ok, no, ok, who}},
 		"a user changes their own account, admin any":       {authz.ChangeUser, authz.UserAccount(owner), []string{who, no, ok, ok, no, no, ok, who}},
 		"an allocation reports only for itself":             {authz.Report, authz.AllocationOf(ownTask), []string{who, no, no, no, ok, no, ok, who}},

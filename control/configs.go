@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -22,13 +21,12 @@ type Configs struct {
 	defaults    []byte            // the master's layer: checkpoint_storage, task_container_defaults
 	pools       map[string][]byte // pools with their own task_container_defaults
 	computePool string            // where experiments go without resources.resource_pool
-	now         func() time.Time
 }
 
 // NewConfigs returns the config expander; defaults is the master's layer
 // (masterconf.Config.Defaults).
 func NewConfigs(database *db.DB, defaults []byte, opts ...ConfigsOption) *Configs {
-	c := &Configs{db: database, defaults: defaults, now: time.Now}
+	c := &Configs{db: database, defaults: defaults}
 	for _, o := range opts {
 		o(c)
 	}
@@ -90,7 +88,7 @@ func (c *Configs) ExpandExperiment(ctx context.Context, userYAML []byte, templat
 	// A config without a name gets one, as Determined's does.
 	name := []byte(fmt.Sprintf("name: %q\n", expconf.GenerateName(rand.Uint64())))
 	layers := append([][]byte{name, c.defaultsFor(upper, overrides)}, upper...)
-	cfg, err := expconf.ParseExperimentLayers(layers, overrides, expconf.WithClock(c.now))
+	cfg, err := expconf.ParseExperimentLayers(layers, overrides)
 	if err != nil {
 		return nil, invalid(err)
 	}

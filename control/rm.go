@@ -8,8 +8,8 @@ import (
 	"github.com/resolute-ml/resolute/scheduler"
 )
 
-// ResourceManager is what control needs of a resource manager (local/ now,
-// k8s/ later); Experiments.Pump turns its events into state changes.
+// ResourceManager is what control needs of a resource manager (local/ or
+// k8s/); Experiments.Pump turns its events into state changes.
 type ResourceManager interface {
 	// TotalSlots is the number of slots the resource manager has.
 	TotalSlots() int

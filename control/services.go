@@ -25,6 +25,7 @@ type Services struct {
 	Allocations *Allocations
 	Templates   *Templates
 	Users       *Users
+	RunMetadata *RunMetadata
 }
 
 // NewServices returns the services over database; exps runs experiments.
@@ -38,6 +39,7 @@ func NewServices(database *db.DB, exps *Experiments, logger *slog.Logger) *Servi
 		Allocations: &Allocations{db: database},
 		Templates:   &Templates{db: database, logger: logger},
 		Users:       &Users{db: database, logger: logger},
+		RunMetadata: &RunMetadata{db: database},
 	}
 }
 

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -86,17 +87,9 @@ func (db *DB) Ping(ctx context.Context) error { return db.pool.Ping(ctx) }
 func migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
 	sqlDB := stdlib.OpenDBFromPool(pool)
 	defer sqlDB.Close()
-	sub, err := fs.Sub(migrations, "migrations")
+	provider, err := newProvider(sqlDB)
 	if err != nil {
 		return err
-	}
-	locker, err := lock.NewPostgresSessionLocker()
-	if err != nil {
-		return err
-	}
-	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, sub, goose.WithSessionLocker(locker))
-	if err != nil {
-		return fmt.Errorf("load migrations: %w", err)
 	}
 	current, err := provider.GetDBVersion(ctx)
 	if err != nil && !errors.Is(err, goose.ErrVersionNotFound) {
@@ -117,6 +110,23 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error
 		logger.Info("applied database migrations", "count", len(results), "version", newest, "took", time.Since(start).Round(time.Millisecond))
 	}
 	return nil
+}
+
+// newProvider reads the embedded migrations for the database behind sqlDB.
+func newProvider(sqlDB *sql.DB) (*goose.Provider, error) {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return nil, err
+	}
+	provider, err := goose.NewProvider(goose.DialectPostgres, sqlDB, sub, goose.WithSessionLocker(locker))
+	if err != nil {
+		return nil, fmt.Errorf("load migrations: %w", err)
+	}
+	return provider, nil
 }
 
 // inTx runs fn in a transaction, committing when it returns nil.

@@ -102,12 +102,8 @@ func TestMigratingDropsDuplicateReportsAndHidesRolledBackOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	// Back to version 13's table, then reports as it stored them.
-	_, err = conn.Exec(ctx, `ALTER TABLE metrics DROP COLUMN hidden, DROP COLUMN told_searcher;
-		DROP INDEX metrics_once;
-		CREATE INDEX metrics_trial_group ON metrics (trial_id, group_name, steps_completed);
-		DELETE FROM goose_db_version WHERE version_id = 14`)
-	if err != nil {
+	// Back to version 13, then reports as it stored them.
+	if err := d.MigrateDownTo(ctx, 13); err != nil {
 		t.Fatal(err)
 	}
 	insert := func(run int, steps int64) {

@@ -9,7 +9,7 @@
 // The flow for an experiment submission is:
 //
 //	cfg, err := expconf.ParseExperimentLayers(
-//	    [][]byte{poolDefaults, template, userConfig}, overrides, expconf.WithClock(now))
+//	    [][]byte{poolDefaults, template, userConfig}, overrides)
 //
 // which merges the layers, parses, applies defaults and checks the keys that
 // must be present once everything is merged (see Complete). A single layer,

@@ -2,7 +2,7 @@ package expconf
 
 import (
 	"math"
-	"time"
+	"math/rand/v2"
 
 	"gopkg.in/yaml.v3"
 )
@@ -65,7 +65,9 @@ type ExperimentConfig struct {
 
 // ReproducibilityConfig is the `reproducibility` section.
 type ReproducibilityConfig struct {
-	// ExperimentSeed defaults to the Unix time at parse (see WithClock).
+	// ExperimentSeed defaults to a random number (see WithDefaultSeed),
+	// kept in the expanded config so the experiment can be run again with
+	// it: two searches submitted at once get different hyperparameters.
 	ExperimentSeed int64
 }
 
@@ -98,17 +100,17 @@ func (e Entrypoint) render() any {
 type Option func(*options)
 
 type options struct {
-	now func() time.Time
+	seed func() uint32
 }
 
-// WithClock sets the clock that gives the default experiment seed, so tests
-// are deterministic.
-func WithClock(now func() time.Time) Option {
-	return func(o *options) { o.now = now }
+// WithDefaultSeed sets where the experiment seed comes from when the config
+// sets none (random numbers otherwise), so tests are deterministic.
+func WithDefaultSeed(seed func() uint32) Option {
+	return func(o *options) { o.seed = seed }
 }
 
 func buildOptions(opts []Option) options {
-	o := options{now: time.Now}
+	o := options{seed: rand.Uint32}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -172,7 +174,7 @@ func decodeExperiment(doc *yaml.Node, opt options) (*ExperimentConfig, error) {
 	o.boolean("debug", &c.Debug)
 	o.boolean("perform_initial_validation", &c.PerformInitialValidation)
 	c.Profiling = d.profiling(o.take("profiling"))
-	c.Reproducibility.ExperimentSeed = opt.now().Unix() & math.MaxUint32
+	c.Reproducibility.ExperimentSeed = int64(opt.seed())
 	if rn := o.take("reproducibility"); rn != nil {
 		ro := d.object(rn, "reproducibility")
 		var seed int

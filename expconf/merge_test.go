@@ -106,7 +106,7 @@ resources:
 
 func TestParseExperimentLayersPrecedence(t *testing.T) {
 	c, err := expconf.ParseExperimentLayers([][]byte{[]byte(poolDefaults), []byte(template), []byte(userConfig)},
-		[]string{"searcher.max_trials=3"}, fixedClock)
+		[]string{"searcher.max_trials=3"}, fixedSeed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestParseExperimentLayersErrors(t *testing.T) {
 			for _, l := range tc.layers {
 				layers = append(layers, []byte(l))
 			}
-			_, err := expconf.ParseExperimentLayers(layers, tc.overrides, fixedClock)
+			_, err := expconf.ParseExperimentLayers(layers, tc.overrides, fixedSeed)
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("error =\n%v\nwant\n%s", err, tc.want)
 			}

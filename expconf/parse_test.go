@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -14,11 +13,11 @@ import (
 	"github.com/resolute-ml/resolute/expconf"
 )
 
-var fixedClock = expconf.WithClock(func() time.Time { return time.Unix(1700000000, 0) })
+var fixedSeed = expconf.WithDefaultSeed(func() uint32 { return 1700000000 })
 
 func parse(t *testing.T, y string) *expconf.ExperimentConfig {
 	t.Helper()
-	c, err := expconf.ParseExperiment([]byte(y), fixedClock)
+	c, err := expconf.ParseExperiment([]byte(y), fixedSeed)
 	if err != nil {
 		t.Fatalf("ParseExperiment: %v", err)
 	}
@@ -129,7 +128,7 @@ func TestParseExperimentTestdataRoundTrips(t *testing.T) {
 				t.Fatal(err)
 			}
 			for form, out := range map[string][]byte{"yaml": y, "json": j} {
-				again, err := expconf.ParseExperiment(out, fixedClock)
+				again, err := expconf.ParseExperiment(out, fixedSeed)
 				if err != nil {
 					t.Fatalf("%s re-parse: %v\n%s", form, err, out)
 				}

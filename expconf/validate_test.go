@@ -294,7 +294,7 @@ func TestParseExperimentRejects(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := expconf.ParseExperiment([]byte(tc.yaml), fixedClock)
+			_, err := expconf.ParseExperiment([]byte(tc.yaml), fixedSeed)
 			if err == nil {
 				t.Fatalf("ParseExperiment succeeded, want %q", tc.want)
 			}

@@ -159,6 +159,7 @@ func attacks(v victim) map[string]attack {
 		"POST /api/v1/trials/{id}/runner/metadata": {path: "/api/v1/trials/" + tr + "/runner/metadata", body: `{"state":"bob was here"}`},
 		"POST /api/v1/checkpoints": {path: "/api/v1/checkpoints", body: `{"uuid":"1b0e5d5e-1c1a-4b7e-9a62-5c1d8e3f0a11","taskId":"trial-` + tr +
 			`","allocationId":"trial-` + tr + `.1","state":"STATE_COMPLETED","resources":{"a":1},"metadata":{"steps_completed":20}}`},
+		"POST /api/v1/runs/{id}/metadata":                      {path: "/api/v1/runs/" + tr + "/metadata", body: `{"metadata":{"bob":true}}`},
 		"PATCH /api/v1/checkpoints":                            {path: "/api/v1/checkpoints", body: `{"checkpoints":[{"uuid":"` + v.checkpoint + `","resources":{"resources":{}}}]}`},
 		"POST /api/v1/allocations/{id}/signals/ack_preemption": {path: "/api/v1/allocations/trial-" + tr + ".1/signals/ack_preemption", body: `{}`},
 		"POST /api/v1/allocations/{id}/rendezvous":             {path: "/api/v1/allocations/trial-" + tr + ".1/rendezvous", body: `{"addr":"10.0.0.9","rank":0,"size":1,"slots":1}`},

@@ -127,19 +127,6 @@ func (s *Server) masterView() views.MasterInfo {
 	return views.MasterInfo{Version: m.Version, ClusterID: m.ClusterID, ResourceManager: m.ResourceManager, URL: m.URL}
 }
 
-// coming describes the sections that are not built yet; every section is
-// built now, but the page stays for the next one.
-var coming = map[string]views.Coming{}
-
-// handleComing serves the sections not built yet.
-func (s *Server) handleComing(key string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		c := coming[key]
-		c.Shell = s.shell(r, c.What, key)
-		s.page(w, r, views.ComingPage(c))
-	}
-}
-
 // handleCluster serves GET /cluster: the master and each resource pool
 // with its scheduler and slots.
 func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) {

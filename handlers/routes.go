@@ -140,6 +140,8 @@ func (s *Server) Routes() chi.Router {
 			r.Post("/trials/{id}/early_exit", s.handleTaskEarlyExit)
 			r.Post("/trials/{id}/runner/metadata", s.handleTaskRunnerMetadata)
 			r.Get("/trials/{id}", s.handleAPITrialGet)
+			r.Get("/runs/{id}/metadata", s.handleRunMetadataGet)
+			r.Post("/runs/{id}/metadata", s.handleRunMetadataPost)
 			r.Get("/experiments/{id}/searcher/best_searcher_validation_metric", s.handleBestValidation)
 			r.Post("/checkpoints", s.handleTaskCheckpoint)
 			r.Patch("/checkpoints", s.handleTaskCheckpointPatch)

@@ -85,13 +85,6 @@ type MasterInfo struct {
 	URL             string
 }
 
-// Coming is the honest page for a section that is not built yet.
-type Coming struct {
-	Shell Shell
-	What  string // e.g. "Experiments"
-	About string // what the section will hold
-}
-
 // ErrorPage is a 404 or other error, inside the shell when signed in.
 type ErrorPage struct {
 	Shell    Shell

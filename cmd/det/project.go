@@ -176,7 +176,7 @@ func (a *app) projectDescribeCmd() *cobra.Command {
 func (a *app) projectArchiveCmd(verb string, archive bool) *cobra.Command {
 	return &cobra.Command{
 		Use:   verb + " WORKSPACE_NAME PROJECT_NAME | PROJECT_ID",
-		Short: verb[:1] + "rchive a project",
+		Short: capitalize(verb) + " a project",
 		Args:  projectArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()

@@ -27,6 +27,17 @@ func TestProjectListHasTheDefaultProject(t *testing.T) {
 	}
 }
 
+func TestProjectHelpSpellsArchiveAndUnarchive(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, handlerstest.Options{})
+	help := c.ok("", "project", "--help")
+	for _, want := range []string{"Archive a project", "Unarchive a project"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("det project --help lacks %q:\n%s", want, help)
+		}
+	}
+}
+
 func TestProjects(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t, handlerstest.Options{})

@@ -242,6 +242,11 @@ type ProjectView struct {
 	NumExperiments int32
 }
 
+type RunMetadatum struct {
+	TrialID  int64
+	Metadata []byte
+}
+
 type Session struct {
 	ID        int64
 	UserID    int64

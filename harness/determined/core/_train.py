@@ -260,7 +260,9 @@ class TrainContext:
         if self._tensorboard_mode == TensorboardMode.AUTO:
             raise RuntimeError("upload_tensorboard_files can only be used in MANUAL mode")
 
-    # Upstream had these for run metadata (0.38); kept on the same endpoints.
+    # Run metadata, as upstream's (0.38): set_metadata replaces the run's (the trial's)
+    # metadata with the object and returns what the master stored; get_metadata returns it,
+    # {} when none was set.
     def set_metadata(self, metadata: Dict[str, Any]) -> Optional[Dict[str, Any]]:
         r = self._session.post(
             f"/api/v1/runs/{self._trial_id}/metadata",

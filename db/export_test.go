@@ -1,0 +1,20 @@
+package db
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// MigrateDownTo undoes the migrations after version, for tests of what a
+// migration does to data stored before it.
+func (db *DB) MigrateDownTo(ctx context.Context, version int64) error {
+	sqlDB := stdlib.OpenDBFromPool(db.pool)
+	defer sqlDB.Close()
+	provider, err := newProvider(sqlDB)
+	if err != nil {
+		return err
+	}
+	_, err = provider.DownTo(ctx, version)
+	return err
+}
