@@ -1,6 +1,7 @@
 package control_test
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"testing"
@@ -28,7 +29,12 @@ func newOwners(t *testing.T, slots int) owners {
 		}
 		return authz.User(u)
 	}
-	return owners{harness: h, svc: control.NewServices(h.db, h.x, slog.New(slog.NewTextHandler(io.Discard, nil))),
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	metrics := control.NewMetricsWriter(h.db, logger)
+	ctx, cancel := context.WithCancel(h.ctx)
+	t.Cleanup(cancel)
+	go metrics.Run(ctx)
+	return owners{harness: h, svc: control.NewServices(h.db, h.x, metrics, logger),
 		alice: user("alice"), bob: user("bob")}
 }
 

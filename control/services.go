@@ -28,13 +28,14 @@ type Services struct {
 	RunMetadata *RunMetadata
 }
 
-// NewServices returns the services over database; exps runs experiments.
-func NewServices(database *db.DB, exps *Experiments, logger *slog.Logger) *Services {
+// NewServices returns the services over database; exps runs experiments
+// and metrics stores what trials report.
+func NewServices(database *db.DB, exps *Experiments, metrics *MetricsWriter, logger *slog.Logger) *Services {
 	return &Services{
 		Experiments: exps,
 		Workspaces:  &Workspaces{db: database, logger: logger},
 		Projects:    &Projects{db: database, logger: logger},
-		Trials:      &Trials{db: database, exps: exps},
+		Trials:      &Trials{db: database, exps: exps, metrics: metrics},
 		Checkpoints: &Checkpoints{db: database},
 		Allocations: &Allocations{db: database},
 		Templates:   &Templates{db: database, logger: logger},

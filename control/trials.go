@@ -13,8 +13,9 @@ import (
 // its progress, its runner's state, an early exit and its metrics. Only the
 // trial's own allocation may report for it (authz.Report).
 type Trials struct {
-	db   *db.DB
-	exps *Experiments
+	db      *db.DB
+	exps    *Experiments
+	metrics *MetricsWriter
 }
 
 // ReportProgress records a trial's progress, from 0 to 1.
@@ -55,10 +56,10 @@ func (s *Trials) EarlyExit(ctx context.Context, a authz.Actor, id int64, reason 
 	})
 }
 
-// ReportMetrics stores a trial's metrics report through w (a run id of 0
+// ReportMetrics stores a trial's metrics report (a run id of 0
 // is the trial's current run); the searcher hears of validation metrics,
 // whose values it reads from values.
-func (s *Trials) ReportMetrics(ctx context.Context, a authz.Actor, w *MetricsWriter, r resolute.MetricsReport, values map[string]any) error {
+func (s *Trials) ReportMetrics(ctx context.Context, a authz.Actor, r resolute.MetricsReport, values map[string]any) error {
 	// The trial and its owner do not change, so the check needs no lock;
 	// the report is written by w's own transaction, batched with others.
 	t, err := reportable(ctx, &s.db.Queries, a, r.TrialID)
@@ -68,7 +69,7 @@ func (s *Trials) ReportMetrics(ctx context.Context, a authz.Actor, w *MetricsWri
 	if r.TrialRunID == 0 {
 		r.TrialRunID = t.RunID
 	}
-	if err := w.Write(ctx, r); err != nil {
+	if err := s.metrics.Write(ctx, r); err != nil {
 		return err
 	}
 	if r.Group == "validation" {

@@ -1,10 +1,7 @@
 package control_test
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/resolute-ml/resolute"
@@ -13,14 +10,6 @@ import (
 )
 
 // metricsWriter is a running MetricsWriter over the harness's database.
-func (o owners) metricsWriter() *control.MetricsWriter {
-	w := control.NewMetricsWriter(o.db, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	ctx, cancel := context.WithCancel(o.ctx)
-	o.t.Cleanup(cancel)
-	go w.Run(ctx)
-	return w
-}
-
 // TestATrialsAllocationReportsOnlyForItsOwnTrial: what a task reports of
 // itself comes only from its own allocation, not from another trial's nor
 // from a user.
@@ -30,7 +19,6 @@ func TestATrialsAllocationReportsOnlyForItsOwnTrial(t *testing.T) {
 	o.admit()
 	own, trial := o.allocationOf(mine.ID)
 	_, theirs := o.allocationOf(other.ID)
-	w := o.metricsWriter()
 	validation := func(id int64) resolute.MetricsReport {
 		return resolute.MetricsReport{TrialID: id, StepsCompleted: 10, Group: "validation", Metrics: json.RawMessage(`{"avg_metrics": {"loss": 0.5}}`)}
 	}
@@ -40,7 +28,7 @@ func TestATrialsAllocationReportsOnlyForItsOwnTrial(t *testing.T) {
 		"runner state": func(a authz.Actor, id int64) error { return trials.SetRunnerState(o.ctx, a, id, "validating") },
 		"early exit":   func(a authz.Actor, id int64) error { return trials.EarlyExit(o.ctx, a, id, control.EarlyExitInvalidHP) },
 		"metrics": func(a authz.Actor, id int64) error {
-			return trials.ReportMetrics(o.ctx, a, w, validation(id), map[string]any{"loss": 0.5})
+			return trials.ReportMetrics(o.ctx, a, validation(id), map[string]any{"loss": 0.5})
 		},
 		"a checkpoint": func(a authz.Actor, id int64) error {
 			return o.svc.Checkpoints.Report(o.ctx, a, resolute.Checkpoint{UUID: "00000000-0000-0000-0000-00000000000" + string(rune('0'+id%10)),

@@ -33,7 +33,6 @@ type Deps struct {
 	Services    *control.Services
 	Configs     *control.Configs
 	Experiments *control.Experiments
-	Metrics     *control.MetricsWriter
 	Logger      *slog.Logger
 	Logs        *masterlog.Buffer
 	// Terminals opens the terminals of shells; nil refuses them.
@@ -50,7 +49,6 @@ type Server struct {
 	svc      *control.Services
 	configs  *control.Configs
 	exps     *control.Experiments
-	metrics  *control.MetricsWriter
 	logger   *slog.Logger
 	logs     *masterlog.Buffer
 	assets   *web.Assets
@@ -68,7 +66,7 @@ type Server struct {
 // New returns the handlers' server; Routes gives its http.Handler.
 func New(cfg Config, d Deps) *Server {
 	s := &Server{
-		cfg: cfg, db: d.DB, svc: d.Services, configs: d.Configs, exps: d.Experiments, metrics: d.Metrics, logger: d.Logger, logs: d.Logs, assets: web.New(),
+		cfg: cfg, db: d.DB, svc: d.Services, configs: d.Configs, exps: d.Experiments, logger: d.Logger, logs: d.Logs, assets: web.New(),
 		throttle: auth.NewThrottle(time.Now), now: time.Now, terminals: d.Terminals, changes: d.Changes,
 	}
 	s.proxy = s.newProxy()

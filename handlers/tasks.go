@@ -72,7 +72,7 @@ func (s *Server) handleTaskMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	stored, _ := json.Marshal(map[string]any{"avg_metrics": avg, "batch_metrics": body.Metrics.Metrics.BatchMetrics})
 	// A run id of 0 is the trial's current run.
-	err = s.svc.Trials.ReportMetrics(r.Context(), actorFrom(r), s.metrics, resolute.MetricsReport{TrialID: id,
+	err = s.svc.Trials.ReportMetrics(r.Context(), actorFrom(r), resolute.MetricsReport{TrialID: id,
 		TrialRunID: body.Metrics.TrialRunID, StepsCompleted: body.Metrics.StepsCompleted, Group: group, Metrics: stored}, numbers(avg))
 	if err != nil {
 		s.error(w, r, err)

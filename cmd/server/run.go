@@ -91,7 +91,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		SessionLifetime: cfg.Security.SessionLifetime.Duration,
 		SecureCookies:   cfg.TLS.Cert != "",
 		MaxBodyBytes:    cfg.MaxRequestBodyBytes,
-	}, handlers.Deps{DB: database, Services: control.NewServices(database, exps, logger), Configs: configs, Experiments: exps, Metrics: metrics, Logger: logger, Logs: logs,
+	}, handlers.Deps{DB: database, Services: control.NewServices(database, exps, metrics, logger), Configs: configs, Experiments: exps, Logger: logger, Logs: logs,
 		Terminals: st.terminals, Changes: changes})
 
 	go exps.WatchIdle(ctx, h.Proxy().LastActivity, 5*time.Second)

@@ -127,7 +127,7 @@ func Start(t testing.TB, opts Options) *Master {
 			ResourceManager: "local", URL: m.URL},
 		SessionLifetime: time.Hour,
 		MaxBodyBytes:    opts.MaxBodyBytes,
-	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Experiments, logger), Configs: configs, Experiments: m.Experiments, Metrics: metrics, Logger: logger, Logs: logs,
+	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Experiments, metrics, logger), Configs: configs, Experiments: m.Experiments, Logger: logger, Logs: logs,
 		Terminals: handlers.ExecTerminals(m.RM.Exec), Changes: changes})
 	go m.Experiments.WatchIdle(ctx, h.Proxy().LastActivity, 200*time.Millisecond)
 	m.srv.Config.Handler = h.Handler()
