@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/proxy"
 )
 
@@ -50,7 +51,7 @@ func (s *Server) proxyLookup(ctx context.Context, taskID string) (proxy.Target, 
 // handle it, and the master's own credentials never reach the task.
 func (s *Server) proxyAuthorize(r *http.Request, t proxy.Target) error {
 	if u, ok := userFrom(r); ok {
-		if !u.Admin && u.ID != t.Owner {
+		if err := authz.Can(authz.User(u), authz.ChangeTask, authz.Object{Kind: "task", Name: proxy.TaskID(r), OwnerID: t.Owner}); err != nil {
 			return resolute.Errorf(resolute.EForbidden, "this task belongs to another user")
 		}
 		r.Header.Del("Authorization")

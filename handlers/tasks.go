@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/db"
 )
 
@@ -171,8 +172,12 @@ func (s *Server) handleBestValidation(w http.ResponseWriter, r *http.Request) {
 // checkpoint and exit, or false after the timeout.
 func (s *Server) handlePreemptionSignal(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	if a, isTask := allocationFrom(r); !isTask || a.ID != id {
-		s.error(w, r, resolute.Errorf(resolute.EForbidden, "only allocation %s may poll its preemption signal", id))
+	al, err := s.db.Allocation(r.Context(), id)
+	if err == nil {
+		err = authz.Can(actorFrom(r), authz.Report, authz.AllocationOf(al))
+	}
+	if err != nil {
+		s.error(w, r, err)
 		return
 	}
 	timeout, err := longPollTimeout(r)

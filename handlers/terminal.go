@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/views"
 )
 
@@ -92,10 +93,7 @@ func (s *Server) terminalTask(r *http.Request) (resolute.Task, error) {
 	if err != nil {
 		return t, err
 	}
-	if me, _ := userFrom(r); !me.Admin && me.ID != t.UserID {
-		return t, resolute.Errorf(resolute.EForbidden, "%s belongs to %s; only they or an administrator may open its terminal", t.ID, t.Username)
-	}
-	return t, nil
+	return t, authz.Can(actorFrom(r), authz.ChangeTask, authz.Task(t))
 }
 
 // shellGone says why a shell's terminal cannot open: EGone once it ends.
