@@ -28,7 +28,11 @@ import (
 type Actor struct {
 	user       *resolute.User
 	allocation *resolute.Allocation
-	system     bool
+	// experimentID is the experiment of a trial's allocation, whose
+	// experiment and checkpoints it may read (a warm start, the best
+	// validation so far); 0 for other allocations.
+	experimentID int64
+	system       bool
 }
 
 // User is the actor of a signed-in user.
@@ -36,6 +40,12 @@ func User(u resolute.User) Actor { return Actor{user: &u} }
 
 // Allocation is the actor of a running task's allocation token.
 func Allocation(a resolute.Allocation) Actor { return Actor{allocation: &a} }
+
+// TrialAllocation is the actor of a running trial's allocation token; the
+// trial belongs to experiment experimentID.
+func TrialAllocation(a resolute.Allocation, experimentID int64) Actor {
+	return Actor{allocation: &a, experimentID: experimentID}
+}
 
 // System is the master acting on its own: schedulers, recovery, idle
 // timeouts, garbage collection.
@@ -137,6 +147,10 @@ type Object struct {
 	// it (an allocation's own signals and rendezvous), not the task's
 	// other runs.
 	AllocationID string
+	// ExperimentID is the experiment it is or belongs to, when the
+	// allocations of that experiment's trials may read it (the experiment
+	// itself and its checkpoints; not its other trials).
+	ExperimentID int64
 }
 
 // Can answers nil when the actor may do the action to the object, or an
@@ -147,7 +161,7 @@ func Can(a Actor, act Action, o Object) error {
 	case a.system:
 		return nil
 	case a.allocation != nil:
-		return allocationCan(*a.allocation, act, o)
+		return allocationCan(*a.allocation, a.experimentID, act, o)
 	case a.user == nil:
 		return resolute.Errorf(resolute.EUnauthorized, "not signed in")
 	case !a.user.Active:
@@ -180,8 +194,12 @@ func Can(a Actor, act Action, o Object) error {
 }
 
 // allocationCan: a task's token reaches its own trial or task, to read it
-// and report for it, and nothing else.
-func allocationCan(al resolute.Allocation, act Action, o Object) error {
+// and report for it, and, for a trial's, read its experiment and that
+// experiment's checkpoints; nothing else.
+func allocationCan(al resolute.Allocation, experimentID int64, act Action, o Object) error {
+	if act == Read && o.ExperimentID != 0 && o.ExperimentID == experimentID {
+		return nil
+	}
 	switch act {
 	case Read, Report, ChangeCheckpoint, ChangeRunMetadata:
 		if o.TaskID != "" && o.TaskID == al.TaskID && (o.AllocationID == "" || o.AllocationID == al.ID) {

@@ -33,8 +33,8 @@ var actors = []struct {
 	{"other user", authz.User(other)},
 	{"owner", authz.User(owner)},
 	{"admin", authz.User(admin)},
-	{"own allocation", authz.Allocation(ownTask)},
-	{"other allocation", authz.Allocation(another)},
+	{"own allocation", authz.TrialAllocation(ownTask, exp.ID)},
+	{"other allocation", authz.TrialAllocation(another, exp.ID+1)},
 	{"system", authz.System},
 	{"deactivated owner", authz.User(resolute.User{ID: owner.ID, Username: owner.Username})},
 }
@@ -54,7 +54,11 @@ func TestCanAnswersEveryActionForEveryActor(t *testing.T) {
 		object authz.Object
 		want   []string // anonymous, other, owner, admin, own alloc, other alloc, system, deactivated
 	}{
-		"everyone signed in reads an experiment":            {authz.Read, authz.Experiment(exp), []string{who, ok, ok, ok, no, no, ok, who}},
+		"everyone signed in reads an experiment, its trials' tasks too": {authz.Read, authz.Experiment(exp), []string{who, ok, ok, ok, ok, no, ok, who}},
+		"a trial's task reads its experiment's checkpoints": {authz.Read, authz.Checkpoint(resolute.Checkpoint{UUID: "c", TrialID: 99, ExperimentID: exp.ID}, exp),
+			[]string{who, ok, ok, ok, ok, no, ok, who}},
+		"but not its experiment's other trials": {authz.Read, authz.Trial(resolute.Trial{ID: 99, ExperimentID: exp.ID}, exp),
+			[]string{who, ok, ok, ok, no, no, ok, who}},
 		"a trial is read by its own task too":               {authz.Read, trialObj, []string{who, ok, ok, ok, ok, no, ok, who}},
 		"anyone signed in creates a workspace":              {authz.CreateWorkspace, authz.Cluster, []string{who, ok, ok, ok, no, no, ok, who}},
 		"anyone signed in creates a project":                {authz.CreateProject, authz.Workspace(resolute.Workspace{UserID: admin.ID}), []string{who, ok, ok, ok, no, no, ok, who}},

@@ -20,7 +20,7 @@ func Project(p resolute.Project, workspaceOwnerID int64) Object {
 
 // Experiment is an experiment.
 func Experiment(e resolute.Experiment) Object {
-	return Object{Kind: "experiment", Name: itoa(e.ID), OwnerID: e.UserID, Owner: e.Username}
+	return Object{Kind: "experiment", Name: itoa(e.ID), OwnerID: e.UserID, Owner: e.Username, ExperimentID: e.ID}
 }
 
 // Trial is a trial of experiment e: owned by e's owner, reported for by its
@@ -31,7 +31,8 @@ func Trial(t resolute.Trial, e resolute.Experiment) Object {
 
 // Checkpoint is a checkpoint of experiment e.
 func Checkpoint(c resolute.Checkpoint, e resolute.Experiment) Object {
-	return Object{Kind: "checkpoint", Name: c.UUID, OwnerID: e.UserID, Owner: e.Username, TaskID: resolute.TrialTaskID(c.TrialID)}
+	return Object{Kind: "checkpoint", Name: c.UUID, OwnerID: e.UserID, Owner: e.Username, TaskID: resolute.TrialTaskID(c.TrialID),
+		ExperimentID: c.ExperimentID}
 }
 
 // AllocationOf is one run of a task, which only that run's token reports

@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/expconf"
 )
@@ -131,11 +132,8 @@ func (s *Server) checkpointFor(r *http.Request) (resolute.Checkpoint, error) {
 	if err != nil {
 		return c, err
 	}
-	if a, isTask := allocationFrom(r); isTask {
-		t, err := s.db.Trial(r.Context(), *a.TrialID)
-		if err != nil || t.ExperimentID != c.ExperimentID {
-			return c, resolute.Errorf(resolute.EForbidden, "checkpoint %s belongs to another experiment", uuid)
-		}
+	if err := authz.Can(actorFrom(r), authz.Read, authz.Checkpoint(c, resolute.Experiment{ID: c.ExperimentID})); err != nil {
+		return c, err
 	}
 	c.Validation, err = s.db.ValidationAtStep(r.Context(), c.TrialID, c.StepsCompleted)
 	return c, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 )
@@ -177,10 +178,12 @@ func (s *Server) trialParam(r *http.Request) (resolute.Trial, error) {
 	if err != nil {
 		return resolute.Trial{}, err
 	}
-	if a, isTask := allocationFrom(r); isTask && (a.TrialID == nil || *a.TrialID != id) {
-		return resolute.Trial{}, resolute.Errorf(resolute.EForbidden, "this allocation belongs to another trial")
+	t, err := s.db.Trial(r.Context(), id)
+	if err != nil {
+		return t, err
 	}
-	return s.db.Trial(r.Context(), id)
+	// Reading asks nothing of the owner: the experiment's id is enough.
+	return t, authz.Can(actorFrom(r), authz.Read, authz.Trial(t, resolute.Experiment{ID: t.ExperimentID}))
 }
 
 // handleAPITrialGet serves GET /api/v1/trials/{id}.

@@ -21,6 +21,7 @@ const (
 	userKey ctxKey = iota
 	tokenKey
 	allocationKey
+	allocationActorKey
 	liveSeqKey
 )
 
@@ -37,7 +38,17 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			tok := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(h, "Bearer "), "bearer "))
 			a, err := s.db.AllocationByToken(r.Context(), auth.HashToken(tok))
 			if err == nil && a.State == resolute.AllocationRunning {
-				r = r.WithContext(context.WithValue(r.Context(), allocationKey, a))
+				actor := authz.Allocation(a)
+				if a.TrialID != nil { // a trial's: it may read its experiment too
+					t, err := s.db.Trial(r.Context(), *a.TrialID)
+					if err != nil {
+						s.error(w, r, err)
+						return
+					}
+					actor = authz.TrialAllocation(a, t.ExperimentID)
+				}
+				ctx := context.WithValue(r.Context(), allocationKey, a)
+				r = r.WithContext(context.WithValue(ctx, allocationActorKey, actor))
 			} else if err != nil && resolute.ErrorCode(err) != resolute.ENotFound {
 				s.error(w, r, err)
 				return
@@ -82,8 +93,8 @@ func userFrom(r *http.Request) (resolute.User, bool) {
 // whose token came with it (the narrower credential, when a task sends a
 // session too), else its signed-in user, else nobody.
 func actorFrom(r *http.Request) authz.Actor {
-	if a, ok := allocationFrom(r); ok {
-		return authz.Allocation(a)
+	if a, ok := r.Context().Value(allocationActorKey).(authz.Actor); ok {
+		return a
 	}
 	if u, ok := userFrom(r); ok {
 		return authz.User(u)

@@ -147,14 +147,10 @@ func (s *Server) handleBestValidation(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	if a, isTask := allocationFrom(r); isTask {
-		t, err := s.db.Trial(r.Context(), *a.TrialID)
-		if err != nil || t.ExperimentID != id {
-			s.error(w, r, resolute.Errorf(resolute.EForbidden, "this allocation belongs to another experiment"))
-			return
-		}
-	}
 	e, err := s.db.Experiment(r.Context(), id)
+	if err == nil {
+		err = authz.Can(actorFrom(r), authz.Read, authz.Experiment(e))
+	}
 	if err != nil {
 		s.error(w, r, err)
 		return
