@@ -23,6 +23,7 @@ type Services struct {
 	Trials      *Trials
 	Checkpoints *Checkpoints
 	Allocations *Allocations
+	Models      *Models
 	Templates   *Templates
 	Users       *Users
 	RunMetadata *RunMetadata
@@ -38,6 +39,7 @@ func NewServices(database *db.DB, exps *Experiments, metrics *MetricsWriter, log
 		Trials:      &Trials{db: database, exps: exps, metrics: metrics},
 		Checkpoints: &Checkpoints{db: database},
 		Allocations: &Allocations{db: database},
+		Models:      &Models{db: database, logger: logger},
 		Templates:   &Templates{db: database, logger: logger},
 		Users:       &Users{db: database, logger: logger},
 		RunMetadata: &RunMetadata{db: database},
@@ -85,4 +87,22 @@ func CheckLength(field, v string, n int) error {
 		return resolute.Errorf(resolute.EInvalid, "%s: must be at most %d characters", field, n)
 	}
 	return nil
+}
+
+// ValidUUID says whether s is a UUID as checkpoints are named
+// (8-4-4-4-12 hexadecimal digits).
+func ValidUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, c := range s {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+		} else if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+			return false
+		}
+	}
+	return true
 }

@@ -43,6 +43,15 @@ func (q *Queries) Model(ctx context.Context, name string) (resolute.Model, error
 	return toModel(m), translate(err, "model %q", name)
 }
 
+// ModelForUpdate locks the model called name until the transaction ends
+// and returns it.
+func (q *Queries) ModelForUpdate(ctx context.Context, name string) (resolute.Model, error) {
+	if _, err := q.q.LockModelByName(ctx, name); err != nil {
+		return resolute.Model{}, translate(err, "model %q", name)
+	}
+	return q.Model(ctx, name)
+}
+
 // CreateModel adds a model; metadata must be a JSON object.
 func (q *Queries) CreateModel(ctx context.Context, m resolute.Model) (resolute.Model, error) {
 	_, err := q.q.CreateModel(ctx, gen.CreateModelParams{Name: m.Name, Description: m.Description, Metadata: orEmpty(m.Metadata),

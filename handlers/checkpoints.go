@@ -62,7 +62,7 @@ func (s *Server) handleTaskCheckpoint(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	if !validUUID(body.UUID) {
+	if !control.ValidUUID(body.UUID) {
 		s.error(w, r, resolute.Errorf(resolute.EInvalid, "uuid: expected a UUID, got %q", body.UUID))
 		return
 	}
@@ -105,27 +105,11 @@ func trialOfTask(taskID string) (int64, error) {
 	return id, nil
 }
 
-func validUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			if c != '-' {
-				return false
-			}
-		} else if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
-			return false
-		}
-	}
-	return true
-}
-
 // checkpointFor loads a checkpoint a task (its own experiment's) or a user
 // may see.
 func (s *Server) checkpointFor(r *http.Request) (resolute.Checkpoint, error) {
 	uuid := chi.URLParam(r, "uuid")
-	if !validUUID(uuid) {
+	if !control.ValidUUID(uuid) {
 		return resolute.Checkpoint{}, resolute.Errorf(resolute.EInvalid, "uuid: expected a UUID, got %q", uuid)
 	}
 	c, err := s.db.Checkpoint(r.Context(), uuid)

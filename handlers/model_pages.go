@@ -66,7 +66,7 @@ func (s *Server) handleModelCreateForm(w http.ResponseWriter, r *http.Request) {
 	form := views.ModelForm{Name: strings.TrimSpace(r.PostFormValue("name")),
 		Description: r.PostFormValue("description"), Labels: r.PostFormValue("labels")}
 	labels := splitLabels(form.Labels)
-	m, err := s.createModel(r, resolute.ModelRequest{Name: &form.Name, Description: &form.Description, Labels: &labels})
+	m, err := s.svc.Models.Create(r.Context(), actorFrom(r), resolute.ModelRequest{Name: &form.Name, Description: &form.Description, Labels: &labels})
 	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {
 		form.Errors = views.FormErrors{"name": fieldMessage(err)}
 		s.renderModelList(w, r, http.StatusUnprocessableEntity, form)
@@ -96,7 +96,7 @@ func modelEdit(m resolute.Model) views.ModelEdit {
 
 func (s *Server) renderModel(w http.ResponseWriter, r *http.Request, status int, m resolute.Model, edit views.ModelEdit, alias views.AliasForm) {
 	p := views.ModelPage{Shell: s.shell(r, "Model "+m.Name, "models"), Model: m, Metadata: indentJSON(m.Metadata),
-		CanChange: mayChangeModel(r, m) == nil, Edit: edit, Alias: alias}
+		CanChange: mayChangeModel(r, m), Edit: edit, Alias: alias}
 	versions, err := s.db.ModelVersions(r.Context(), m.ID)
 	if err != nil {
 		s.error(w, r, err)
@@ -162,7 +162,7 @@ func (s *Server) handleModelEditForm(w http.ResponseWriter, r *http.Request) {
 		raw := metadataText(*text)
 		req.Metadata = &raw
 	}
-	updated, err := s.editModel(r, m, req)
+	updated, err := s.svc.Models.Edit(r.Context(), actorFrom(r), m.Name, req)
 	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {
 		field := errorField(err, edit.Open, "description", "labels", "notes", "metadata")
 		edit.Errors, edit.Open = views.FormErrors{field: fieldMessage(err)}, field
@@ -180,9 +180,6 @@ func (s *Server) handleModelEditForm(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleModelAliasForm(w http.ResponseWriter, r *http.Request) {
 	m, err := s.modelParam(r)
 	if err == nil {
-		err = mayChangeModel(r, m)
-	}
-	if err == nil {
 		err = parseForm(r)
 	}
 	if err != nil {
@@ -191,22 +188,12 @@ func (s *Server) handleModelAliasForm(w http.ResponseWriter, r *http.Request) {
 	}
 	form := views.AliasForm{Alias: strings.TrimSpace(r.PostFormValue("alias"))}
 	var v resolute.ModelVersion
-	switch {
-	case !aliasPattern.MatchString(form.Alias):
-		err = resolute.Errorf(resolute.EInvalid, "alias: use a letter then up to 63 letters, digits, '-' or '_', got %q", form.Alias)
-	case form.Alias == "latest":
-		err = resolute.Errorf(resolute.EInvalid, "alias: %q is reserved", form.Alias)
-	default:
-		form.Version, err = atoiField("version", r.PostFormValue("version"))
-	}
+	form.Version, err = atoiField("version", r.PostFormValue("version"))
 	if err == nil {
-		v, err = s.db.ModelVersion(r.Context(), m, form.Version)
+		v, err = s.svc.Models.SetAlias(r.Context(), actorFrom(r), m.Name, form.Alias, form.Version)
 		if resolute.ErrorCode(err) == resolute.ENotFound {
 			err = resolute.Errorf(resolute.EInvalid, "version: %s", resolute.ErrorMessage(err))
 		}
-	}
-	if err == nil {
-		err = s.db.SetModelAlias(r.Context(), m.ID, form.Alias, v.ID)
 	}
 	if resolute.ErrorCode(err) == resolute.EInvalid {
 		form.Errors = views.FormErrors{errorField(err, "alias", "alias", "version"): fieldMessage(err)}
@@ -221,32 +208,19 @@ func (s *Server) handleModelAliasForm(w http.ResponseWriter, r *http.Request) {
 
 // handleModelAliasDeleteForm serves POST /models/{name}/aliases/{alias}/delete.
 func (s *Server) handleModelAliasDeleteForm(w http.ResponseWriter, r *http.Request) {
-	m, err := s.modelParam(r)
-	alias := chi.URLParam(r, "alias")
-	if err == nil {
-		err = mayChangeModel(r, m)
-	}
-	if err == nil {
-		err = s.db.DeleteModelAlias(r.Context(), m, alias)
-	}
-	if err != nil {
+	name, alias := chi.URLParam(r, "name"), chi.URLParam(r, "alias")
+	if err := s.svc.Models.RemoveAlias(r.Context(), actorFrom(r), name, alias); err != nil {
 		s.error(w, r, err)
 		return
 	}
-	redirect(w, r, views.ModelPath(m.Name), "ok", "Removed alias "+alias+".")
+	redirect(w, r, views.ModelPath(name), "ok", "Removed alias "+alias+".")
 }
 
 // handleModelArchiveForm serves POST /models/{name}/archive and /unarchive.
 func (s *Server) handleModelArchiveForm(archived bool) http.HandlerFunc {
 	done := map[bool]string{true: "Archived", false: "Unarchived"}[archived]
 	return func(w http.ResponseWriter, r *http.Request) {
-		m, err := s.modelParam(r)
-		if err == nil {
-			err = mayChangeModel(r, m)
-		}
-		if err == nil {
-			err = s.db.SetModelArchived(r.Context(), m.ID, archived)
-		}
+		m, err := s.svc.Models.SetArchived(r.Context(), actorFrom(r), chi.URLParam(r, "name"), archived)
 		if err != nil {
 			s.error(w, r, err)
 			return
@@ -258,13 +232,7 @@ func (s *Server) handleModelArchiveForm(archived bool) http.HandlerFunc {
 // handleModelDeleteForm serves POST /models/{name}/delete: the model, its
 // versions and aliases; the checkpoints stay.
 func (s *Server) handleModelDeleteForm(w http.ResponseWriter, r *http.Request) {
-	m, err := s.modelParam(r)
-	if err == nil {
-		err = mayChangeModel(r, m)
-	}
-	if err == nil {
-		err = s.db.DeleteModel(r.Context(), m.ID)
-	}
+	m, err := s.svc.Models.Delete(r.Context(), actorFrom(r), chi.URLParam(r, "name"))
 	if err != nil {
 		s.error(w, r, err)
 		return

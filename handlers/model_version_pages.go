@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/views"
 )
@@ -34,7 +35,7 @@ func versionEdit(v resolute.ModelVersion) views.VersionEdit {
 
 func (s *Server) renderModelVersion(w http.ResponseWriter, r *http.Request, status int, m resolute.Model, v resolute.ModelVersion, edit views.VersionEdit) {
 	p := views.ModelVersionPage{Shell: s.shell(r, "Model "+m.Name+" version "+itoa(int64(v.Version)), "models"),
-		Model: m, Version: v, CanChange: mayChangeModel(r, m) == nil, Edit: edit}
+		Model: m, Version: v, CanChange: mayChangeModel(r, m), Edit: edit}
 	var err error
 	if p.Metric, err = s.experimentMetric(r, v.ExperimentID, map[int64]string{}); err != nil {
 		s.error(w, r, err)
@@ -61,9 +62,6 @@ func (s *Server) handleModelVersionEditForm(w http.ResponseWriter, r *http.Reque
 	m, err := s.modelParam(r)
 	var v resolute.ModelVersion
 	if err == nil {
-		err = mayChangeModel(r, m)
-	}
-	if err == nil {
 		v, err = s.versionParam(r, m)
 	}
 	if err == nil {
@@ -77,12 +75,7 @@ func (s *Server) handleModelVersionEditForm(w http.ResponseWriter, r *http.Reque
 		Notes: r.PostFormValue("notes"), Metadata: r.PostFormValue("metadata")}
 	raw := metadataText(edit.Metadata)
 	req := resolute.ModelVersionRequest{Name: &edit.Name, Comment: &edit.Comment, Notes: &edit.Notes, Metadata: &raw}
-	if err = checkMetadata("metadata", req.Metadata); err == nil {
-		stored := v
-		applyVersion(&v, req)
-		err = s.db.UpdateModelVersion(r.Context(), v)
-		v.Validation = stored.Validation
-	}
+	_, err = s.svc.Models.EditVersion(r.Context(), actorFrom(r), m.Name, v.Version, req)
 	if code := resolute.ErrorCode(err); code == resolute.EInvalid {
 		edit.Errors = views.FormErrors{errorField(err, "metadata", "name", "comment", "notes", "metadata"): fieldMessage(err)}
 		s.renderModelVersion(w, r, http.StatusUnprocessableEntity, m, v, edit)
@@ -100,13 +93,10 @@ func (s *Server) handleModelVersionDeleteForm(w http.ResponseWriter, r *http.Req
 	m, err := s.modelParam(r)
 	var v resolute.ModelVersion
 	if err == nil {
-		err = mayChangeModel(r, m)
-	}
-	if err == nil {
 		v, err = s.versionParam(r, m)
 	}
 	if err == nil {
-		err = s.db.DeleteModelVersion(r.Context(), v.ID)
+		_, err = s.svc.Models.DeleteVersion(r.Context(), actorFrom(r), m.Name, v.Version)
 	}
 	if err != nil {
 		s.error(w, r, err)
@@ -124,7 +114,7 @@ func (s *Server) handleRegisterPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) renderRegister(w http.ResponseWriter, r *http.Request, status int, form views.RegisterForm) {
 	p := views.RegisterPage{Shell: s.shell(r, "Register checkpoint", "models"), Form: form}
 	var err error
-	if validUUID(form.CheckpointUUID) {
+	if control.ValidUUID(form.CheckpointUUID) {
 		p.Checkpoint, err = s.db.Checkpoint(r.Context(), form.CheckpointUUID)
 		if resolute.ErrorCode(err) == resolute.ENotFound && status != http.StatusOK {
 			err = nil // the form already says so
@@ -159,7 +149,7 @@ func (s *Server) handleModelRegisterForm(w http.ResponseWriter, r *http.Request)
 	if form.NewModel != "" {
 		name, create, field = form.NewModel, true, "new_model_name"
 	}
-	v, err := s.registerCheckpoint(r, form.CheckpointUUID, name, create)
+	v, err := s.svc.Models.RegisterCheckpoint(r.Context(), actorFrom(r), form.CheckpointUUID, name, create)
 	switch code := resolute.ErrorCode(err); {
 	case err == nil:
 		redirect(w, r, views.VersionPath(v.ModelName, v.Version), "ok",
@@ -176,29 +166,6 @@ func (s *Server) handleModelRegisterForm(w http.ResponseWriter, r *http.Request)
 	}
 }
 
-// registerCheckpoint registers a checkpoint as the next version of the
-// model called name, creating the model first when create is set. The
-// checkpoint is checked before a model is created for it.
-func (s *Server) registerCheckpoint(r *http.Request, uuid, name string, create bool) (resolute.ModelVersion, error) {
-	if !validUUID(uuid) {
-		return resolute.ModelVersion{}, resolute.Errorf(resolute.EInvalid, "checkpoint: expected a UUID, got %q", uuid)
-	}
-	if name == "" {
-		return resolute.ModelVersion{}, resolute.Errorf(resolute.EInvalid, "model: choose a model or name a new one")
-	}
-	if _, err := s.db.Checkpoint(r.Context(), uuid); err != nil {
-		return resolute.ModelVersion{}, err
-	}
-	m, err := s.db.Model(r.Context(), name)
-	if resolute.ErrorCode(err) == resolute.ENotFound && create {
-		m, err = s.createModel(r, resolute.ModelRequest{Name: &name})
-	}
-	if err != nil {
-		return resolute.ModelVersion{}, err
-	}
-	return s.registerVersion(r, m, resolute.ModelVersionRequest{CheckpointUUID: uuid})
-}
-
 // registerChoices lists the unarchived models the viewer may add
 // versions to, by name.
 func (s *Server) registerChoices(r *http.Request) ([]string, error) {
@@ -208,7 +175,7 @@ func (s *Server) registerChoices(r *http.Request) ([]string, error) {
 	}
 	var names []string
 	for _, m := range list {
-		if mayChangeModel(r, m) == nil {
+		if mayChangeModel(r, m) {
 			names = append(names, m.Name)
 		}
 	}

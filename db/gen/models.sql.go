@@ -319,6 +319,17 @@ func (q *Queries) LockModel(ctx context.Context, id int64) error {
 	return err
 }
 
+const lockModelByName = `-- name: LockModelByName :one
+SELECT id FROM models WHERE name = $1 FOR UPDATE
+`
+
+func (q *Queries) LockModelByName(ctx context.Context, name string) (int64, error) {
+	row := q.db.QueryRow(ctx, lockModelByName, name)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
 const modelVersionByAlias = `-- name: ModelVersionByAlias :one
 SELECT v.id, v.model_id, v.version, v.checkpoint_uuid, v.name, v.comment, v.notes, v.metadata, v.labels, v.user_id, v.created_at, v.updated_at, v.model_name, v.username, v.trial_id, v.experiment_id, v.steps_completed, v.checkpoint_state, v.checkpoint_size, v.aliases FROM model_version_views v JOIN model_aliases a ON a.version_id = v.id
 WHERE a.model_id = $1 AND a.alias = $2

@@ -71,3 +71,6 @@ DELETE FROM model_aliases WHERE model_id = $1 AND alias = $2;
 SELECT v.checkpoint_uuid, m.name AS model_name, v.version
 FROM model_versions v JOIN models m ON m.id = v.model_id
 WHERE v.checkpoint_uuid = ANY(sqlc.arg(uuids)::uuid[]);
+
+-- name: LockModelByName :one
+SELECT id FROM models WHERE name = $1 FOR UPDATE;
