@@ -175,7 +175,7 @@ func fieldMessage(err error) string {
 }
 
 // pageFields are the API's field names as a page names them.
-var pageFields = map[string]string{"priority": "Priority", "weight": "Weight", "name": "Name", "description": "Description"}
+var pageFields = map[string]string{"priority": "Priority", "weight": "Weight", "slots": "Slots", "name": "Name", "description": "Description"}
 
 // sentence makes a service's message read as a sentence on a page: a leading
 // API field ("priority: must be …") becomes its name in words ("Priority

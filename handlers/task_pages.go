@@ -177,7 +177,7 @@ func (s *Server) handleTaskLaunchNotebookForm(w http.ResponseWriter, r *http.Req
 	}
 	slots := r.PostFormValue("slots")
 	if slots != "0" && slots != "1" {
-		s.taskFormDone(w, r, resolute.Errorf(resolute.EInvalid, "slots: expected 0 or 1, got %q", slots), "/tasks", "")
+		s.taskFormDone(w, r, resolute.Errorf(resolute.EInvalid, "slots: must be 0 or 1, got %q", slots), "/tasks", "")
 		return
 	}
 	s.launchTaskForm(w, r, control.TaskRequest{Type: resolute.TaskNotebook, Overrides: []string{"resources.slots=" + slots}},
