@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -40,7 +39,7 @@ type TaskRequest struct {
 var readyLines = map[string]*regexp.Regexp{
 	resolute.TaskNotebook:    regexp.MustCompile(`(Jupyter Notebook|Jupyter Server|JupyterLab).* is running at|http://127\.0\.0\.1:\d+/proxy/`),
 	resolute.TaskTensorBoard: regexp.MustCompile(`TensorBoard .* at http`),
-	// A shell in a container is ready once its keep-alive process runs.
+	// A shell is ready once its keep-alive process runs.
 	resolute.TaskShell: regexp.MustCompile(`^shell ready$`),
 }
 
@@ -283,13 +282,9 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 		env["DET_NOTEBOOK_TOKEN"] = t.ServiceToken
 		spec.Entrypoint = jupyterCommand(x.opts.Python, listen, port, prefix, t.ServiceToken)
 	case resolute.TaskTensorBoard:
-		// Looked up in the task's PATH (its config's, after the harness's
-		// bin directory), where the task will run it.
-		// (In containers the image decides; a missing program fails the
-		// task with the shell's "not found" in its log.)
-		if !x.opts.Containers && !inPath("tensorboard", cmpOr(env["PATH"], os.Getenv("PATH"))) {
-			return fmt.Errorf("tensorboard is not installed in the task environment (it ships on PyPI only); install it where tasks can run it")
-		}
+		// The resource manager looks tensorboard up where the task runs:
+		// a missing program fails the launch, or the task with the shell's
+		// "not found" in its log.
 		sources, err := x.tensorboardSources(ctx, t.ExperimentIDs, t.TrialIDs)
 		if err != nil {
 			return fmt.Errorf("the TensorBoard's experiments and trials: %w", err)
@@ -312,7 +307,7 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 	if err := x.db.SetTaskState(ctx, t.ID, resolute.TaskRunning); err != nil {
 		return err
 	}
-	if t.Type == resolute.TaskCommand || t.Type == resolute.TaskCheckpointGC || t.Type == resolute.TaskShell && !x.opts.Containers {
+	if t.Type == resolute.TaskCommand || t.Type == resolute.TaskCheckpointGC {
 		if err := x.db.SetTaskReady(ctx, t.ID); err != nil {
 			return err
 		}
@@ -331,19 +326,6 @@ func jupyterCommand(python, listen string, port int, prefix, token string) []str
 		"--NotebookApp.port_retries=0", "--NotebookApp.base_url=" + prefix, "--NotebookApp.token=" + token,
 		"--NotebookApp.allow_remote_access=True", "--NotebookApp.notebook_dir=.",
 		"--allow-root"} // tasks run as the master's user, which may be root here
-}
-
-// inPath says whether an executable file name is in a PATH list.
-func inPath(name, path string) bool {
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			continue
-		}
-		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // freePort asks the kernel for a free loopback port.

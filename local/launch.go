@@ -318,7 +318,7 @@ func lookPath(name string, env []string, dir string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", resolute.Errorf(resolute.EInvalid, "entrypoint %q is not in the task's PATH", name)
+	return "", resolute.Errorf(resolute.EInvalid, "%s is not installed in the task environment: it is not in the task's PATH", name)
 }
 
 func closeAll(fs []*os.File) {
