@@ -242,26 +242,16 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 	for k, v := range map[string]string{
 		"DET_MASTER": x.opts.MasterURL, "DET_MASTER_ADDR": x.opts.MasterURL, "DET_CLUSTER_ID": x.opts.ClusterID,
 		"DET_TASK_ID": t.ID, "DET_ALLOCATION_ID": a.ID, "DET_RESOURCES_ID": a.ID, "DET_SESSION_TOKEN": token,
-		"DET_USER": t.Username, "DET_TASK_TYPE": t.Type, "DET_RESOURCES_TYPE": x.resourcesType(), "PYTHONUNBUFFERED": "1",
+		"DET_USER": t.Username, "DET_TASK_TYPE": t.Type, "PYTHONUNBUFFERED": "1",
 	} {
 		env[k] = v
-	}
-	if x.opts.Python != "" {
-		env["DET_PYTHON_EXECUTABLE"] = x.opts.Python
-	}
-	if x.opts.BinDir != "" {
-		env["PATH"] = x.opts.BinDir + ":" + cmpOr(env["PATH"], "/usr/local/bin:/usr/bin:/bin")
 	}
 	spec := resolute.LaunchSpec{AllocationID: a.ID, TaskID: t.ID, Slots: slots, WorkDir: filepath.Join(x.opts.WorkRoot, a.ID),
 		ContextTarGz: tgz, Env: env, SlotAgents: agents, TaskType: t.Type, User: t.Username, Pool: t.ResourcePool,
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: t.Priority, Mounts: mountsOf(cfg.BindMounts, nil),
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage}
-	x.addHarness(&spec)
-	listen := "127.0.0.1"
-	if x.opts.Containers {
-		listen = "0.0.0.0" // reached at the pod's IP
-	}
+	listen := x.rm.ListenAddr()
 	prefix := "/proxy/" + t.ID + "/"
 	switch t.Type {
 	case resolute.TaskCommand, resolute.TaskCheckpointGC:
@@ -280,7 +270,7 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 		}
 		env["NOTEBOOK_PORT"] = strconv.Itoa(port)
 		env["DET_NOTEBOOK_TOKEN"] = t.ServiceToken
-		spec.Entrypoint = jupyterCommand(x.opts.Python, listen, port, prefix, t.ServiceToken)
+		spec.Entrypoint = jupyterCommand(listen, port, prefix, t.ServiceToken)
 	case resolute.TaskTensorBoard:
 		// The resource manager looks tensorboard up where the task runs:
 		// a missing program fails the launch, or the task with the shell's
@@ -317,12 +307,10 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 
 // jupyterCommand runs the classic notebook server of Debian's
 // python3-notebook (or JupyterLab's server when installed) under base URL
-// prefix with the task's token, on loopback.
-func jupyterCommand(python, listen string, port int, prefix, token string) []string {
-	if python == "" {
-		python = "python3"
-	}
-	return []string{python, "-m", "notebook", "--no-browser", "--ip=" + listen, "--port=" + strconv.Itoa(port),
+// prefix with the task's token, on listen: the task's python3 (the task
+// Python on the master's machine, the image's in a pod).
+func jupyterCommand(listen string, port int, prefix, token string) []string {
+	return []string{"python3", "-m", "notebook", "--no-browser", "--ip=" + listen, "--port=" + strconv.Itoa(port),
 		"--NotebookApp.port_retries=0", "--NotebookApp.base_url=" + prefix, "--NotebookApp.token=" + token,
 		"--NotebookApp.allow_remote_access=True", "--NotebookApp.notebook_dir=.",
 		"--allow-root"} // tasks run as the master's user, which may be root here
