@@ -1,12 +1,14 @@
 package resolute
 
 import (
+	"io"
 	"syscall"
 	"time"
 )
 
 // The resource-manager seam: what control asks a resource manager to run,
-// and the events it reports back. local/ and k8s/ use these types.
+// and what it reports back. local/ and k8s/ use these types; the interface
+// itself is control.ResourceManager.
 
 // LaunchSpec is one allocation to start.
 type LaunchSpec struct {
@@ -33,7 +35,7 @@ type LaunchSpec struct {
 	// Shell, set instead of Entrypoint, is run as `sh -c Shell`.
 	Shell string
 	// PythonPath entries are put before PYTHONPATH; relative ones are taken
-	// from WorkDir.
+	// from WorkDir. (Each resource manager puts the harness there itself.)
 	PythonPath []string
 
 	// What a resource manager that runs containers (Kubernetes) needs
@@ -52,10 +54,6 @@ type LaunchSpec struct {
 	RegistryAuth *RegistryAuth
 	// ForcePullImage pulls Image even when the node has it.
 	ForcePullImage bool
-	// Rendezvous makes the pods of a multi-pod allocation meet at the
-	// master's rendezvous (the harness's determined.exec.rendezvous) before
-	// the task runs, so that each knows the others' addresses.
-	Rendezvous bool
 }
 
 // RegistryAuth is a container registry's credentials, as Docker's
@@ -68,6 +66,29 @@ type RegistryAuth struct {
 type Mount struct {
 	HostPath, ContainerPath string
 	ReadOnly                bool
+}
+
+// RecoveredAllocation is an allocation a resource manager found again when
+// the master started: one that still runs, which it adopted, or one that
+// ended while no master ran.
+type RecoveredAllocation struct {
+	AllocationID string
+	// Running says it still runs: it holds its slots again, can be killed
+	// and exec'd into, and reports AllocationExited when it ends.
+	Running bool
+	// ExitCode is the status an allocation that is not Running recorded
+	// when it ended.
+	ExitCode int
+}
+
+// Stream is a process started in a running allocation (a terminal when it
+// has a TTY): its output is read, its input written; Close hangs it up.
+type Stream interface {
+	io.ReadWriteCloser
+	// Resize sets the terminal's size; without a TTY it does nothing.
+	Resize(cols, rows uint16) error
+	// Wait waits for the process to end and returns its exit status.
+	Wait() (int, error)
 }
 
 // AllocationEvent is what a resource manager reports: an AllocationStarted,

@@ -3,7 +3,6 @@ package control
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/expconf"
-	"github.com/resolute-ml/resolute/harness"
 	"github.com/resolute-ml/resolute/scheduler"
 )
 
@@ -117,20 +115,16 @@ func (x *Experiments) launchFailed(ctx context.Context, a resolute.Allocation, e
 // every queued experiment with its waiting and running allocations.
 func (x *Experiments) snapshot(ctx context.Context) (scheduler.Snapshot, map[string]db.LiveAllocation, error) {
 	snap := scheduler.Snapshot{Now: x.now()}
-	lister, _ := x.rm.(AgentLister)
 	for _, p := range x.opts.Pools {
 		var agents []scheduler.Agent
-		if lister != nil {
-			agents = lister.Agents(p.Name)
-		} else {
-			ids := p.SlotIDs
-			if ids == nil {
-				ids = make([]int, x.rm.TotalSlots())
-				for i := range ids {
-					ids[i] = i
+		for _, a := range x.poolAgents(p) {
+			sa := scheduler.Agent{ID: a.ID}
+			for _, sl := range a.Slots {
+				if !sl.Foreign {
+					sa.SlotIDs = append(sa.SlotIDs, sl.ID)
 				}
 			}
-			agents = []scheduler.Agent{{ID: localAgent, SlotIDs: ids}}
+			agents = append(agents, sa)
 		}
 		snap.Pools = append(snap.Pools, scheduler.Pool{Name: p.Name, Config: p.Scheduler, Agents: agents})
 	}
@@ -187,7 +181,7 @@ func (x *Experiments) snapshot(ctx context.Context) (scheduler.Snapshot, map[str
 func taskOfAllocation(a db.LiveAllocation) scheduler.Task {
 	t := scheduler.Task{AllocationID: a.ID, Slots: a.Slots, Running: a.State == resolute.AllocationRunning, Preempting: a.Preempt}
 	for i, id := range a.SlotIDs {
-		agent := localAgent
+		agent := unrecordedAgent
 		if i < len(a.SlotAgents) {
 			agent = a.SlotAgents[i]
 		}
@@ -196,8 +190,10 @@ func taskOfAllocation(a db.LiveAllocation) scheduler.Task {
 	return t
 }
 
-// localAgent names the one machine of the local resource manager.
-const localAgent = "local"
+// unrecordedAgent is the agent of the slots of an allocation that recorded
+// none: one started before the agents of every resource manager were
+// recorded, on the local one's machine.
+const unrecordedAgent = "local"
 
 // JobID names an experiment's job in the queue.
 func JobID(experimentID int64) string { return "experiment-" + strconv.FormatInt(experimentID, 10) }
@@ -229,9 +225,6 @@ func (x *Experiments) launch(ctx context.Context, a resolute.Allocation, refs []
 	agents := make([]string, len(refs))
 	for i, r := range refs {
 		slots[i], agents[i] = r.Slot, r.Agent
-	}
-	if len(refs) > 0 && refs[0].Agent == localAgent {
-		agents = nil
 	}
 	token, hash := newToken()
 	started, err := x.db.StartAllocationOn(ctx, a.ID, slots, agents, hash)
@@ -267,10 +260,6 @@ func (x *Experiments) launch(ctx context.Context, a resolute.Allocation, refs []
 		PodSpec: cfg.Environment.PodSpec, Priority: cfg.Resources.Priority,
 		Mounts:       mountsOf(cfg.BindMounts, cfg.CheckpointStorage),
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,
-	}
-	x.addHarness(&spec)
-	if img := cfg.Environment.Image.CPU; img != "" && !x.opts.Containers {
-		x.taskLog(ctx, a, "INFO", fmt.Sprintf("the local resource manager runs tasks without containers: environment.image %q is recorded but not used", img))
 	}
 	if t.LatestCheckpoint != "" {
 		x.taskLog(ctx, a, "INFO", "resuming from checkpoint "+t.LatestCheckpoint)
@@ -311,44 +300,14 @@ func (x *Experiments) trialEnv(cfg *expconf.ExperimentConfig, e resolute.Experim
 		"DET_EXPERIMENT_CONFIG": config,
 		"DET_STEPS_COMPLETED":   strconv.FormatInt(t.StepsCompleted, 10),
 		"DET_LATEST_CHECKPOINT": t.LatestCheckpoint,
-		"DET_RESOURCES_TYPE":    x.resourcesType(),
 		"PYTHONUNBUFFERED":      "1",
 	} {
 		env[k] = v
-	}
-	if _, set := env["DET_PYTHON_EXECUTABLE"]; !set && x.opts.Python != "" {
-		env["DET_PYTHON_EXECUTABLE"] = x.opts.Python
-	}
-	if x.opts.BinDir != "" {
-		env["PATH"] = x.opts.BinDir + ":" + cmpOr(env["PATH"], "/usr/local/bin:/usr/bin:/bin")
 	}
 	if cfg.Debug {
 		env["DET_DEBUG"] = "true"
 	}
 	return env
-}
-
-// resourcesType is DET_RESOURCES_TYPE: what a task runs as.
-func (x *Experiments) resourcesType() string {
-	if x.opts.Containers {
-		return "k8s-pod"
-	}
-	return "process"
-}
-
-// harnessFiles is the harness package, keyed by slash paths under its root
-// ("determined/__init__.py", ...), read once.
-func (x *Experiments) harnessFiles() map[string][]byte {
-	x.harnessOnce.Do(func() {
-		x.harness = map[string][]byte{}
-		fs.WalkDir(harness.Files, ".", func(path string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				x.harness[path], _ = harness.Files.ReadFile(path)
-			}
-			return nil
-		})
-	})
-	return x.harness
 }
 
 // mountsOf are a task's host directories: its bind_mounts, and shared_fs
@@ -382,36 +341,6 @@ func imageFor(cpu, cuda string, gpu bool) string {
 	return cpu
 }
 
-// addHarness puts the harness on a task's PYTHONPATH: the master's copy on
-// the local resource manager, or a copy shipped with the task's files where
-// tasks run in containers of their own images, whose pods then meet at the
-// rendezvous when there are several.
-func (x *Experiments) addHarness(spec *resolute.LaunchSpec) {
-	if !x.opts.Containers {
-		spec.PythonPath = []string{x.opts.HarnessDir}
-		return
-	}
-	if spec.Files == nil {
-		spec.Files = map[string][]byte{}
-	}
-	for name, data := range x.harnessFiles() {
-		spec.Files[harnessShipDir+"/"+name] = data
-	}
-	spec.PythonPath = []string{harnessShipDir}
-	spec.Rendezvous = true
-}
-
-// harnessShipDir is where a containerized task finds the harness, relative
-// to its work directory.
-const harnessShipDir = ".resolute/harness"
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // taskLog records a line of the master's own in a task's log.
 func (x *Experiments) taskLog(ctx context.Context, a resolute.Allocation, level, msg string) {
 	err := x.db.InsertTaskLogs(ctx, []resolute.TaskLog{{TaskID: a.TaskID, AllocationID: a.ID, Time: x.now(),
@@ -421,12 +350,25 @@ func (x *Experiments) taskLog(ctx context.Context, a resolute.Allocation, level,
 	}
 }
 
-// Recover brings the experiments back after a master restart: allocations
-// that still run (alive) are kept; those that ended while no master ran
-// (ended, with the exit status they recorded) end as they did; the others
-// are put back in the queue to resume from their latest checkpoint, without
-// counting as failures.
-func (x *Experiments) Recover(ctx context.Context, alive map[string]bool, ended map[string]int) error {
+// Recover brings the experiments back after a master restart, from what
+// the resource manager's Recover found: allocations that still run are kept;
+// those that ended while no master ran end as they did, with the exit status
+// they recorded; the others are put back in the queue to resume from their
+// latest checkpoint, without counting as failures. Call it once, before Run
+// and Pump.
+func (x *Experiments) Recover(ctx context.Context) error {
+	found, err := x.rm.Recover(ctx)
+	if err != nil {
+		return fmt.Errorf("adopt running tasks: %w", err)
+	}
+	alive, ended := map[string]bool{}, map[string]int{}
+	for _, f := range found {
+		if f.Running {
+			alive[f.AllocationID] = true
+		} else {
+			ended[f.AllocationID] = f.ExitCode
+		}
+	}
 	running, err := x.db.RunningAllocations(ctx)
 	if err != nil {
 		return err

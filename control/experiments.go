@@ -24,20 +24,13 @@ const MaxContextBytes = 96 << 20
 // has before it is killed (Determined's cluster default).
 const DefaultPreemptionTimeout = time.Hour
 
-// RunOptions is what launching tasks needs to know of the master.
+// RunOptions is what launching tasks needs to know of the master. (Where
+// the harness and the task Python are is the resource manager's business.)
 type RunOptions struct {
-	MasterURL  string // how tasks reach the master
-	ClusterID  string
-	WorkRoot   string // allocations' work directories live here
-	HarnessDir string // where the determined package was written, put first on PYTHONPATH
-	BinDir     string // holds python3/python links to the task Python, put first on PATH
-	Python     string // the task Python (DET_PYTHON_EXECUTABLE)
-	// Containers says tasks run in containers of their own images
-	// (Kubernetes): the harness travels with each task's files, services
-	// listen on every address (the pod's IP), and HarnessDir, BinDir and
-	// Python, which are the master's, are not used.
-	Containers bool
-	KillGrace  time.Duration
+	MasterURL string // how tasks reach the master
+	ClusterID string
+	WorkRoot  string // allocations' work directories live here
+	KillGrace time.Duration
 	// Pools are the resource pools and their slots; none means one pool,
 	// "default", with every slot and the priority scheduler.
 	Pools       []Pool
@@ -49,12 +42,12 @@ type RunOptions struct {
 	TensorboardTimeout time.Duration
 }
 
-// Pool is a resource pool of the local resource manager.
+// Pool is a resource pool.
 type Pool struct {
 	Name        string
 	Description string
 	Scheduler   scheduler.Config
-	SlotIDs     []int // nil: every slot of the machine
+	SlotIDs     []int // nil: every slot the resource manager gives the pool; else these only
 }
 
 // Experiments runs experiments: it creates their trials as the searcher
@@ -72,9 +65,6 @@ type Experiments struct {
 
 	mu   sync.Mutex
 	last scheduler.Decision // of the latest cycle, for the job queue
-
-	harnessOnce sync.Once
-	harness     map[string][]byte // harnessFiles
 }
 
 // NewExperiments returns the experiment runner; call Run to admit work.

@@ -22,14 +22,49 @@ import (
 
 // fakeRM records launches and kills; tests play the tasks.
 type fakeRM struct {
-	mu       sync.Mutex
-	total    int
-	held     map[string][]int
-	launched []resolute.LaunchSpec
-	killed   []string
+	mu        sync.Mutex
+	total     int
+	held      map[string][]int
+	launched  []resolute.LaunchSpec
+	killed    []string
+	recovered []resolute.RecoveredAllocation // what Recover finds
 }
 
-func (f *fakeRM) TotalSlots() int { return f.total }
+var _ control.ResourceManager = (*fakeRM)(nil)
+
+// Agents is one machine with total slots, whatever the pool.
+func (f *fakeRM) Agents(string) []resolute.Agent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a := resolute.Agent{ID: "machine"}
+	for id := range f.total {
+		a.Slots = append(a.Slots, resolute.Slot{ID: id, Device: "cpu"})
+	}
+	for alloc, ids := range f.held {
+		for _, id := range ids {
+			if id < f.total {
+				a.Slots[id].AllocationID = alloc
+			}
+		}
+	}
+	return []resolute.Agent{a}
+}
+
+func (f *fakeRM) SlotType() string { return "cpu" }
+
+func (f *fakeRM) ListenAddr() string { return "127.0.0.1" }
+
+func (f *fakeRM) Events() <-chan resolute.AllocationEvent { return nil }
+
+func (f *fakeRM) Exec(context.Context, string, []string, bool) (resolute.Stream, error) {
+	return nil, resolute.Errorf(resolute.ENotFound, "no terminals here")
+}
+
+func (f *fakeRM) Recover(context.Context) ([]resolute.RecoveredAllocation, error) {
+	return f.recovered, nil
+}
+
+func (f *fakeRM) Close() error { return nil }
 
 func (f *fakeRM) Launch(_ context.Context, s resolute.LaunchSpec) error {
 	f.mu.Lock()
@@ -89,7 +124,7 @@ func newHarness(t *testing.T, slots int) *harness {
 	rm := &fakeRM{total: slots, held: map[string][]int{}}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	x := control.NewExperiments(d, control.NewConfigs(d, defaults), rm,
-		control.RunOptions{MasterURL: "http://m", ClusterID: "c", WorkRoot: t.TempDir(), HarnessDir: "/h"}, logger)
+		control.RunOptions{MasterURL: "http://m", ClusterID: "c", WorkRoot: t.TempDir()}, logger)
 	return &harness{t: t, db: d, rm: rm, x: x, ctx: ctx, admin: authz.User(admin.User)}
 }
 
@@ -336,8 +371,8 @@ func TestRecoveryKeepsTheLivingEndsTheFinishedAndRequeuesTheLost(t *testing.T) {
 		h.rm.release(r.AllocationID)
 	}
 	h.rm.held[byExp[alive.ID]] = []int{0}
-	err := h.x.Recover(h.ctx, map[string]bool{byExp[alive.ID]: true}, map[string]int{byExp[finished.ID]: 0})
-	if err != nil {
+	h.rm.recovered = []resolute.RecoveredAllocation{{AllocationID: byExp[alive.ID], Running: true}, {AllocationID: byExp[finished.ID], ExitCode: 0}}
+	if err := h.x.Recover(h.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.experiment(finished.ID); got.State != resolute.StateCompleted {

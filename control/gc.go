@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -89,10 +88,10 @@ func CheckpointsToDelete(cps []ScoredCheckpoint, p GCPolicy, keep map[string]boo
 }
 
 // CollectGarbage deletes the checkpoints of an experiment that its policy
-// does not keep, from storage on this machine and in the database; where
-// tasks run in containers (Kubernetes) a CHECKPOINT_GC task deletes the
-// files. It runs when a trial ends; the latest checkpoint of every trial that
-// may resume, and every registered one, is always kept.
+// does not keep: a CHECKPOINT_GC task deletes their files where tasks run,
+// and they are marked deleted when it succeeds (as Determined's). It runs
+// when a trial ends; the latest checkpoint of every trial that may resume,
+// and every registered one, is always kept.
 func (x *Experiments) CollectGarbage(ctx context.Context, experimentID int64) error {
 	e, err := x.db.Experiment(ctx, experimentID)
 	if err != nil {
@@ -150,25 +149,12 @@ func (x *Experiments) CollectGarbage(ctx context.Context, experimentID int64) er
 	policy := GCPolicy{ExperimentBest: st.SaveExperimentBest, TrialBest: st.SaveTrialBest, TrialLatest: st.SaveTrialLatest,
 		SmallerIsBetter: cfg.Searcher.SmallerIsBetter}
 	doomed := CheckpointsToDelete(scored, policy, keep)
-	if x.opts.Containers {
-		return x.startCheckpointGC(ctx, e, dir, st.SharedFS != nil, doomed)
-	}
-	for _, uuid := range doomed {
-		if err := os.RemoveAll(filepath.Join(dir, uuid)); err != nil {
-			x.logger.Error("delete checkpoint files", "uuid", uuid, "err", err)
-			continue
-		}
-		if err := x.db.SetCheckpointDeleted(ctx, uuid); err != nil {
-			return err
-		}
-		x.logger.Info("deleted checkpoint by the GC policy", "uuid", uuid, "experiment", experimentID)
-	}
-	return nil
+	return x.startCheckpointGC(ctx, e, dir, st.SharedFS != nil, doomed)
 }
 
 // startCheckpointGC queues a CHECKPOINT_GC task that deletes the files of
-// uuids under dir where tasks run: on Kubernetes a pod made from
-// checkpoint_gc_pod_spec, with the experiment's environment (not its pod
+// uuids under dir where tasks run (on Kubernetes a pod made from
+// checkpoint_gc_pod_spec), with the experiment's environment (not its pod
 // spec) and bind mounts, and shared_fs storage mounted from the host
 // (directory storage is mounted by the GC pod spec). Checkpoints another
 // such task holds are left to it; checkpointGCEnded marks them deleted once

@@ -8,9 +8,11 @@ import (
 	"github.com/resolute-ml/resolute"
 )
 
-// Pump turns a resource manager's events into state changes until events
-// closes or ctx ends: log lines are stored in batches, exits end trial runs.
-func (x *Experiments) Pump(ctx context.Context, events <-chan resolute.AllocationEvent) {
+// Pump turns the resource manager's events into state changes until its
+// Events closes or ctx ends: log lines are stored in batches, exits end
+// trial runs.
+func (x *Experiments) Pump(ctx context.Context) {
+	events := x.rm.Events()
 	var batch []resolute.TaskLog
 	tasks := map[string]string{} // allocation → task, from the first line
 	flush := func() {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -40,7 +39,7 @@ type TaskRequest struct {
 var readyLines = map[string]*regexp.Regexp{
 	resolute.TaskNotebook:    regexp.MustCompile(`(Jupyter Notebook|Jupyter Server|JupyterLab).* is running at|http://127\.0\.0\.1:\d+/proxy/`),
 	resolute.TaskTensorBoard: regexp.MustCompile(`TensorBoard .* at http`),
-	// A shell in a container is ready once its keep-alive process runs.
+	// A shell is ready once its keep-alive process runs.
 	resolute.TaskShell: regexp.MustCompile(`^shell ready$`),
 }
 
@@ -243,26 +242,16 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 	for k, v := range map[string]string{
 		"DET_MASTER": x.opts.MasterURL, "DET_MASTER_ADDR": x.opts.MasterURL, "DET_CLUSTER_ID": x.opts.ClusterID,
 		"DET_TASK_ID": t.ID, "DET_ALLOCATION_ID": a.ID, "DET_RESOURCES_ID": a.ID, "DET_SESSION_TOKEN": token,
-		"DET_USER": t.Username, "DET_TASK_TYPE": t.Type, "DET_RESOURCES_TYPE": x.resourcesType(), "PYTHONUNBUFFERED": "1",
+		"DET_USER": t.Username, "DET_TASK_TYPE": t.Type, "PYTHONUNBUFFERED": "1",
 	} {
 		env[k] = v
-	}
-	if x.opts.Python != "" {
-		env["DET_PYTHON_EXECUTABLE"] = x.opts.Python
-	}
-	if x.opts.BinDir != "" {
-		env["PATH"] = x.opts.BinDir + ":" + cmpOr(env["PATH"], "/usr/local/bin:/usr/bin:/bin")
 	}
 	spec := resolute.LaunchSpec{AllocationID: a.ID, TaskID: t.ID, Slots: slots, WorkDir: filepath.Join(x.opts.WorkRoot, a.ID),
 		ContextTarGz: tgz, Env: env, SlotAgents: agents, TaskType: t.Type, User: t.Username, Pool: t.ResourcePool,
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: t.Priority, Mounts: mountsOf(cfg.BindMounts, nil),
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage}
-	x.addHarness(&spec)
-	listen := "127.0.0.1"
-	if x.opts.Containers {
-		listen = "0.0.0.0" // reached at the pod's IP
-	}
+	listen := x.rm.ListenAddr()
 	prefix := "/proxy/" + t.ID + "/"
 	switch t.Type {
 	case resolute.TaskCommand, resolute.TaskCheckpointGC:
@@ -281,15 +270,11 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 		}
 		env["NOTEBOOK_PORT"] = strconv.Itoa(port)
 		env["DET_NOTEBOOK_TOKEN"] = t.ServiceToken
-		spec.Entrypoint = jupyterCommand(x.opts.Python, listen, port, prefix, t.ServiceToken)
+		spec.Entrypoint = jupyterCommand(listen, port, prefix, t.ServiceToken)
 	case resolute.TaskTensorBoard:
-		// Looked up in the task's PATH (its config's, after the harness's
-		// bin directory), where the task will run it.
-		// (In containers the image decides; a missing program fails the
-		// task with the shell's "not found" in its log.)
-		if !x.opts.Containers && !inPath("tensorboard", cmpOr(env["PATH"], os.Getenv("PATH"))) {
-			return fmt.Errorf("tensorboard is not installed in the task environment (it ships on PyPI only); install it where tasks can run it")
-		}
+		// The resource manager looks tensorboard up where the task runs:
+		// a missing program fails the launch, or the task with the shell's
+		// "not found" in its log.
 		sources, err := x.tensorboardSources(ctx, t.ExperimentIDs, t.TrialIDs)
 		if err != nil {
 			return fmt.Errorf("the TensorBoard's experiments and trials: %w", err)
@@ -312,7 +297,7 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 	if err := x.db.SetTaskState(ctx, t.ID, resolute.TaskRunning); err != nil {
 		return err
 	}
-	if t.Type == resolute.TaskCommand || t.Type == resolute.TaskCheckpointGC || t.Type == resolute.TaskShell && !x.opts.Containers {
+	if t.Type == resolute.TaskCommand || t.Type == resolute.TaskCheckpointGC {
 		if err := x.db.SetTaskReady(ctx, t.ID); err != nil {
 			return err
 		}
@@ -322,28 +307,13 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 
 // jupyterCommand runs the classic notebook server of Debian's
 // python3-notebook (or JupyterLab's server when installed) under base URL
-// prefix with the task's token, on loopback.
-func jupyterCommand(python, listen string, port int, prefix, token string) []string {
-	if python == "" {
-		python = "python3"
-	}
-	return []string{python, "-m", "notebook", "--no-browser", "--ip=" + listen, "--port=" + strconv.Itoa(port),
+// prefix with the task's token, on listen: the task's python3 (the task
+// Python on the master's machine, the image's in a pod).
+func jupyterCommand(listen string, port int, prefix, token string) []string {
+	return []string{"python3", "-m", "notebook", "--no-browser", "--ip=" + listen, "--port=" + strconv.Itoa(port),
 		"--NotebookApp.port_retries=0", "--NotebookApp.base_url=" + prefix, "--NotebookApp.token=" + token,
 		"--NotebookApp.allow_remote_access=True", "--NotebookApp.notebook_dir=.",
 		"--allow-root"} // tasks run as the master's user, which may be root here
-}
-
-// inPath says whether an executable file name is in a PATH list.
-func inPath(name, path string) bool {
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			continue
-		}
-		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // freePort asks the kernel for a free loopback port.

@@ -1,6 +1,7 @@
 package control
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -26,7 +27,7 @@ import (
 // TensorBoardDir is where the trial's TensorBoard files live under storage
 // base; trialID 0 gives the experiment's directory, holding its trials'.
 func TensorBoardDir(base, clusterID string, experimentID, trialID int64) string {
-	dir := filepath.Join(base, cmpOr(clusterID, "cluster"), "tensorboard", "experiment", strconv.FormatInt(experimentID, 10))
+	dir := filepath.Join(base, cmp.Or(clusterID, "cluster"), "tensorboard", "experiment", strconv.FormatInt(experimentID, 10))
 	if trialID != 0 {
 		dir = filepath.Join(dir, "trial", strconv.FormatInt(trialID, 10))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -44,32 +43,13 @@ type TerminalControl struct {
 }
 
 // TerminalStream is one process started in an allocation: with a PTY, a
-// terminal. local.Stream is one.
-type TerminalStream interface {
-	io.ReadWriteCloser
-	Resize(cols, rows uint16) error
-	Wait() (int, error)
-}
+// terminal.
+type TerminalStream = resolute.Stream
 
-// Terminals starts processes in running allocations.
+// Terminals starts processes in running allocations; every
+// control.ResourceManager is one.
 type Terminals interface {
 	Exec(ctx context.Context, allocationID string, argv []string, tty bool) (TerminalStream, error)
-}
-
-// ExecTerminals adapts an Exec function, such as the method value
-// (*local.Manager).Exec, to Terminals.
-func ExecTerminals[S TerminalStream](exec func(ctx context.Context, allocationID string, argv []string, tty bool) (S, error)) Terminals {
-	return execFunc[S](exec)
-}
-
-type execFunc[S TerminalStream] func(context.Context, string, []string, bool) (S, error)
-
-func (f execFunc[S]) Exec(ctx context.Context, id string, argv []string, tty bool) (TerminalStream, error) {
-	s, err := f(ctx, id, argv, tty)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
 }
 
 // terminalPing is how often an open terminal is pinged, so that proxies

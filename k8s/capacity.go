@@ -10,7 +10,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/resolute-ml/resolute"
-	"github.com/resolute-ml/resolute/scheduler"
 )
 
 // NodeSlots is what one node offers Resolute.
@@ -219,16 +218,43 @@ func (m *Manager) held() map[string]map[string][]int {
 	return out
 }
 
-// Agents lists a pool's nodes with the slot ids the scheduler may use.
-func (m *Manager) Agents(pool string) []scheduler.Agent {
+// Agents lists the nodes of a pool (every node for ""), each with its
+// slots.
+func (m *Manager) Agents(pool string) []resolute.Agent {
 	nodes, pools := m.Nodes()
-	var out []scheduler.Agent
+	out := make([]resolute.Agent, 0, len(nodes))
 	for _, n := range nodes {
-		if pools[n.Node] == pool {
-			out = append(out, scheduler.Agent{ID: n.Node, SlotIDs: n.SlotIDs()})
+		if pool == "" || pools[n.Node] == pool {
+			out = append(out, n.agent(pools[n.Node], m.SlotType()))
 		}
 	}
 	return out
+}
+
+// agent is the node in pool with its slots: those an allocation holds, the
+// others the scheduler may use (SlotIDs), and the rest, which pods Resolute
+// did not start hold (Foreign).
+func (n NodeSlots) agent(pool, device string) resolute.Agent {
+	holder := map[int]string{}
+	for id, slots := range n.Held {
+		for _, s := range slots {
+			holder[s] = id
+		}
+	}
+	usable := n.SlotIDs()
+	ids := slices.Clone(usable)
+	for id := 0; id < n.Total; id++ {
+		if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	a := resolute.Agent{ID: n.Node, ResourcePool: pool}
+	for _, id := range ids {
+		a.Slots = append(a.Slots, resolute.Slot{ID: id, Device: device, Agent: n.Node, AllocationID: holder[id],
+			Foreign: !slices.Contains(usable, id)})
+	}
+	return a
 }
 
 // TotalSlots is the slots of every node.
@@ -239,34 +265,6 @@ func (m *Manager) TotalSlots() int {
 		total += n.Total
 	}
 	return total
-}
-
-// AgentsInfo describes every node for the cluster view: each slot, the
-// allocation holding it, or whether another pod does.
-func (m *Manager) AgentsInfo() []resolute.Agent {
-	nodes, pools := m.Nodes()
-	device := m.SlotType()
-	out := make([]resolute.Agent, 0, len(nodes))
-	for _, n := range nodes {
-		holder := map[int]string{}
-		for id, slots := range n.Held {
-			for _, s := range slots {
-				holder[s] = id
-			}
-		}
-		a := resolute.Agent{ID: n.Node, ResourcePool: pools[n.Node]}
-		foreign := n.Foreign
-		for id := 0; id < n.Total; id++ {
-			sl := resolute.Slot{ID: id, Device: device, Agent: n.Node, AllocationID: holder[id]}
-			if sl.AllocationID == "" && foreign > 0 {
-				sl.Foreign = true
-				foreign--
-			}
-			a.Slots = append(a.Slots, sl)
-		}
-		out = append(out, a)
-	}
-	return out
 }
 
 // SlotType is the slots' device type: cuda or cpu.

@@ -38,14 +38,17 @@
 // An allocation with id A of task T becomes:
 //   - a ConfigMap named after the allocation holding binaryData
 //     "context.tar.gz" (the task's context) and "files.tar.gz" (the files
-//     the master writes into the work directory);
+//     the master writes into the work directory, with the harness, which is
+//     first on PYTHONPATH, under .resolute/harness);
 //   - N pods, N = slots / max_slots_per_pod (or 1), each asking for
 //     slots/N nvidia.com/gpu (or slot_resource_requests.cpu × slots/N CPU);
 //   - an init container "determined-init-container" that unpacks both
 //     archives from the ConfigMap (mounted at /run/determined/configmap) into
 //     the work directory /run/determined/workdir (an emptyDir);
 //   - the task container "determined-container" running the task's command
-//     in that work directory with the DET_* environment.
+//     in that work directory with the DET_* environment (DET_RESOURCES_TYPE
+//     is k8s-pod); the pods of a multi-pod allocation first meet at the
+//     master's rendezvous.
 //
 // Pods and ConfigMaps carry the labels "determined" (the allocation id),
 // "determined.ai/task_id", "determined.ai/allocation_id",

@@ -82,7 +82,7 @@ func (q sizeQueue) Next() *remotecommand.TerminalSize {
 // Exec starts argv in the task container of an allocation's first pod, with
 // a terminal when tty is set. It tries the exec API over websockets first
 // and falls back to SPDY for older API servers.
-func (m *Manager) Exec(ctx context.Context, id string, argv []string, tty bool) (*Stream, error) {
+func (m *Manager) Exec(ctx context.Context, id string, argv []string, tty bool) (resolute.Stream, error) {
 	m.mu.Lock()
 	a, ok := m.allocs[id]
 	if !ok || a.ended || len(a.pods) == 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strconv"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 // (slots not divisible by max_slots_per_pod, a bad pod_spec) is an EInvalid
 // error.
 func (m *Manager) Launch(ctx context.Context, spec resolute.LaunchSpec) error {
+	spec = m.withHarness(spec)
 	pool := m.pool(spec.Pool)
 	nPods, perPod, err := PodLayout(len(spec.Slots), m.opts.MaxSlotsPerPod)
 	if err != nil {
@@ -44,7 +46,7 @@ func (m *Manager) Launch(ctx context.Context, spec resolute.LaunchSpec) error {
 	req := PodRequest{Spec: spec, TaskType: spec.TaskType, User: spec.User, Pool: pool.Name,
 		Namespace: m.namespaceOf(pool), Image: spec.Image, Slots: len(spec.Slots), MaxSlotsPerPod: m.opts.MaxSlotsPerPod,
 		SlotType: m.opts.SlotType, CPUPerSlot: m.opts.CPUPerSlot, DefaultPodSpec: def, UserPodSpec: user,
-		Priority: spec.Priority, DefaultScheduler: m.opts.DefaultScheduler}
+		Priority: spec.Priority, DefaultScheduler: m.opts.DefaultScheduler, Rendezvous: m.harness != nil}
 	for _, p := range places {
 		req.Nodes = append(req.Nodes, p.node)
 		req.PodSlots = append(req.PodSlots, p.slots)
@@ -109,6 +111,25 @@ func (m *Manager) Launch(ctx context.Context, spec resolute.LaunchSpec) error {
 	}
 	m.log.Info("launched", "allocation", a.id, "namespace", req.Namespace, "pods", len(pods))
 	return nil
+}
+
+// withHarness is spec with the harness among its files and first on its
+// PYTHONPATH (its pods then meet at the rendezvous when there are several),
+// and DET_RESOURCES_TYPE set; the caller's maps are not changed.
+func (m *Manager) withHarness(spec resolute.LaunchSpec) resolute.LaunchSpec {
+	spec.Env = maps.Clone(spec.Env)
+	if spec.Env == nil {
+		spec.Env = map[string]string{}
+	}
+	spec.Env["DET_RESOURCES_TYPE"] = "k8s-pod"
+	if m.harness == nil {
+		return spec
+	}
+	files := maps.Clone(m.harness)
+	maps.Copy(files, spec.Files)
+	spec.Files = files
+	spec.PythonPath = append([]string{harnessDir}, spec.PythonPath...)
+	return spec
 }
 
 // createPod creates a pod; one of the same name left by an earlier try of

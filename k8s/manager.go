@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"slices"
 	"sync"
@@ -40,7 +41,10 @@ type Options struct {
 	// PendingTimeout is how long a gang's pods may wait to be scheduled
 	// before the allocation is released and requeued (default 10 minutes).
 	PendingTimeout time.Duration
-	Logger         *slog.Logger
+	// Harness is the harness package (determined/...), shipped with every
+	// task's files and put first on its PYTHONPATH; nil ships none.
+	Harness fs.FS
+	Logger  *slog.Logger
 }
 
 // Pool is one resource pool as the Kubernetes resource manager runs it.
@@ -71,6 +75,8 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	harness map[string][]byte // Options.Harness, by path under harnessDir
 
 	mu     sync.Mutex
 	allocs map[string]*allocation
@@ -121,6 +127,12 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	}
 	m := &Manager{opts: opts, log: opts.Logger, events: make(chan resolute.AllocationEvent, 4096),
 		allocs: map[string]*allocation{}, logClient: opts.Client}
+	if opts.Harness != nil {
+		var err error
+		if m.harness, err = readFiles(opts.Harness, harnessDir); err != nil {
+			return nil, fmt.Errorf("k8s: harness: %w", err)
+		}
+	}
 	if opts.Config != nil {
 		// Log streams get a client (and a request rate limit) of their own,
 		// so that following many pods never slows launching more.
@@ -181,6 +193,27 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	go m.watchPending()
 	return m, nil
 }
+
+// harnessDir is where a task finds the harness, relative to its work
+// directory.
+const harnessDir = ".resolute/harness"
+
+// readFiles reads every file of fsys, keyed by dir + "/" + its path.
+func readFiles(fsys fs.FS, dir string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		out[dir+"/"+p], err = fs.ReadFile(fsys, p)
+		return err
+	})
+	return out, err
+}
+
+// ListenAddr is every address: a task's services are reached at its pod's
+// IP.
+func (m *Manager) ListenAddr() string { return "0.0.0.0" }
 
 func errOr(err error) error {
 	if err == nil {

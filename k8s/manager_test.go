@@ -231,11 +231,11 @@ func TestAgentsCountEachNodesSlotsLessThoseOfOtherPods(t *testing.T) {
 	poll(t, "node 0 to offer 5 slots and node 1 all 8", func() bool {
 		got := map[string]int{}
 		for _, a := range e.m.Agents("default") {
-			got[a.ID] = len(a.SlotIDs)
+			got[a.ID] = len(usable(a))
 		}
 		return len(got) == 2 && got[e.nodes[0]] == 5 && got[e.nodes[1]] == 8
 	})
-	for _, a := range e.m.AgentsInfo() {
+	for _, a := range e.m.Agents("") {
 		foreign := 0
 		for _, s := range a.Slots {
 			if s.Foreign {
@@ -382,15 +382,17 @@ func TestARestartedManagerAdoptsRunningPodsAndReportsEndedOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := e.manager(t, []k8s.Pool{{Name: "default", GPUPodSpec: &corev1.Pod{Spec: corev1.PodSpec{NodeSelector: e.selector}}}}, envOptions{})
-	alive, ended, err := m.Recover(context.Background())
+	found, err := m.Recover(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !alive[running.AllocationID] || alive[done.AllocationID] {
-		t.Fatalf("alive = %v, want only %s adopted", alive, running.AllocationID)
+	// (Other tests' pods, in other namespaces, are found too.)
+	byID := map[string]resolute.RecoveredAllocation{}
+	for _, f := range found {
+		byID[f.AllocationID] = f
 	}
-	if code, ok := ended[done.AllocationID]; !ok || code != 5 {
-		t.Errorf("ended = %v, want %s with status 5", ended, done.AllocationID)
+	if !byID[running.AllocationID].Running || byID[done.AllocationID] != (resolute.RecoveredAllocation{AllocationID: done.AllocationID, ExitCode: 5}) {
+		t.Fatalf("Recover = %+v, want %s adopted and %s ended with status 5", found, running.AllocationID, done.AllocationID)
 	}
 	if _, err := e.c.Client.CoreV1().ConfigMaps(e.ns).Get(context.Background(), "trial-99-1", metav1.GetOptions{}); err == nil {
 		t.Error("the leftover ConfigMap is still there")
@@ -403,8 +405,8 @@ func TestARestartedManagerAdoptsRunningPodsAndReportsEndedOnes(t *testing.T) {
 		t.Fatalf("the running pod was touched: %+v", pods.Items)
 	}
 	for _, a := range m.Agents("default") {
-		if a.ID == e.nodes[0] && (len(a.SlotIDs) != 8 || a.SlotIDs[0] != 0) {
-			t.Errorf("node offers slot ids %v, want 0..7 with the adopted slot 0 among them", a.SlotIDs)
+		if ids := usable(a); a.ID == e.nodes[0] && (len(ids) != 8 || a.Slots[0].AllocationID != running.AllocationID) {
+			t.Errorf("node offers slot ids %v (slot 0 held by %q), want 0..7 with the adopted slot 0 among them", ids, a.Slots[0].AllocationID)
 		}
 	}
 	if err := m.Kill(context.Background(), running.AllocationID, time.Second); err != nil {
@@ -413,6 +415,17 @@ func TestARestartedManagerAdoptsRunningPodsAndReportsEndedOnes(t *testing.T) {
 	if exit := e.events.exited(t, running.AllocationID); !exit.Killed {
 		t.Errorf("exit = %+v", exit)
 	}
+}
+
+// usable are the ids of the slots of an agent that the scheduler may use.
+func usable(a resolute.Agent) []int {
+	var ids []int
+	for _, s := range a.Slots {
+		if !s.Foreign {
+			ids = append(ids, s.ID)
+		}
+	}
+	return ids
 }
 
 func TestPodsOfEveryTaskTypeAreAcceptedWithPoolNamespacesPriorityAndCoscheduler(t *testing.T) {

@@ -94,6 +94,10 @@ type PodRequest struct {
 	DefaultScheduler string
 	// ImagePullSecret names a Secret made from registry_auth; "" for none.
 	ImagePullSecret string
+	// Rendezvous makes the pods of a multi-pod allocation meet at the
+	// master's rendezvous (the harness's determined.exec.rendezvous) before
+	// the task runs, so that each knows the others' addresses.
+	Rendezvous bool
 }
 
 // PodLayout returns how many pods an allocation of slots needs and the slots

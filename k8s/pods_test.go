@@ -30,7 +30,6 @@ func trialRequest() PodRequest {
 			Env:          map[string]string{"DET_MASTER": "http://master:8080", "A_FIRST": "1"},
 			Entrypoint:   []string{"python3", "-m", "determined.exec.harness"},
 			Files:        map[string][]byte{"startup-hook.sh": []byte("true\n")},
-			Rendezvous:   true,
 		},
 		TaskType:       "TRIAL",
 		User:           "alice",
@@ -42,6 +41,7 @@ func trialRequest() PodRequest {
 		PodSlots:       [][]int{{0, 1, 2, 3, 4, 5, 6, 7}, {0, 1, 2, 3, 4, 5, 6, 7}},
 		MaxSlotsPerPod: 8,
 		SlotType:       "gpu",
+		Rendezvous:     true,
 	}
 }
 

@@ -263,7 +263,7 @@ func (r PodRequest) taskContainer(c *corev1.Container, pods, perPod int, w *warn
 	} else {
 		c.Command = []string{"sh", "-c", r.Spec.Shell}
 	}
-	if pods > 1 && r.Spec.Rendezvous {
+	if pods > 1 && r.Rendezvous {
 		// The pods first meet at the master's rendezvous, so that each
 		// knows where the others (the chief first) run.
 		c.Command = append([]string{"sh", "-c", rendezvousScript, "rendezvous"}, c.Command...)

@@ -491,7 +491,7 @@ func TestBuildPodsEnv(t *testing.T) {
 		},
 		"pods without the harness's rendezvous run the task at once": {
 			change: func(r *PodRequest) {
-				r.Spec.Rendezvous, r.Spec.Entrypoint, r.Spec.Shell = false, nil, "echo $HOME && ls"
+				r.Rendezvous, r.Spec.Entrypoint, r.Spec.Shell = false, nil, "echo $HOME && ls"
 			},
 			wantCommand: []string{"sh", "-c", "echo $HOME && ls"},
 		},

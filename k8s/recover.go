@@ -9,20 +9,22 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/resolute-ml/resolute"
 )
 
 // Recover adopts the allocations whose pods survived a master restart: it
 // lists Resolute's pods by label, keeps watching those still running (their
 // logs resume from now), and reports the exit status of those that ended
 // while no master ran. Pods of a gang that lost a member are deleted (the
-// allocation is then neither alive nor ended: control requeues it), and
-// ConfigMaps of allocations that are not alive are removed. Nothing is
-// started again.
-func (m *Manager) Recover(ctx context.Context) (alive map[string]bool, ended map[string]int, err error) {
-	alive, ended = map[string]bool{}, map[string]int{}
+// allocation is then not returned: control requeues it), and ConfigMaps of
+// allocations that are not alive are removed. Nothing is started again.
+func (m *Manager) Recover(ctx context.Context) ([]resolute.RecoveredAllocation, error) {
+	var out []resolute.RecoveredAllocation
+	alive := map[string]bool{}
 	list, err := m.opts.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: LabelAllocation})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	groups := map[string][]*corev1.Pod{}
 	for i := range list.Items {
@@ -44,7 +46,7 @@ func (m *Manager) Recover(ctx context.Context) (alive map[string]bool, ended map
 		s := observe(a.pods, byName)
 		switch {
 		case s.allDone && complete:
-			ended[id] = outcomeOf(s).code
+			out = append(out, resolute.RecoveredAllocation{AllocationID: id, ExitCode: outcomeOf(s).code})
 			m.deleteObjects(ctx, a, 0)
 		case s.failed != "" || !complete:
 			m.log.Warn("deleting the pods of a broken gang", "allocation", id)
@@ -59,6 +61,7 @@ func (m *Manager) Recover(ctx context.Context) (alive map[string]bool, ended map
 			}
 			m.mu.Unlock()
 			alive[id] = true
+			out = append(out, resolute.RecoveredAllocation{AllocationID: id, Running: true})
 			startLogs()
 			m.log.Info("adopted allocation", "allocation", id, "pods", len(pods))
 		}
@@ -66,7 +69,7 @@ func (m *Manager) Recover(ctx context.Context) (alive map[string]bool, ended map
 	for _, ns := range m.namespaces() {
 		cms, err := m.opts.Client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: LabelAllocation})
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		for _, cm := range cms.Items {
 			if id := cm.Labels[LabelAllocationID]; !alive[id] {
@@ -75,7 +78,7 @@ func (m *Manager) Recover(ctx context.Context) (alive map[string]bool, ended map
 			}
 		}
 	}
-	return alive, ended, nil
+	return out, nil
 }
 
 // gangSize is how many pods an allocation has, as its pods' environment

@@ -1,11 +1,15 @@
 package k8s
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/resolute-ml/resolute"
 )
 
 func TestPodNotesSayWhatWentWrongInWords(t *testing.T) {
@@ -68,5 +72,41 @@ func TestNodeSlotIDsKeepHeldSlotsAndLeaveRoomForOtherPods(t *testing.T) {
 		if got[i] != want[i] {
 			t.Fatalf("SlotIDs = %v, want %v", got, want)
 		}
+	}
+}
+
+func TestANodesAgentMarksTheSlotsItCannotOfferAsForeign(t *testing.T) {
+	n := NodeSlots{Node: "n", Total: 8, Foreign: 3, Held: map[string][]int{"a": {5, 6}}}
+	a := n.agent("gpu", "cuda")
+	var got []string
+	for _, s := range a.Slots {
+		got = append(got, fmt.Sprintf("%d:%s:%v", s.ID, s.AllocationID, s.Foreign))
+	}
+	want := "0::false 1::false 2::false 3::true 4::true 5:a:false 6:a:false 7::true"
+	if strings.Join(got, " ") != want || a.ID != "n" || a.ResourcePool != "gpu" || a.Slots[0].Device != "cuda" {
+		t.Errorf("agent %s in %q: slots %v, want %s", a.ID, a.ResourcePool, got, want)
+	}
+}
+
+func TestEveryTaskGetsTheHarnessAndItsResourcesType(t *testing.T) {
+	files, err := readFiles(fstest.MapFS{"determined/__init__.py": {Data: []byte("x = 1\n")}}, harnessDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &Manager{harness: files}
+	spec := resolute.LaunchSpec{Env: map[string]string{"A": "1", "DET_RESOURCES_TYPE": "mine"},
+		Files: map[string][]byte{"note.txt": []byte("hi")}, PythonPath: []string{"lib"}}
+	got := m.withHarness(spec)
+	if got.Env["DET_RESOURCES_TYPE"] != "k8s-pod" || got.Env["A"] != "1" || spec.Env["DET_RESOURCES_TYPE"] != "mine" {
+		t.Errorf("env %v (the caller's %v)", got.Env, spec.Env)
+	}
+	if string(got.Files[".resolute/harness/determined/__init__.py"]) != "x = 1\n" || string(got.Files["note.txt"]) != "hi" || len(spec.Files) != 1 {
+		t.Errorf("files %v (the caller's %v)", got.Files, spec.Files)
+	}
+	if strings.Join(got.PythonPath, ":") != ".resolute/harness:lib" {
+		t.Errorf("PYTHONPATH entries %v", got.PythonPath)
+	}
+	if bare := (&Manager{}).withHarness(resolute.LaunchSpec{}); bare.Env["DET_RESOURCES_TYPE"] != "k8s-pod" || len(bare.Files) != 0 || len(bare.PythonPath) != 0 {
+		t.Errorf("without a harness: %+v", bare)
 	}
 }

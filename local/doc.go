@@ -21,7 +21,8 @@
 // # Events
 //
 // Events of one allocation come in order: Started, its Log lines (each stream
-// in order, the two streams interleaved as read), then Exited. Started and
+// in order, the two streams interleaved as read; a trial's first says that
+// its environment.image is not used), then Exited. Started and
 // Exited are always queued; Log events are queued up to Options.MaxQueuedLogs
 // and past that the tailers wait for the consumer. Because output goes to
 // files, a slow consumer delays log delivery but never blocks a task.
@@ -34,5 +35,7 @@
 // killed and exec'd into; their log tailing resumes from the end of their
 // output files (lines written while no master was running stay in the files
 // but are not emitted), and since the new master is not their parent, their
-// Exited event carries ErrExitUnknown instead of an exit code.
+// Exited event carries ErrExitUnknown instead of an exit code. Recover also
+// reports the allocations that ended while no master ran, with the exit
+// status their leader recorded.
 package local

@@ -62,6 +62,12 @@ func newQueue(max int) *queue {
 // push queues e; it returns false when the queue is closed.
 func (q *queue) push(e Event) bool {
 	_, isLog := e.(Log)
+	return q.add(e, isLog)
+}
+
+// add queues e, first waiting for room when wait is set; it returns false
+// when the queue is closed.
+func (q *queue) add(e Event, wait bool) bool {
 	for {
 		select {
 		case <-q.done:
@@ -69,7 +75,7 @@ func (q *queue) push(e Event) bool {
 		default:
 		}
 		q.mu.Lock()
-		if !isLog || len(q.items) < q.max {
+		if !wait || len(q.items) < q.max {
 			q.items = append(q.items, e)
 			q.mu.Unlock()
 			notify(q.wake)

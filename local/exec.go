@@ -81,7 +81,7 @@ func (s *Stream) kill() {
 // Exec starts argv in a running allocation's work dir with its environment,
 // in a process group of its own (a session with the PTY as its controlling
 // terminal when tty). The process is killed when the allocation ends.
-func (m *Manager) Exec(ctx context.Context, allocationID string, argv []string, tty bool) (*Stream, error) {
+func (m *Manager) Exec(ctx context.Context, allocationID string, argv []string, tty bool) (resolute.Stream, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, resolute.Errorf(resolute.EInvalid, "a command is required")
 	}

@@ -14,7 +14,7 @@ type reader struct {
 	seen   strings.Builder
 }
 
-func newReader(s *Stream) *reader {
+func newReader(s io.Reader) *reader {
 	r := &reader{chunks: make(chan string, 64)}
 	go func() {
 		defer close(r.chunks)

@@ -29,6 +29,7 @@ type allocation struct {
 	workDir    string
 	env        []string
 	adopted    bool
+	note       string        // a line of the manager's own, sent after Started
 	exited     chan struct{} // closed once the leader has exited
 	tails      sync.WaitGroup
 
@@ -87,6 +88,9 @@ func (m *Manager) Launch(ctx context.Context, spec AllocationSpec) error {
 		id: spec.AllocationID, taskID: spec.TaskID, slots: append([]int(nil), spec.Slots...),
 		dir: filepath.Join(m.opts.StateDir, spec.AllocationID), workDir: filepath.Clean(spec.WorkDir),
 		exited: make(chan struct{}), sessions: make(map[*Stream]struct{}),
+	}
+	if spec.Image != "" && spec.TaskType == "TRIAL" {
+		a.note = fmt.Sprintf("the local resource manager runs tasks without containers: environment.image %q is recorded but not used", spec.Image)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -188,7 +192,10 @@ func (m *Manager) start(a *allocation, cmd *exec.Cmd) error {
 		// The task runs; only adoption after a restart is lost.
 		m.log.Warn("cannot write allocation state; it cannot be recovered after a restart", "allocation", a.id, "error", err)
 	}
-	m.events.push(Started{AllocationID: a.id, PID: pid, Addr: "127.0.0.1", Time: a.startedAt})
+	m.events.push(Started{AllocationID: a.id, PID: pid, Addr: loopback, Time: a.startedAt})
+	if a.note != "" { // queued at once, as Started
+		m.events.add(Log{AllocationID: a.id, Time: a.startedAt, Stream: Stdout, Level: "INFO", Line: a.note, Message: a.note}, false)
+	}
 	m.startTailers(a, 0, 0)
 	go m.wait(a, cmd)
 	return nil
@@ -239,7 +246,7 @@ func (m *Manager) finish(a *allocation, ex Exited) {
 }
 
 // taskEnv builds the task's environment: base, then spec.Env, then the
-// manager's own variables.
+// manager's own variables (the task Python's unless spec.Env names it).
 func (m *Manager) taskEnv(a *allocation, spec AllocationSpec) []string {
 	vars := make(map[string]string)
 	for _, kv := range m.baseEnv {
@@ -273,9 +280,24 @@ func (m *Manager) taskEnv(a *allocation, spec AllocationSpec) []string {
 	}
 	vars["DET_SLOT_IDS"] = "[" + strings.Join(ids, ",") + "]"
 	vars["DET_AGENT_ID"] = m.opts.AgentID
-	if len(spec.PythonPath) > 0 {
+	vars["DET_RESOURCES_TYPE"] = "process"
+	if _, set := spec.Env["DET_PYTHON_EXECUTABLE"]; !set && m.opts.Python != "" {
+		vars["DET_PYTHON_EXECUTABLE"] = m.opts.Python
+	}
+	if m.opts.BinDir != "" {
+		path := spec.Env["PATH"]
+		if path == "" {
+			path = "/usr/local/bin:/usr/bin:/bin"
+		}
+		vars["PATH"] = m.opts.BinDir + ":" + path
+	}
+	pythonPath := spec.PythonPath
+	if m.opts.HarnessDir != "" {
+		pythonPath = append([]string{m.opts.HarnessDir}, pythonPath...)
+	}
+	if len(pythonPath) > 0 {
 		var parts []string
-		for _, p := range spec.PythonPath {
+		for _, p := range pythonPath {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(a.workDir, p)
 			}
@@ -318,7 +340,7 @@ func lookPath(name string, env []string, dir string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", resolute.Errorf(resolute.EInvalid, "entrypoint %q is not in the task's PATH", name)
+	return "", resolute.Errorf(resolute.EInvalid, "%s is not installed in the task environment: it is not in the task's PATH", name)
 }
 
 func closeAll(fs []*os.File) {

@@ -176,6 +176,52 @@ func TestLaunchSetsEnvironment(t *testing.T) {
 	}
 }
 
+// TestLaunchGivesTasksTheHarnessAndTheTaskPython: the harness directory goes
+// first on PYTHONPATH, the bin directory first on PATH (before the task's own
+// or a plain default), DET_PYTHON_EXECUTABLE is the task Python unless the
+// task names one, DET_RESOURCES_TYPE says "process", and a trial's image is
+// said to be unused right after it starts.
+func TestLaunchGivesTasksTheHarnessAndTheTaskPython(t *testing.T) {
+	tests := map[string]struct {
+		env  map[string]string
+		want map[string]string
+	}{
+		"the defaults": {
+			want: map[string]string{"PYTHONPATH": "/h/lib:/base", "PATH": "/h/bin:/usr/local/bin:/usr/bin:/bin",
+				"DET_PYTHON_EXECUTABLE": "/usr/bin/python3", "DET_RESOURCES_TYPE": "process"},
+		},
+		"the task's own PATH and Python": {
+			env: map[string]string{"PATH": "/opt/bin:/usr/bin:/bin", "DET_PYTHON_EXECUTABLE": "/opt/py", "DET_RESOURCES_TYPE": "mine"},
+			want: map[string]string{"PYTHONPATH": "/h/lib:/base", "PATH": "/h/bin:/opt/bin:/usr/bin:/bin",
+				"DET_PYTHON_EXECUTABLE": "/opt/py", "DET_RESOURCES_TYPE": "process"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			m := newManager(t, func(o *Options) {
+				o.BaseEnv = []string{"PATH=" + os.Getenv("PATH"), "PYTHONPATH=/base"}
+				o.HarnessDir, o.BinDir, o.Python = "/h/lib", "/h/bin", "/usr/bin/python3"
+			})
+			s := spec(t, "env", "env")
+			s.Env, s.TaskType, s.Image = tc.env, "TRIAL", "img:1"
+			launch(t, m, s)
+			events := untilExit(t, m, "env")
+			env := envMap(events)
+			got := map[string]string{}
+			for k := range tc.want {
+				got[k] = env[k]
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("env (-want +got):\n%s", diff)
+			}
+			note, ok := events[1].(Log)
+			if _, started := events[0].(Started); !started || !ok || !strings.Contains(note.Line, `environment.image "img:1" is recorded but not used`) {
+				t.Errorf("events start with %+v, %+v; want Started, then the unused image", events[0], events[1])
+			}
+		})
+	}
+}
+
 func TestLaunchChecksSlots(t *testing.T) {
 	tests := map[string]struct {
 		id       string

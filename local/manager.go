@@ -58,6 +58,16 @@ type Options struct {
 	// PollInterval is how often adopted allocations are checked for exit;
 	// 0 means 500ms.
 	PollInterval time.Duration
+	// HarnessDir, when set, is put first on every task's PYTHONPATH: where
+	// the master installed the harness (the determined package).
+	HarnessDir string
+	// BinDir, when set, is put first on every task's PATH, before the PATH
+	// its environment names or else /usr/local/bin:/usr/bin:/bin; its
+	// python3 and python run the task Python.
+	BinDir string
+	// Python, when set, is every task's DET_PYTHON_EXECUTABLE unless its
+	// environment names one.
+	Python string
 	// Logger gets the manager's own diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -111,8 +121,7 @@ type Manager struct {
 	closed   bool
 	slots    []Slot
 	allocs   map[string]*allocation
-	ended    map[string]int // found ended by Recover: their recorded exit status
-	finished []string       // ended allocation IDs, oldest first
+	finished []string // ended allocation IDs, oldest first
 }
 
 // New discovers the machine's slots and returns a Manager. GPU discovery
@@ -148,7 +157,6 @@ func New(opts Options) (*Manager, error) {
 		events: newQueue(opts.MaxQueuedLogs),
 		stop:   make(chan struct{}),
 		allocs: make(map[string]*allocation),
-		ended:  make(map[string]int),
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -329,19 +337,26 @@ func (m *Manager) FreeSlots() []int {
 	return free
 }
 
-// TotalSlots is the number of slots of this machine.
-func (m *Manager) TotalSlots() int { return len(m.Capacity().Slots) }
+// AgentName is this machine's name in Agents, for the scheduler and the
+// cluster view (its tasks' DET_AGENT_ID is Options.AgentID).
+const AgentName = "local"
 
-// SlotsInfo lists the slots with the allocation holding each, for the
-// cluster view.
-func (m *Manager) SlotsInfo() []resolute.Slot {
+// Agents lists this machine with every slot and the allocation holding it,
+// whatever the pool: the master's slot_ids divide its slots among pools.
+func (m *Manager) Agents(pool string) []resolute.Agent {
 	snap := m.Capacity()
-	out := make([]resolute.Slot, len(snap.Slots))
+	a := resolute.Agent{ID: AgentName, Slots: make([]resolute.Slot, len(snap.Slots))}
 	for i, s := range snap.Slots {
-		out[i] = resolute.Slot{ID: s.ID, Device: s.Device, AllocationID: s.AllocationID}
+		a.Slots[i] = resolute.Slot{ID: s.ID, Device: s.Device, AllocationID: s.AllocationID}
 	}
-	return out
+	return []resolute.Agent{a}
 }
+
+// ListenAddr is loopback: tasks run on the master's machine.
+func (m *Manager) ListenAddr() string { return loopback }
+
+// loopback is where the master reaches its tasks' services.
+const loopback = "127.0.0.1"
 
 // SlotType is cuda when the machine's slots are GPUs, else cpu.
 func (m *Manager) SlotType() string {

@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
 
@@ -16,16 +14,6 @@ import (
 )
 
 const stateFileName = "state.json"
-
-// RunningAllocation is an allocation that Recover found alive and adopted.
-type RunningAllocation struct {
-	AllocationID string
-	TaskID       string
-	PID          int
-	Slots        []int
-	WorkDir      string
-	StartedAt    time.Time
-}
 
 // state is what an allocation's state file holds: enough to find its
 // processes again, and to exec into it, after a restart.
@@ -97,16 +85,17 @@ func alive(pid int, ticks uint64) bool {
 
 // Recover adopts the allocations of the state directory whose leader
 // process is still alive, removes the state of those that ended, and returns
-// the adopted ones plus those this manager already runs. Adopted
-// allocations hold their slots again, can be killed and exec'd into, and get
-// an Exited event (with ErrExitUnknown) when they end; no Started event is
-// sent for them.
-func (m *Manager) Recover(ctx context.Context) ([]RunningAllocation, error) {
+// the adopted ones plus those this manager already runs (Running), and those
+// that ended while no master ran with the exit status their leader recorded.
+// Adopted allocations hold their slots again, can be killed and exec'd into,
+// and get an Exited event (with ErrExitUnknown) when they end; no Started
+// event is sent for them.
+func (m *Manager) Recover(ctx context.Context) ([]resolute.RecoveredAllocation, error) {
 	entries, err := os.ReadDir(m.opts.StateDir)
 	if err != nil {
 		return nil, fmt.Errorf("recover: %w", err)
 	}
-	var out []RunningAllocation
+	var out []resolute.RecoveredAllocation
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -115,9 +104,9 @@ func (m *Manager) Recover(ctx context.Context) ([]RunningAllocation, error) {
 			continue
 		}
 		dir := filepath.Join(m.opts.StateDir, e.Name())
-		if r, running, known := m.known(e.Name()); known {
+		if running, known := m.known(e.Name()); known {
 			if running {
-				out = append(out, r)
+				out = append(out, resolute.RecoveredAllocation{AllocationID: e.Name(), Running: true})
 			}
 			continue
 		}
@@ -136,48 +125,26 @@ func (m *Manager) Recover(ctx context.Context) ([]RunningAllocation, error) {
 		}
 		if !alive(st.PID, st.StartTicks) {
 			if code, ok := readExit(dir); ok {
-				m.mu.Lock()
-				m.ended[st.AllocationID] = code
-				m.mu.Unlock()
+				out = append(out, resolute.RecoveredAllocation{AllocationID: st.AllocationID, ExitCode: code})
 			}
 			_ = os.RemoveAll(dir)
 			continue
 		}
-		a, err := m.adopt(st, dir)
-		if err != nil {
+		if _, err := m.adopt(st, dir); err != nil {
 			return out, err
 		}
-		out = append(out, runningOf(a))
+		out = append(out, resolute.RecoveredAllocation{AllocationID: st.AllocationID, Running: true})
 	}
 	return out, nil
 }
 
-// Ended returns the allocations Recover found finished, with the exit status
-// their leader recorded: they ended while no master was running.
-func (m *Manager) Ended() map[string]int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return maps.Clone(m.ended)
-}
-
 // known reports whether the manager has id already, and whether it has
 // started and not ended.
-func (m *Manager) known(id string) (r RunningAllocation, running, known bool) {
+func (m *Manager) known(id string) (running, known bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	a, ok := m.allocs[id]
-	if !ok || a.ended || a.pid == 0 {
-		return r, false, ok
-	}
-	return runningOf(a), true, true
-}
-
-// runningOf describes a; the caller holds Manager.mu or owns a alone.
-func runningOf(a *allocation) RunningAllocation {
-	return RunningAllocation{
-		AllocationID: a.id, TaskID: a.taskID, PID: a.pid, Slots: slices.Clone(a.slots),
-		WorkDir: a.workDir, StartedAt: a.startedAt,
-	}
+	return ok && !a.ended && a.pid != 0, ok
 }
 
 // adopt registers a surviving allocation and starts tailing its output

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/resolute-ml/resolute"
 )
 
 func TestRecoverAdoptsRunningAllocations(t *testing.T) {
@@ -28,12 +29,15 @@ func TestRecoverAdoptsRunningAllocations(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Recover: %v", err)
 	}
-	want := []RunningAllocation{{AllocationID: "survivor", TaskID: "task-survivor", PID: started.PID, Slots: []int{1}, WorkDir: s.WorkDir}}
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(RunningAllocation{}, "StartedAt")); diff != "" {
+	want := []resolute.RecoveredAllocation{{AllocationID: "survivor", Running: true}}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("Recover (-want +got):\n%s", diff)
 	}
 	if holder := m2.Capacity().Slots[1].AllocationID; holder != "survivor" {
 		t.Errorf("slot 1 held by %q, want survivor", holder)
+	}
+	if info := m2.Capacity().Allocations; len(info) != 1 || info[0].PID != started.PID || !info[0].Adopted {
+		t.Errorf("allocations after Recover = %+v, want survivor adopted with pid %d", info, started.PID)
 	}
 	// Output written after the restart is captured again.
 	if err := os.WriteFile(filepath.Join(s.WorkDir, "go"), nil, 0o600); err != nil {
@@ -95,6 +99,32 @@ func TestRecoverIgnoresEndedAndReusedProcesses(t *testing.T) {
 				t.Errorf("state of %s: %v, want removed", name, err)
 			}
 		})
+	}
+}
+
+func TestRecoverReportsTheStatusOfAnAllocationThatEndedWhileNoMasterRan(t *testing.T) {
+	stateDir := filepath.Join(t.TempDir(), "state")
+	dir := filepath.Join(stateDir, "done")
+	a := &allocation{id: "done", dir: dir, pid: 1 << 30, pgid: 1 << 30}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeState(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, exitFileName), []byte("5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t, func(o *Options) { o.StateDir = stateDir })
+	got, err := m.Recover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]resolute.RecoveredAllocation{{AllocationID: "done", ExitCode: 5}}, got); diff != "" {
+		t.Errorf("Recover (-want +got):\n%s", diff)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("state of the ended allocation: %v, want removed", err)
 	}
 }
 

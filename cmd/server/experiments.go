@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/handlers"
 	"github.com/resolute-ml/resolute/harness"
+	"github.com/resolute-ml/resolute/k8s"
 	"github.com/resolute-ml/resolute/local"
 	"github.com/resolute-ml/resolute/masterconf"
 	"github.com/resolute-ml/resolute/scheduler"
@@ -26,66 +26,63 @@ type started struct {
 	close     func() error
 }
 
-// resourceManager is what the master runs work on, and the events it
-// reports, whichever kind it is.
-type resourceManager interface {
-	control.ResourceManager
-	Events() <-chan resolute.AllocationEvent
-	Close() error
-}
+// Both resource managers are the one seam control uses.
+var (
+	_ control.ResourceManager = (*local.Manager)(nil)
+	_ control.ResourceManager = (*k8s.Manager)(nil)
+)
 
 // startExperiments starts the configured resource manager and the
 // experiment runner: it adopts the allocations that survived a restart, and
 // runs admission and the event pump until ctx ends.
 func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.DB, configs *control.Configs,
 	clusterID string, logger *slog.Logger) (started, error) {
-	if cfg.ResourceManager.Type == "kubernetes" {
-		return startKubernetes(ctx, cfg, database, configs, clusterID, logger)
+	kubernetes := cfg.ResourceManager.Type == "kubernetes"
+	var rm control.ResourceManager
+	var pools []masterconf.Pool
+	var err error
+	if kubernetes {
+		rm, pools, err = startKubernetes(ctx, cfg, logger)
+	} else {
+		rm, pools, err = startLocal(cfg, logger)
 	}
+	if err != nil {
+		return started{}, err
+	}
+	exps := control.NewExperiments(database, configs, rm, runOptions(cfg, clusterID, pools, kubernetes, logger), logger)
+	if err := exps.Recover(ctx); err != nil {
+		rm.Close()
+		return started{}, fmt.Errorf("recover experiments: %w", err)
+	}
+	go exps.Pump(ctx)
+	go exps.Run(ctx)
+	return started{exps: exps, terminals: rm, close: rm.Close}, nil
+}
+
+// startLocal starts the local resource manager: tasks run on this machine
+// with the harness installed under the data directory.
+func startLocal(cfg masterconf.Config, logger *slog.Logger) (control.ResourceManager, []masterconf.Pool, error) {
 	python := cfg.TaskPython
 	if python == "" {
 		python = harness.DefaultPython()
 	}
 	rt, err := harness.Install(filepath.Join(cfg.DataDir, "harness"), python)
 	if err != nil {
-		return started{}, fmt.Errorf("task_python: %w", err)
+		return nil, nil, fmt.Errorf("task_python: %w", err)
 	}
 	rm, err := local.New(local.Options{StateDir: filepath.Join(cfg.DataDir, "allocations"), Slots: cfg.ResourceManager.Slots,
-		Logger: logger.With("component", "local")})
+		HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python, Logger: logger.With("component", "local")})
 	if err != nil {
-		return started{}, fmt.Errorf("local resource manager: %w", err)
+		return nil, nil, fmt.Errorf("local resource manager: %w", err)
 	}
 	snap := rm.Capacity()
 	logger.Info("local resource manager ready", "slots", len(snap.Slots), "slot_type", slotType(snap), "task_python", rt.Python)
-	confPools, err := cfg.Pools(len(snap.Slots))
+	pools, err := cfg.Pools(len(snap.Slots))
 	if err != nil {
 		rm.Close()
-		return started{}, err
+		return nil, nil, err
 	}
-	opts := runOptions(cfg, clusterID, confPools, false, logger)
-	opts.HarnessDir, opts.BinDir, opts.Python = rt.PythonPath, rt.BinDir, rt.Python
-	exps := control.NewExperiments(database, configs, rm, opts, logger)
-	adopted, err := rm.Recover(ctx)
-	if err != nil {
-		rm.Close()
-		return started{}, fmt.Errorf("adopt running tasks: %w", err)
-	}
-	alive := map[string]bool{}
-	for _, a := range adopted {
-		alive[a.AllocationID] = true
-	}
-	if err := exps.Recover(ctx, alive, rm.Ended()); err != nil {
-		rm.Close()
-		return started{}, fmt.Errorf("recover experiments: %w", err)
-	}
-	startRunner(ctx, exps, rm)
-	return started{exps: exps, terminals: handlers.ExecTerminals(rm.Exec), close: rm.Close}, nil
-}
-
-// startRunner starts the event pump and admission.
-func startRunner(ctx context.Context, exps *control.Experiments, rm resourceManager) {
-	go exps.Pump(ctx, rm.Events())
-	go exps.Run(ctx)
+	return rm, pools, nil
 }
 
 // runOptions are the experiment runner's options from master.yaml. On
@@ -108,7 +105,6 @@ func runOptions(cfg masterconf.Config, clusterID string, confPools []masterconf.
 		KillGrace: 10 * time.Second, Pools: pools, ComputePool: cfg.ComputePool(), AuxPool: cfg.AuxPool(),
 		NotebookTimeout:    time.Duration(cfg.NotebookTimeout) * time.Second,
 		TensorboardTimeout: time.Duration(cfg.TensorboardTimeout) * time.Second,
-		Containers:         kubernetes,
 	}
 }
 

@@ -14,17 +14,15 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/resolute-ml/resolute/control"
-	"github.com/resolute-ml/resolute/db"
-	"github.com/resolute-ml/resolute/handlers"
+	"github.com/resolute-ml/resolute/harness"
 	"github.com/resolute-ml/resolute/k8s"
 	"github.com/resolute-ml/resolute/masterconf"
 )
 
-// startKubernetes runs the experiments on Kubernetes: every allocation
-// becomes pods in the pool's namespace; pods that survived a restart are
-// adopted by label.
-func startKubernetes(ctx context.Context, cfg masterconf.Config, database *db.DB, configs *control.Configs,
-	clusterID string, logger *slog.Logger) (started, error) {
+// startKubernetes starts the Kubernetes resource manager: every allocation
+// becomes pods in the pool's namespace, with the harness among its files;
+// pods that survived a restart are adopted by label.
+func startKubernetes(ctx context.Context, cfg masterconf.Config, logger *slog.Logger) (control.ResourceManager, []masterconf.Pool, error) {
 	rc := cfg.ResourceManager
 	var restCfg *rest.Config
 	var err error
@@ -34,21 +32,21 @@ func startKubernetes(ctx context.Context, cfg masterconf.Config, database *db.DB
 		restCfg, err = rest.InClusterConfig()
 	}
 	if err != nil {
-		return started{}, fmt.Errorf("resource_manager.kubeconfig: %w", err)
+		return nil, nil, fmt.Errorf("resource_manager.kubeconfig: %w", err)
 	}
 	// client-go's default of 5 requests a second would admit 2 pods a second.
 	restCfg.QPS, restCfg.Burst = 200, 400
 	client, err := kubernetes.NewForConfig(restCfg)
 	if err != nil {
-		return started{}, fmt.Errorf("kubernetes client: %w", err)
+		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	confPools, err := cfg.Pools(0)
 	if err != nil {
-		return started{}, err
+		return nil, nil, err
 	}
 	top, err := podSpecs(cfg.TaskContainerDefaults, "task_container_defaults")
 	if err != nil {
-		return started{}, err
+		return nil, nil, err
 	}
 	var pools []k8s.Pool
 	for i, p := range confPools {
@@ -60,7 +58,7 @@ func startKubernetes(ctx context.Context, cfg masterconf.Config, database *db.DB
 			if rp.TaskContainerDefaults != nil {
 				own, err := podSpecs(rp.TaskContainerDefaults, fmt.Sprintf("resource_pools[%d].task_container_defaults", i))
 				if err != nil {
-					return started{}, err
+					return nil, nil, err
 				}
 				// A pool's task_container_defaults replace the master's.
 				kp.CPUPodSpec, kp.GPUPodSpec, kp.GCPodSpec = own.CPUPodSpec, own.GPUPodSpec, own.GCPodSpec
@@ -75,24 +73,14 @@ func startKubernetes(ctx context.Context, cfg masterconf.Config, database *db.DB
 	cpu := resource.MustParse(strconv.FormatFloat(rc.SlotResourceRequests.CPU, 'f', -1, 64))
 	rm, err := k8s.New(ctx, k8s.Options{Client: client, Config: restCfg, Namespace: rc.KubernetesNamespace(), Pools: pools,
 		MaxSlotsPerPod: rc.MaxSlotsPerPod, SlotType: slotType, CPUPerSlot: cpu, DefaultScheduler: rc.DefaultScheduler,
-		PendingTimeout: time.Duration(rc.PendingTimeout) * time.Second, Logger: logger.With("component", "k8s")})
+		PendingTimeout: time.Duration(rc.PendingTimeout) * time.Second, Harness: harness.Files,
+		Logger: logger.With("component", "k8s")})
 	if err != nil {
-		return started{}, fmt.Errorf("kubernetes resource manager: %w", err)
+		return nil, nil, fmt.Errorf("kubernetes resource manager: %w", err)
 	}
 	logger.Info("kubernetes resource manager ready", "namespace", rc.KubernetesNamespace(), "slots", rm.TotalSlots(),
 		"slot_type", slotType, "max_slots_per_pod", rc.MaxSlotsPerPod)
-	exps := control.NewExperiments(database, configs, rm, runOptions(cfg, clusterID, confPools, true, logger), logger)
-	alive, ended, err := rm.Recover(ctx)
-	if err != nil {
-		rm.Close()
-		return started{}, fmt.Errorf("adopt running pods: %w", err)
-	}
-	if err := exps.Recover(ctx, alive, ended); err != nil {
-		rm.Close()
-		return started{}, fmt.Errorf("recover experiments: %w", err)
-	}
-	startRunner(ctx, exps, rm)
-	return started{exps: exps, terminals: handlers.ExecTerminals(rm.Exec), close: rm.Close}, nil
+	return rm, confPools, nil
 }
 
 // podSpecs reads the cpu_pod_spec, gpu_pod_spec and checkpoint_gc_pod_spec

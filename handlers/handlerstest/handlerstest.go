@@ -100,18 +100,18 @@ func Start(t testing.TB, opts Options) *Master {
 		t.Fatal(err)
 	}
 	m.RM, err = local.New(local.Options{StateDir: filepath.Join(dir, "allocations"), Slots: opts.Slots,
-		Discover: func(context.Context) ([]local.GPU, error) { return nil, nil }})
+		Discover:   func(context.Context) ([]local.GPU, error) { return nil, nil },
+		HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python})
 	if err != nil {
 		t.Fatal(err)
 	}
 	configs := control.NewConfigs(d, opts.Defaults)
 	m.Experiments = control.NewExperiments(d, configs, m.RM, control.RunOptions{MasterURL: m.URL, ClusterID: clusterID,
-		WorkRoot: filepath.Join(dir, "work"), HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python,
-		KillGrace: time.Second, Pools: pools(opts.Scheduler)}, logger)
+		WorkRoot: filepath.Join(dir, "work"), KillGrace: time.Second, Pools: pools(opts.Scheduler)}, logger)
 	metrics := control.NewMetricsWriter(d, logger)
 	ctx, cancel := context.WithCancel(context.Background())
 	go metrics.Run(ctx)
-	go m.Experiments.Pump(ctx, m.RM.Events())
+	go m.Experiments.Pump(ctx)
 	go m.Experiments.Run(ctx)
 	changes := live.New(d, logger)
 	go changes.Run(ctx)
@@ -128,7 +128,7 @@ func Start(t testing.TB, opts Options) *Master {
 		SessionLifetime: time.Hour,
 		MaxBodyBytes:    opts.MaxBodyBytes,
 	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Experiments, metrics, logger), Configs: configs, Experiments: m.Experiments, Logger: logger, Logs: logs,
-		Terminals: handlers.ExecTerminals(m.RM.Exec), Changes: changes})
+		Terminals: m.RM, Changes: changes})
 	go m.Experiments.WatchIdle(ctx, h.Proxy().LastActivity, 200*time.Millisecond)
 	m.srv.Config.Handler = h.Handler()
 	m.srv.Start()
