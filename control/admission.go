@@ -38,10 +38,23 @@ func (x *Experiments) Run(ctx context.Context) error {
 	}
 }
 
-// cycle is one pass: kill what is overdue, then carry out the scheduler's
-// decision.
+// cycle is one admission pass, in four steps (the clock is x.now, so tests
+// can move it):
+//
+//  1. Overdue: kill the allocations whose preemption deadline has passed
+//     (set in step 4 of an earlier pass, or by a pause or a kill).
+//  2. Snapshot: read the pools, their agents' slots, and every waiting and
+//     running allocation with its job's priority, weight and place.
+//  3. Decide: scheduler.Decide, a pure function of the snapshot, says what
+//     to preempt and what to start; the decision is kept for the queue's
+//     jobs ahead and waiting reasons (LastDecision).
+//  4. Act: a preempted allocation gets its deadline (now plus its
+//     experiment's preemption timeout) and a line in its task log; a start
+//     is launched on the resource manager, launchParallelism at once, and a
+//     launch that fails requeues the allocation or ends its run.
 func (x *Experiments) cycle(ctx context.Context) error {
-	overdue, err := x.db.OverdueAllocations(ctx)
+	// 1. Overdue.
+	overdue, err := x.db.OverdueAllocations(ctx, x.now())
 	if err != nil {
 		return err
 	}
@@ -51,17 +64,18 @@ func (x *Experiments) cycle(ctx context.Context) error {
 			x.logger.Error("kill", "allocation", a.ID, "err", err)
 		}
 	}
+	// 2. Snapshot.
 	snap, live, err := x.snapshot(ctx)
 	if err != nil {
 		return err
 	}
+	// 3. Decide.
 	d := scheduler.Decide(snap)
 	x.mu.Lock()
 	x.last = d
 	x.mu.Unlock()
-	// Launches go in parallel (a Kubernetes launch is a few API calls that
-	// mostly wait), at most launchParallelism at once; the cycle ends when
-	// all are done.
+	// 4. Act. Launches go in parallel (a Kubernetes launch is a few API
+	// calls that mostly wait); the pass ends when all are done.
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, launchParallelism)
 	defer wg.Wait()

@@ -126,9 +126,10 @@ func (q *Queries) RunningAllocations(ctx context.Context) ([]resolute.Allocation
 	return allocations(q.q.ListRunningAllocations(ctx))
 }
 
-// OverdueAllocations lists running allocations past their kill deadline.
-func (q *Queries) OverdueAllocations(ctx context.Context) ([]resolute.Allocation, error) {
-	return allocations(q.q.ListOverdueAllocations(ctx))
+// OverdueAllocations lists running allocations whose kill deadline is
+// before now.
+func (q *Queries) OverdueAllocations(ctx context.Context, now time.Time) ([]resolute.Allocation, error) {
+	return allocations(q.q.ListOverdueAllocations(ctx, now))
 }
 
 // TrialAllocations lists every allocation of a trial, oldest first.

@@ -208,11 +208,11 @@ func (q *Queries) ListLiveAllocations(ctx context.Context) ([]ListLiveAllocation
 }
 
 const listOverdueAllocations = `-- name: ListOverdueAllocations :many
-SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE state = 'RUNNING' AND kill_after IS NOT NULL AND kill_after < now()
+SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE state = 'RUNNING' AND kill_after IS NOT NULL AND kill_after < $1::timestamptz
 `
 
-func (q *Queries) ListOverdueAllocations(ctx context.Context) ([]Allocation, error) {
-	rows, err := q.db.Query(ctx, listOverdueAllocations)
+func (q *Queries) ListOverdueAllocations(ctx context.Context, now time.Time) ([]Allocation, error) {
+	rows, err := q.db.Query(ctx, listOverdueAllocations, now)
 	if err != nil {
 		return nil, err
 	}

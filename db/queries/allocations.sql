@@ -38,7 +38,7 @@ WHERE id = $1 AND state = 'RUNNING';
 UPDATE allocations SET preempt_acked = true WHERE id = $1;
 
 -- name: ListOverdueAllocations :many
-SELECT * FROM allocations WHERE state = 'RUNNING' AND kill_after IS NOT NULL AND kill_after < now();
+SELECT * FROM allocations WHERE state = 'RUNNING' AND kill_after IS NOT NULL AND kill_after < sqlc.arg(now)::timestamptz;
 
 -- name: ListLiveAllocations :many
 -- Allocations that wait or run, with their experiment (0 for tasks that
