@@ -86,7 +86,7 @@ func (s *Checkpoints) SetFiles(ctx context.Context, a authz.Actor, files []Check
 // refuseIfRegistered refuses to delete (part of) a checkpoint that a model
 // version uses, naming the model and version.
 func refuseIfRegistered(ctx context.Context, q *db.Queries, uuids ...string) error {
-	reg, err := q.RegisteredCheckpoints(ctx, uuids)
+	reg, err := q.CheckpointRegistrations(ctx, uuids)
 	if err != nil {
 		return err
 	}

@@ -125,7 +125,7 @@ func (x *Experiments) CollectGarbage(ctx context.Context, experimentID int64) er
 	for i, c := range cps {
 		uuids[i] = c.UUID
 	}
-	registered, err := x.db.RegisteredCheckpoints(ctx, uuids)
+	registered, err := x.db.CheckpointRegistrations(ctx, uuids)
 	if err != nil {
 		return err
 	}

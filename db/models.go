@@ -162,8 +162,9 @@ type Registration struct {
 	Version int
 }
 
-// RegisteredCheckpoints says which of uuids are model versions.
-func (q *Queries) RegisteredCheckpoints(ctx context.Context, uuids []string) (map[string]Registration, error) {
+// CheckpointRegistrations says which of uuids are model versions, and of
+// which model and version.
+func (q *Queries) CheckpointRegistrations(ctx context.Context, uuids []string) (map[string]Registration, error) {
 	out := map[string]Registration{}
 	if len(uuids) == 0 {
 		return out, nil

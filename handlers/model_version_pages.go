@@ -189,7 +189,7 @@ func (s *Server) markRegistered(r *http.Request, rows []views.CheckpointRow) (vi
 	for i, c := range rows {
 		uuids[i] = c.Checkpoint.UUID
 	}
-	reg, err := s.db.RegisteredCheckpoints(r.Context(), uuids)
+	reg, err := s.db.CheckpointRegistrations(r.Context(), uuids)
 	if err != nil {
 		return views.RegisterChoices{}, err
 	}
