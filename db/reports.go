@@ -19,6 +19,7 @@ func (db *DB) InsertMetrics(ctx context.Context, reports []resolute.MetricsRepor
 	if len(reports) == 0 {
 		return nil
 	}
+	reports = mergeSameStep(reports)
 	now := time.Now()
 	p := gen.InsertMetricsParams{
 		TrialIds: make([]int64, len(reports)), TrialRunIds: make([]int32, len(reports)), Steps: make([]int64, len(reports)),
@@ -45,6 +46,51 @@ func (db *DB) InsertMetrics(ctx context.Context, reports []resolute.MetricsRepor
 		}
 		return nil
 	})
+}
+
+// mergeSameStep merges the reports of one batch at the same trial, run,
+// group and step into the first of them, as the database merges a report
+// into one already stored (one INSERT may not change a row twice): a later
+// value of the same metric wins.
+func mergeSameStep(reports []resolute.MetricsReport) []resolute.MetricsReport {
+	type key struct {
+		trial int64
+		run   int
+		group string
+		steps int64
+	}
+	first := map[key]int{}
+	out := make([]resolute.MetricsReport, 0, len(reports))
+	for _, r := range reports {
+		k := key{r.TrialID, r.TrialRunID, r.Group, r.StepsCompleted}
+		i, seen := first[k]
+		if !seen {
+			first[k] = len(out)
+			out = append(out, r)
+			continue
+		}
+		out[i].Metrics = mergeAvgMetrics(out[i].Metrics, r.Metrics)
+	}
+	return out
+}
+
+// mergeAvgMetrics is stored report a with b's avg_metrics added to its own.
+func mergeAvgMetrics(a, b json.RawMessage) json.RawMessage {
+	var ra, rb map[string]json.RawMessage
+	var avgA, avgB map[string]json.RawMessage
+	if json.Unmarshal(a, &ra) != nil || json.Unmarshal(b, &rb) != nil ||
+		json.Unmarshal(ra["avg_metrics"], &avgA) != nil || json.Unmarshal(rb["avg_metrics"], &avgB) != nil {
+		return b // not reports of the harness's shape: the later one stands
+	}
+	if avgA == nil {
+		avgA = map[string]json.RawMessage{}
+	}
+	for k, v := range avgB {
+		avgA[k] = v
+	}
+	ra["avg_metrics"], _ = json.Marshal(avgA)
+	merged, _ := json.Marshal(ra)
+	return merged
 }
 
 // HideMetricsPastRestart hides the reports of a trial's runs before runID

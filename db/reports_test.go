@@ -81,6 +81,43 @@ func TestAReportIsStoredOncePerRunAndStep(t *testing.T) {
 	}
 }
 
+// TestMetricsReportedSeparatelyAtOneStepAreKeptTogether: a script that
+// reports loss and then accuracy at the same step (in one batch or two)
+// keeps both, in one report, as Determined merges them.
+func TestMetricsReportedSeparatelyAtOneStepAreKeptTogether(t *testing.T) {
+	ctx := context.Background()
+	d := bootstrapped(t)
+	tr := newTrial(t, d)
+	report := func(steps int64, avg string) resolute.MetricsReport {
+		return resolute.MetricsReport{TrialID: tr.ID, TrialRunID: 1, StepsCompleted: steps, Group: "validation",
+			Metrics: json.RawMessage(`{"avg_metrics": ` + avg + `, "batch_metrics": []}`)}
+	}
+	if err := d.InsertMetrics(ctx, []resolute.MetricsReport{report(10, `{"loss": 0.5}`), report(10, `{"accuracy": 0.9}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.InsertMetrics(ctx, []resolute.MetricsReport{report(20, `{"loss": 0.4}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.InsertMetrics(ctx, []resolute.MetricsReport{report(20, `{"accuracy": 0.95}`), report(20, `{"loss": 0.4}`)}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.TrialMetrics(ctx, tr.ID, "validation")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, r := range got {
+		var m struct {
+			Avg map[string]float64 `json:"avg_metrics"`
+		}
+		json.Unmarshal(r.Metrics, &m)
+		lines = append(lines, fmt.Sprintf("%d: loss %v accuracy %v", r.StepsCompleted, m.Avg["loss"], m.Avg["accuracy"]))
+	}
+	if want := []string{"10: loss 0.5 accuracy 0.9", "20: loss 0.4 accuracy 0.95"}; fmt.Sprint(lines) != fmt.Sprint(want) {
+		t.Errorf("reports %v, want %v", lines, want)
+	}
+}
+
 // TestMigratingDropsDuplicateReportsAndHidesRolledBackOnes: a database
 // from before metrics were stored once migrates despite its duplicates,
 // and an earlier run's reports from where a later run began are hidden.
@@ -117,6 +154,11 @@ func TestMigratingDropsDuplicateReportsAndHidesRolledBackOnes(t *testing.T) {
 		insert(1, s)
 	}
 	insert(1, 20) // a retry
+	// Another metric reported on its own at a step already reported.
+	if _, err := conn.Exec(ctx, `INSERT INTO metrics (trial_id, trial_run_id, steps_completed, group_name, metrics)
+		VALUES ($1, 1, 10, 'validation', '{"avg_metrics": {"accuracy": 0.9}}')`, tr.ID); err != nil {
+		t.Fatal(err)
+	}
 	for s := int64(30); s <= 50; s += 10 {
 		insert(2, s)
 	}
@@ -130,7 +172,12 @@ func TestMigratingDropsDuplicateReportsAndHidesRolledBackOnes(t *testing.T) {
 	}
 	var rows int
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM metrics").Scan(&rows); err != nil || rows != 7 {
-		t.Errorf("%d rows (%v), want 7: the duplicate gone, the hidden kept", rows, err)
+		t.Errorf("%d rows (%v), want 7: the duplicates merged, the hidden kept", rows, err)
+	}
+	var avg string
+	err = conn.QueryRow(ctx, `SELECT metrics->>'avg_metrics' FROM metrics WHERE trial_id = $1 AND steps_completed = 10`, tr.ID).Scan(&avg)
+	if err != nil || avg != `{"loss": 1, "accuracy": 0.9}` {
+		t.Errorf("step 10 after migrating: %s (%v), want loss and accuracy merged", avg, err)
 	}
 }
 

@@ -90,10 +90,12 @@ func (q *Queries) HideMetricsPastRestart(ctx context.Context, arg HideMetricsPas
 }
 
 const insertMetrics = `-- name: InsertMetrics :exec
-INSERT INTO metrics (trial_id, trial_run_id, steps_completed, group_name, metrics, reported_at)
+INSERT INTO metrics AS m (trial_id, trial_run_id, steps_completed, group_name, metrics, reported_at)
 SELECT unnest($1::bigint[]), unnest($2::int[]), unnest($3::bigint[]),
   unnest($4::text[]), unnest($5::text[])::jsonb, unnest($6::timestamptz[])
-ON CONFLICT (trial_id, group_name, steps_completed, trial_run_id) DO NOTHING
+ON CONFLICT (trial_id, group_name, steps_completed, trial_run_id) DO UPDATE
+SET metrics = jsonb_set(m.metrics, '{avg_metrics}', COALESCE(m.metrics->'avg_metrics', '{}') || COALESCE(EXCLUDED.metrics->'avg_metrics', '{}'))
+WHERE NOT COALESCE(m.metrics->'avg_metrics', '{}') @> COALESCE(EXCLUDED.metrics->'avg_metrics', '{}')
 `
 
 type InsertMetricsParams struct {
@@ -105,7 +107,10 @@ type InsertMetricsParams struct {
 	ReportedAts []time.Time
 }
 
-// A batch of reports; a report already stored (a retried POST) is dropped.
+// A batch of reports, at most one per trial, group, step and run. A report
+// at a step already stored merges into it, as Determined's do: a retried
+// POST changes nothing, and metrics reported separately at one step (loss,
+// then accuracy) are kept together.
 func (q *Queries) InsertMetrics(ctx context.Context, arg InsertMetricsParams) error {
 	_, err := q.db.Exec(ctx, insertMetrics,
 		arg.TrialIds,

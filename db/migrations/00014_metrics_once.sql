@@ -1,7 +1,17 @@
 -- +goose Up
 -- Metrics are stored exactly once: a report is unique by trial, run, group
--- and step, so a retried POST (the harness retries on timeouts) is dropped.
--- Duplicates stored before go first, keeping the first of each.
+-- and step, and a later report at the same step merges into it (a retried
+-- POST, as the harness sends on timeouts, changes nothing). Reports stored
+-- before at one step merge into the first of them (a later value of the
+-- same metric wins), then the others go.
+UPDATE metrics keep SET metrics = jsonb_set(keep.metrics, '{avg_metrics}', merged.avg)
+FROM (SELECT g.keep AS id, jsonb_object_agg(kv.key, kv.value ORDER BY m.id) AS avg
+      FROM (SELECT trial_id, group_name, steps_completed, trial_run_id, min(id) AS keep FROM metrics
+            GROUP BY trial_id, group_name, steps_completed, trial_run_id HAVING count(*) > 1) g
+      JOIN metrics m USING (trial_id, group_name, steps_completed, trial_run_id)
+      CROSS JOIN LATERAL jsonb_each(COALESCE(m.metrics->'avg_metrics', '{}')) kv
+      GROUP BY g.keep) merged
+WHERE keep.id = merged.id;
 DELETE FROM metrics a USING metrics b
 WHERE a.trial_id = b.trial_id AND a.group_name = b.group_name AND a.steps_completed = b.steps_completed
   AND a.trial_run_id = b.trial_run_id AND a.id > b.id;

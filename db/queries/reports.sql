@@ -65,11 +65,16 @@ ORDER BY m.group_name, name;
 SELECT DISTINCT group_name FROM metrics WHERE trial_id = $1 AND NOT hidden ORDER BY group_name;
 
 -- name: InsertMetrics :exec
--- A batch of reports; a report already stored (a retried POST) is dropped.
-INSERT INTO metrics (trial_id, trial_run_id, steps_completed, group_name, metrics, reported_at)
+-- A batch of reports, at most one per trial, group, step and run. A report
+-- at a step already stored merges into it, as Determined's do: a retried
+-- POST changes nothing, and metrics reported separately at one step (loss,
+-- then accuracy) are kept together.
+INSERT INTO metrics AS m (trial_id, trial_run_id, steps_completed, group_name, metrics, reported_at)
 SELECT unnest(sqlc.arg(trial_ids)::bigint[]), unnest(sqlc.arg(trial_run_ids)::int[]), unnest(sqlc.arg(steps)::bigint[]),
   unnest(sqlc.arg(group_names)::text[]), unnest(sqlc.arg(metrics)::text[])::jsonb, unnest(sqlc.arg(reported_ats)::timestamptz[])
-ON CONFLICT (trial_id, group_name, steps_completed, trial_run_id) DO NOTHING;
+ON CONFLICT (trial_id, group_name, steps_completed, trial_run_id) DO UPDATE
+SET metrics = jsonb_set(m.metrics, '{avg_metrics}', COALESCE(m.metrics->'avg_metrics', '{}') || COALESCE(EXCLUDED.metrics->'avg_metrics', '{}'))
+WHERE NOT COALESCE(m.metrics->'avg_metrics', '{}') @> COALESCE(EXCLUDED.metrics->'avg_metrics', '{}');
 
 -- name: HideMetricsPastRestart :execrows
 -- A trial's run restarts from its latest checkpoint (from scratch without
