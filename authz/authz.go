@@ -51,14 +51,6 @@ func TrialAllocation(a resolute.Allocation, experimentID int64) Actor {
 // timeouts, garbage collection.
 var System = Actor{system: true}
 
-// UserOf returns the actor's user and whether it is one.
-func (a Actor) UserOf() (resolute.User, bool) {
-	if a.user == nil {
-		return resolute.User{}, false
-	}
-	return *a.user, true
-}
-
 // UserID is the id of the actor's user; 0 for an allocation, the system or
 // nobody.
 func (a Actor) UserID() int64 {
@@ -81,9 +73,6 @@ func (a Actor) Username() string {
 	return "anonymous"
 }
 
-// Admin says the actor is an administrator (or the system).
-func (a Actor) Admin() bool { return a.system || a.user != nil && a.user.Admin }
-
 // Action is something an actor asks to do to an object.
 type Action string
 
@@ -105,7 +94,7 @@ const (
 	ChangeWorkspace  Action = "change workspace"
 	ChangeProject    Action = "change project" // also the workspace's owner
 	ChangeExperiment Action = "change experiment"
-	ChangeTask       Action = "change task" // kill, priority, open its service
+	ChangeTask       Action = "change task" // kill it, open its service or terminal
 	ChangeJob        Action = "change job"  // its place, priority, weight and pool in the queue
 	ChangeModel      Action = "change model"
 	ChangeTemplate   Action = "change template"

@@ -20,7 +20,7 @@ type Checkpoints struct {
 // own trial's allocation.
 func (s *Checkpoints) Report(ctx context.Context, a authz.Actor, c resolute.Checkpoint) error {
 	return s.db.InTx(ctx, func(q *db.Queries) error {
-		t, err := reportable(ctx, q, a, c.TrialID)
+		t, err := trialFor(ctx, q, a, authz.Report, c.TrialID)
 		if err != nil {
 			return err
 		}

@@ -93,13 +93,21 @@ func (x *Experiments) updateOne(ctx context.Context, q *db.Queries, a authz.Acto
 	if j.ended != "" {
 		return resolute.Errorf(resolute.EInvalid, "%s is %s; only queued or running jobs can be changed", j.id, j.ended)
 	}
-	// Every change takes the pool's queue lock first, always in the same
-	// order, so concurrent updates wait for each other instead of deadlocking.
+	// Changes of a pool's queue take its lock, so concurrent ones apply one
+	// after another; the job is read again under it, so a change made
+	// meanwhile (another weight, another pool) is not written back over.
 	queue, err := q.LockPoolQueue(ctx, j.pool)
 	if err != nil {
 		return err
 	}
-	priority, weight, pool := j.priority, j.weight, j.pool
+	pool := j.pool
+	if j, err = loadJob(ctx, q, "jobId", u.JobID); err != nil {
+		return err
+	}
+	if j.pool != pool {
+		return resolute.Errorf(resolute.EConflict, "%s moved to pool %q while this change was made; try again", j.id, j.pool)
+	}
+	priority, weight := j.priority, j.weight
 	if u.Priority != nil {
 		if *u.Priority < 1 || *u.Priority > 99 {
 			return resolute.Errorf(resolute.EInvalid, "priority: must be between 1 and 99, got %d", *u.Priority)

@@ -27,7 +27,7 @@ func (s *RunMetadata) Set(ctx context.Context, a authz.Actor, id int64, md json.
 	return inTx(ctx, s.db, func(q *db.Queries) (json.RawMessage, error) {
 		// No row lock: a trial's experiment and its owner never change, and
 		// the run_metadata row's reference keeps the trial while it writes.
-		if err := authorizeRunMetadata(ctx, q, a, authz.ChangeRunMetadata, id); err != nil {
+		if _, err := trialFor(ctx, q, a, authz.ChangeRunMetadata, id); err != nil {
 			return nil, err
 		}
 		return q.SetRunMetadata(ctx, id, md)
@@ -37,21 +37,8 @@ func (s *RunMetadata) Set(ctx context.Context, a authz.Actor, id int64, md json.
 // Get returns trial id's run metadata, {} when none was set: anyone signed
 // in, or the trial's own allocation.
 func (s *RunMetadata) Get(ctx context.Context, a authz.Actor, id int64) (json.RawMessage, error) {
-	if err := authorizeRunMetadata(ctx, &s.db.Queries, a, authz.Read, id); err != nil {
+	if _, err := trialFor(ctx, &s.db.Queries, a, authz.Read, id); err != nil {
 		return nil, err
 	}
 	return s.db.RunMetadata(ctx, id)
-}
-
-// authorizeRunMetadata asks whether a may do act to trial id's metadata.
-func authorizeRunMetadata(ctx context.Context, q *db.Queries, a authz.Actor, act authz.Action, id int64) error {
-	t, err := q.Trial(ctx, id)
-	if err != nil {
-		return err
-	}
-	e, err := q.Experiment(ctx, t.ExperimentID)
-	if err != nil {
-		return err
-	}
-	return authz.Can(a, act, authz.Trial(t, e))
 }

@@ -21,7 +21,7 @@ type Trials struct {
 // ReportProgress records a trial's progress, from 0 to 1.
 func (s *Trials) ReportProgress(ctx context.Context, a authz.Actor, id int64, progress float64) error {
 	return s.db.InTx(ctx, func(q *db.Queries) error {
-		if _, err := reportable(ctx, q, a, id); err != nil {
+		if _, err := trialFor(ctx, q, a, authz.Report, id); err != nil {
 			return err
 		}
 		if progress < 0 || progress > 1 || math.IsNaN(progress) {
@@ -34,7 +34,7 @@ func (s *Trials) ReportProgress(ctx context.Context, a authz.Actor, id int64, pr
 // SetRunnerState records what a trial's runner says it is doing.
 func (s *Trials) SetRunnerState(ctx context.Context, a authz.Actor, id int64, state string) error {
 	return s.db.InTx(ctx, func(q *db.Queries) error {
-		if _, err := reportable(ctx, q, a, id); err != nil {
+		if _, err := trialFor(ctx, q, a, authz.Report, id); err != nil {
 			return err
 		}
 		return q.SetTrialRunnerState(ctx, id, state)
@@ -44,7 +44,7 @@ func (s *Trials) SetRunnerState(ctx context.Context, a authz.Actor, id int64, st
 // EarlyExit records that a trial is ending on its own, e.g. InvalidHP.
 func (s *Trials) EarlyExit(ctx context.Context, a authz.Actor, id int64, reason string) error {
 	return s.db.InTx(ctx, func(q *db.Queries) error {
-		if _, err := reportable(ctx, q, a, id); err != nil {
+		if _, err := trialFor(ctx, q, a, authz.Report, id); err != nil {
 			return err
 		}
 		switch reason {
@@ -62,7 +62,7 @@ func (s *Trials) EarlyExit(ctx context.Context, a authz.Actor, id int64, reason 
 func (s *Trials) ReportMetrics(ctx context.Context, a authz.Actor, r resolute.MetricsReport, values map[string]any) error {
 	// The trial and its owner do not change, so the check needs no lock;
 	// the report is written by w's own transaction, batched with others.
-	t, err := reportable(ctx, &s.db.Queries, a, r.TrialID)
+	t, err := trialFor(ctx, &s.db.Queries, a, authz.Report, r.TrialID)
 	if err != nil {
 		return err
 	}
@@ -78,9 +78,9 @@ func (s *Trials) ReportMetrics(ctx context.Context, a authz.Actor, r resolute.Me
 	return nil
 }
 
-// reportable loads trial id for a report by a: only the trial's own
-// allocation may.
-func reportable(ctx context.Context, q *db.Queries, a authz.Actor, id int64) (resolute.Trial, error) {
+// trialFor loads trial id for action act by a (act Report: only the
+// trial's own allocation may).
+func trialFor(ctx context.Context, q *db.Queries, a authz.Actor, act authz.Action, id int64) (resolute.Trial, error) {
 	t, err := q.Trial(ctx, id)
 	if err != nil {
 		return t, err
@@ -89,5 +89,5 @@ func reportable(ctx context.Context, q *db.Queries, a authz.Actor, id int64) (re
 	if err != nil {
 		return t, err
 	}
-	return t, authz.Can(a, authz.Report, authz.Trial(t, e))
+	return t, authz.Can(a, act, authz.Trial(t, e))
 }

@@ -137,6 +137,7 @@ func attacks(v victim) map[string]attack {
 		"POST /projects/{id}/archive":                {path: "/projects/" + p + "/archive", form: none},
 		"POST /projects/{id}/unarchive":              {path: "/projects/" + p + "/unarchive", form: none},
 		"POST /projects/{id}/delete":                 {path: "/projects/" + p + "/delete", form: none},
+		"POST /models/register":                      {path: "/models/register", form: form("checkpoint_uuid", v.checkpoint, "model_name", v.model)},
 		"POST /models/{name}/edit":                   {path: "/models/" + v.model + "/edit", form: form("description", "bob's now")},
 		"POST /models/{name}/aliases":                {path: "/models/" + v.model + "/aliases", form: form("alias", "staging", "version", "1")},
 		"POST /models/{name}/aliases/{alias}/delete": {path: "/models/" + v.model + "/aliases/production/delete", form: none},
