@@ -112,8 +112,8 @@ func ExperimentView(p ExperimentPage) templ.Component {
 
 // ExperimentLiveView is the header, the tabs, and what the tab shows of
 // trials, checkpoints and metrics. While the experiment runs htmx replaces
-// it from GET /experiments/{id}/live?tab= when the experiment, trials,
-// checkpoints or metrics change (pushed, see web/static/app.js; every 30 s
+// it from GET /experiments/{id}/live?tab= when the experiment or its
+// trials, checkpoints or metrics change (experiment:id, pushed, see web/static/app.js; every 30 s
 // otherwise); once it is finished it
 // stops asking. The header's editors are hx-preserve'd, so a poll never
 // takes what is being typed.

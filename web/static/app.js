@@ -59,7 +59,7 @@ document.addEventListener("htmx:oobAfterSwap", (e) => {
         if (name.startsWith("live:")) all.add(name.slice(5));
       }
     });
-    document.querySelectorAll("[data-live]").forEach((el) => all.add(el.dataset.live));
+    document.querySelectorAll("[data-live]").forEach((el) => el.closest('[hx-trigger*="live:"]') && all.add(el.dataset.live));
     return [...all].sort().join(",");
   }
   function open(resync) {
