@@ -64,7 +64,7 @@
 
     function url(after) {
       const q = new URLSearchParams({ max_points: String(width()) });
-      if (after != null) q.set("after_step", String(after));
+      if (after != null && after >= 0) q.set("after_step", String(after)); // -1: it has none yet
       if (zoom) {
         q.set("min_batches", String(Math.floor(zoom.min)));
         q.set("max_batches", String(Math.ceil(zoom.max)));
