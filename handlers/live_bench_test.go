@@ -295,7 +295,9 @@ func TestLiveLoad(t *testing.T) {
 func lastStepOf(body []byte) int64 {
 	var got struct {
 		Metrics []struct{ StepsCompleted int64 }
-		Trials  []struct{ Points []struct{ StepsCompleted int64 } }
+		Trials  []struct {
+			Points []struct{ StepsCompleted int64 }
+		}
 	}
 	json.Unmarshal(body, &got)
 	last := int64(-1)
