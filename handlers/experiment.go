@@ -1,9 +1,9 @@
 package handlers
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -235,6 +235,7 @@ func (s *Server) handleAPITrialMetrics(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
+	out := bufio.NewWriterSize(w, 64<<10) // fewer, larger writes than the server's 4 KiB
 	started := false
 	err = s.db.EachTrialMetric(r.Context(), t.ID, series, func(m resolute.MetricsReport) error {
 		b, err := json.Marshal(m)
@@ -245,11 +246,11 @@ func (s *Server) handleAPITrialMetrics(w http.ResponseWriter, r *http.Request) {
 			started = true
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusOK)
-			io.WriteString(w, `{"metrics":[`)
+			out.WriteString(`{"metrics":[`)
 		} else {
-			io.WriteString(w, ",")
+			out.WriteByte(',')
 		}
-		_, err = w.Write(b)
+		_, err = out.Write(b)
 		return err
 	})
 	switch {
@@ -260,7 +261,8 @@ func (s *Server) handleAPITrialMetrics(w http.ResponseWriter, r *http.Request) {
 	case !started:
 		writeJSON(w, http.StatusOK, resolute.MetricsResponse{Metrics: []resolute.MetricsReport{}})
 	default:
-		io.WriteString(w, "]}\n")
+		out.WriteString("]}\n")
+		out.Flush()
 	}
 }
 
