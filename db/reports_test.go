@@ -2,13 +2,17 @@ package db_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib" // the driver goose migrates with
+	"github.com/pressly/goose/v3"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db"
@@ -102,12 +106,18 @@ func TestMigratingDropsDuplicateReportsAndHidesRolledBackOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	// Back to version 13's table, then reports as it stored them.
-	_, err = conn.Exec(ctx, `ALTER TABLE metrics DROP COLUMN hidden, DROP COLUMN told_searcher;
-		DROP INDEX metrics_once;
-		CREATE INDEX metrics_trial_group ON metrics (trial_id, group_name, steps_completed);
-		DELETE FROM goose_db_version WHERE version_id = 14`)
+	// Back to version 13 (the later migrations' Down), then reports as it
+	// stored them.
+	sqlDB, err := sql.Open("pgx", url)
 	if err != nil {
+		t.Fatal(err)
+	}
+	defer sqlDB.Close()
+	migrations, err := goose.NewProvider(goose.DialectPostgres, sqlDB, os.DirFS("migrations"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrations.DownTo(ctx, 13); err != nil {
 		t.Fatal(err)
 	}
 	insert := func(run int, steps int64) {
