@@ -119,8 +119,9 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 // maxEventTopics bounds the topics one stream may ask for.
 const maxEventTopics = 200
 
-// topicPattern is what a topic looks like: kind, or kind:id.
-var topicPattern = regexp.MustCompile(`^[a-z_-]+(:[A-Za-z0-9._-]+)?$`)
+// topicPattern is what a topic looks like: kind, or kind:id (an id without
+// spaces or commas).
+var topicPattern = regexp.MustCompile(`^[a-z_-]+(:[^\s,]+)?$`)
 
 // eventTopics reads /events' topics, comma-separated.
 func eventTopics(param string) ([]string, error) {
