@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib" // the driver goose migrates with
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db"
@@ -139,7 +140,8 @@ func TestMigratingDropsDuplicateReportsAndHidesRolledBackOnes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	// Back to version 13, then reports as it stored them.
+	// Back to version 13 (the later migrations' Down), then reports as it
+	// stored them.
 	if err := d.MigrateDownTo(ctx, 13); err != nil {
 		t.Fatal(err)
 	}

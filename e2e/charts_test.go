@@ -59,14 +59,28 @@ func TestMetricChartsDrawHoverAndSwitchMetrics(t *testing.T) {
 	must(t, page.Locator("#log-validation").Check())
 	must(t, expect(t, validation.Locator(".uplot canvas")).ToBeVisible())
 
-	// While the trial runs, new reports join its chart (through htmx's
-	// polls of the page, which keep the chart).
+	// While the trial runs, new reports join its chart: told of trial:<id>,
+	// it fetches only the points past its last (after_step=50) and appends
+	// them, within a second or so.
+	appended := make(chan string, 10)
+	page.OnRequest(func(r playwright.Request) {
+		if strings.Contains(r.URL(), "/metrics?") && strings.Contains(r.URL(), "after_step=50") && strings.Contains(r.URL(), "group=validation") {
+			appended <- r.URL()
+		}
+	})
+	reported := time.Now()
 	must(t, m.DB.InsertMetrics(t.Context(), []resolute.MetricsReport{{TrialID: trials[0].ID, StepsCompleted: 60, Group: "validation",
 		Metrics: json.RawMessage(`{"avg_metrics": {"loss": 0.01, "accuracy": 0.75}}`)}}))
 	box, err := validation.Locator(".u-over").BoundingBox()
 	must(t, err)
 	hoverUntil(t, page, validation, "0.75", &playwright.Position{X: box.Width - 1, Y: 10})
 	must(t, expect(t, validation.Locator(".u-legend .u-series").Nth(1).Locator(".u-value")).ToHaveText("0.75"))
+	select {
+	case <-appended:
+		t.Logf("the new point was fetched after %s", time.Since(reported))
+	default:
+		t.Error("the chart did not fetch only the points after its last (after_step=50)")
+	}
 
 	// The experiment's page: the searcher's metric of every trial, a picker
 	// for the others, and a legend entry opens its trial.

@@ -97,8 +97,7 @@ searcher: {name: single, metric: loss}
 	must(t, err)
 	told := 0
 	for _, topic := range got.([]any) {
-		switch topic {
-		case "experiments", "trials", "checkpoints", "metrics":
+		if topic == "experiment:"+strconv.FormatInt(e.ID, 10) {
 			told++
 		}
 	}

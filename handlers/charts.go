@@ -6,50 +6,34 @@ import (
 	"slices"
 
 	"github.com/resolute-ml/resolute"
-	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/views"
 )
 
 // handleAPIExperimentMetrics serves GET /api/v1/experiments/{id}/metrics?
-// metric=M[&group=validation&max_points=N&min_batches=A&max_batches=B]: one
-// metric of every trial, each trial's series (within batches A..B, for a
-// chart zoomed into them) downsampled for a chart N wide (see
-// control.Downsample).
+// metric=M[&group=validation&max_points=N&min_batches=A&max_batches=B&
+// after_step=S]: one metric of every trial, each trial's series (within
+// batches A..B, for a chart zoomed into them; past step S, what a chart
+// lacks) downsampled in SQL for a chart N wide (see db.Series).
 func (s *Server) handleAPIExperimentMetrics(w http.ResponseWriter, r *http.Request) {
 	e, err := s.experimentParam(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	q := r.URL.Query()
-	group, metric := q.Get("group"), q.Get("metric")
-	if group == "" {
-		group = "validation"
+	series, err := seriesParams(r.URL.Query())
+	if err != nil {
+		s.error(w, r, err)
+		return
 	}
-	if metric == "" {
+	if series.Metric == "" {
 		s.error(w, r, resolute.Errorf(resolute.EInvalid, "metric: required"))
 		return
 	}
-	maxPoints, err := optInt(q.Get("max_points"), "max_points")
+	trials, err := s.db.ExperimentSeries(r.Context(), e.ID, series)
 	if err != nil {
 		s.error(w, r, err)
 		return
-	}
-	within, err := batchRange(q)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	trials, err := s.db.ExperimentMetricSeries(r.Context(), e.ID, group, metric)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	for i := range trials {
-		trials[i].Points = slices.DeleteFunc(trials[i].Points, func(p resolute.MetricPoint) bool { return !within(p.StepsCompleted) })
-		if maxPoints > 0 {
-			trials[i].Points = control.DownsamplePoints(trials[i].Points, maxPoints)
-		}
 	}
 	writeJSON(w, http.StatusOK, resolute.ExperimentMetricsResponse{Trials: trials})
 }
@@ -90,21 +74,36 @@ func chartOf(e resolute.Experiment, metric string, names map[string][]string) *v
 	return c
 }
 
-// batchRange reads min_batches and max_batches, the part of a series a
-// zoomed chart shows; either may be left out.
-func batchRange(q url.Values) (func(int64) bool, error) {
-	lo, err := optInt(q.Get("min_batches"), "min_batches")
+// seriesParams reads what part of a series a chart asks for: group
+// (validation by default), metric, max_points, min_batches and max_batches
+// (the part a zoomed chart shows; either may be left out) and after_step
+// (only what follows the chart's last point).
+func seriesParams(q url.Values) (db.Series, error) {
+	s := db.Series{Group: q.Get("group"), Metric: q.Get("metric"), MaxSteps: -1, AfterStep: -1}
+	if s.Group == "" {
+		s.Group = "validation"
+	}
+	ints := []struct {
+		name string
+		dst  *int64
+	}{{"min_batches", &s.MinSteps}, {"max_batches", &s.MaxSteps}, {"after_step", &s.AfterStep}}
+	for _, p := range ints {
+		if q.Get(p.name) == "" {
+			continue
+		}
+		n, err := optInt(q.Get(p.name), p.name)
+		if err != nil {
+			return db.Series{}, err
+		}
+		*p.dst = int64(n)
+	}
+	maxPoints, err := optInt(q.Get("max_points"), "max_points")
 	if err != nil {
-		return nil, err
+		return db.Series{}, err
 	}
-	hi, err := optInt(q.Get("max_batches"), "max_batches")
-	if err != nil {
-		return nil, err
+	s.MaxPoints = maxPoints
+	if s.MaxSteps >= 0 && s.MaxSteps < s.MinSteps {
+		return db.Series{}, resolute.Errorf(resolute.EInvalid, "max_batches: must not be less than min_batches")
 	}
-	if q.Get("max_batches") != "" && hi < lo {
-		return nil, resolute.Errorf(resolute.EInvalid, "max_batches: must not be less than min_batches")
-	}
-	return func(b int64) bool {
-		return b >= int64(lo) && (q.Get("max_batches") == "" || b <= int64(hi))
-	}, nil
+	return s, nil
 }

@@ -104,6 +104,23 @@ func TestExperimentMetricsAreOneSeriesPerTrial(t *testing.T) {
 		t.Errorf("a trial's validations from 995 batches: %+v", trialSeries.Metrics)
 	}
 
+	// A live chart asks only for what follows its last point.
+	api(t, m, "GET", "/api/v1/trials/"+itoa(trials[1].ID)+"/metrics?group=validation&max_points=10&metric=loss&after_step=980", token, "", &trialSeries)
+	if len(trialSeries.Metrics) != 2 || trialSeries.Metrics[0].StepsCompleted != 990 || trialSeries.Metrics[1].StepsCompleted != 1000 {
+		t.Errorf("a trial's validations after step 980: %+v", trialSeries.Metrics)
+	}
+	got = series(e.ID, "group=validation&metric=loss&max_points=10&after_step=990")
+	if len(got.Trials) != 2 || len(got.Trials[0].Points) != 0 || cmp.Diff([]resolute.MetricPoint{{StepsCompleted: 1000, Value: 1}}, got.Trials[1].Points) != "" {
+		t.Errorf("the experiment's series after step 990: %+v", got.Trials)
+	}
+	for _, path := range []string{"/api/v1/trials/" + itoa(trials[0].ID) + "/metrics?after_step=last",
+		"/api/v1/experiments/" + itoa(e.ID) + "/metrics?metric=loss&after_step=-1"} {
+		var refusal struct{ Error struct{ Message string } }
+		if code := api(t, m, "GET", path, token, "", &refusal); code != 400 || !strings.HasPrefix(refusal.Error.Message, "after_step:") {
+			t.Errorf("GET %s: %d %q, want 400 naming after_step", path, code, refusal.Error.Message)
+		}
+	}
+
 	got = series(e.ID, "group=training&metric=loss")
 	if len(got.Trials) != 2 || len(got.Trials[0].Points) != 1 || got.Trials[0].Points[0].Value != 9 {
 		t.Errorf("training series %+v", got.Trials)

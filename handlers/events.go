@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/resolute-ml/resolute"
@@ -19,21 +22,28 @@ const (
 	eventsStreamLife = 5 * time.Minute
 )
 
-// handleEvents serves GET /events, the stream of server-sent events that
-// keeps live pages current: `event: change` with the topic (the table that
-// changed, e.g. trials, or master_logs) as its data, each topic at most
-// twice a second, and a comment every 15 s so that proxies keep it open.
-// Pages fetch their regions again on the topics they show (web/static/app.js);
-// the stream tells nothing but which table changed. A reconnecting browser
-// (Last-Event-ID), or a page shown again (?resync), is told every topic
-// changed, as it may have missed some; ?since= (the page's data-live-since)
-// tells the topics that changed since the page was rendered.
+// handleEvents serves GET /events?topics=trial:27,experiment:3, the stream
+// of server-sent events that keeps live pages current: `event: change`
+// with a topic the page shows (an object, e.g. trial:27, or a collection,
+// e.g. experiments or master_logs; see package live) as its data, each
+// topic at most twice a second, and a comment every 15 s so that proxies
+// keep it open. Without topics it tells every topic. Pages fetch their
+// regions again on the topics they show (web/static/app.js); the stream
+// tells nothing but what changed. A reconnecting browser (Last-Event-ID),
+// or a page shown again (?resync), is told all its topics changed, as it
+// may have missed some; ?since= (the page's data-live-since) tells the
+// topics that changed since the page was rendered.
 func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if s.changes == nil {
 		s.error(w, r, resolute.Errorf(resolute.EUnavailable, "live updates are not available"))
 		return
 	}
-	sub := s.changes.Subscribe()
+	topics, err := eventTopics(r.URL.Query().Get("topics"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	sub := s.changes.Subscribe(topics...)
 	defer sub.Close()
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -55,14 +65,18 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	switch since := r.URL.Query().Get("since"); {
 	case r.Header.Get("Last-Event-ID") != "" || r.URL.Query().Has("resync"):
-		send(live.AllTopics())
+		if len(topics) == 0 {
+			send(live.AllTopics())
+		} else {
+			send(slices.Sorted(slices.Values(topics)))
+		}
 	case since != "":
 		// What changed between the page's render and now.
 		n, err := strconv.ParseUint(since, 10, 64)
 		if err != nil {
 			n = 0
 		}
-		send(s.changes.ChangedSince(n))
+		send(s.changes.ChangedSince(n, topics...))
 	}
 	if rc.Flush() != nil {
 		return
@@ -100,6 +114,30 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// maxEventTopics bounds the topics one stream may ask for.
+const maxEventTopics = 200
+
+// topicPattern is what a topic looks like: kind, or kind:id (an id without
+// spaces or commas).
+var topicPattern = regexp.MustCompile(`^[a-z_-]+(:[^\s,]+)?$`)
+
+// eventTopics reads /events' topics, comma-separated.
+func eventTopics(param string) ([]string, error) {
+	if param == "" {
+		return nil, nil
+	}
+	topics := strings.Split(param, ",")
+	if len(topics) > maxEventTopics {
+		return nil, resolute.Errorf(resolute.EInvalid, "topics: at most %d, got %d", maxEventTopics, len(topics))
+	}
+	for _, t := range topics {
+		if len(t) > 200 || !topicPattern.MatchString(t) {
+			return nil, resolute.Errorf(resolute.EInvalid, "topics: %q is not a topic like trial:27 or experiments", t)
+		}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(topics))), nil
 }
 
 // noteLiveSeq remembers, before a page reads what it shows, how far the

@@ -2,7 +2,11 @@ package handlers_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -104,5 +108,95 @@ func TestAPageIsToldWhatChangedWhileItLoaded(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // the listener hears of it before the stream opens
 	next := openEvents(t, pages, m, "", "since="+since[1])
 	for topic := next(); topic != "workspaces"; topic = next() {
+	}
+}
+
+// eventTopicsOf opens GET /events?query with c and sends each change's
+// topic on the channel it returns, until the test ends.
+func eventTopicsOf(t *testing.T, c *http.Client, m *handlerstest.Master, query string) <-chan string {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", m.URL+"/events?"+query, nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("events: %d", resp.StatusCode)
+	}
+	out := make(chan string, 100)
+	go func() {
+		defer resp.Body.Close()
+		lines := bufio.NewScanner(resp.Body)
+		for lines.Scan() {
+			if topic, ok := strings.CutPrefix(lines.Text(), "data: "); ok {
+				out <- topic
+			}
+		}
+	}()
+	return out
+}
+
+// postMetrics reports one training report of trial through the task API.
+func postMetrics(t testing.TB, m *handlerstest.Master, trialID int64, taskToken string, step int) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"group": "training", "metrics": map[string]any{
+		"trial_id": trialID, "trial_run_id": 1, "steps_completed": step,
+		"metrics": map[string]any{"avg_metrics": map[string]float64{"loss": 1 / float64(step)}}}})
+	req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/trials/%d/metrics", m.URL, trialID), bytes.NewReader(body))
+	req.Header.Set("Grpc-Metadata-x-allocation-token", "Bearer "+taskToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("report of trial %d: %d", trialID, resp.StatusCode)
+	}
+}
+
+func TestAPageShowingATrialIsNotToldOfAnotherTrialsReports(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	token := login(t, m, "admin", "")
+	a, tokenA := runningTrial(t, m, token)
+	b, tokenB := runningTrial(t, m, token)
+	pages := signInPages(t, m, "admin", "")
+	topicA := live.Object("trial", a)
+	topics := eventTopicsOf(t, pages, m, "topics="+topicA+",experiments")
+	time.Sleep(300 * time.Millisecond) // the trials' creation is told before the stream opened
+	for range 3 {
+		postMetrics(t, m, b, tokenB, 1)
+	}
+	deadline := time.After(time.Second)
+	for quiet := false; !quiet; {
+		select {
+		case topic := <-topics:
+			t.Errorf("a page of %s was told %s when trial %d reported", topicA, topic, b)
+		case <-deadline:
+			quiet = true
+		}
+	}
+	postMetrics(t, m, a, tokenA, 1)
+	select {
+	case topic := <-topics:
+		if topic != topicA {
+			t.Errorf("told %s, want %s", topic, topicA)
+		}
+	case <-time.After(5 * time.Second):
+		t.Errorf("not told of %s's report", topicA)
+	}
+}
+
+func TestEventsRefusesABadTopic(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	pages := signInPages(t, m, "admin", "")
+	resp, err := pages.Get(m.URL + "/events?topics=trial:1,bad%0Atopic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(body), "topics") {
+		t.Errorf("a bad topic: %d %s", resp.StatusCode, body)
 	}
 }

@@ -1,16 +1,15 @@
 package handlers
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
-	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 )
 
@@ -223,42 +222,51 @@ func (s *Server) handleAPITrialCheckpoints(w http.ResponseWriter, r *http.Reques
 }
 
 // handleAPITrialMetrics serves GET /api/v1/trials/{id}/metrics?group=
-// validation[&max_points=N&metric=M&min_batches=A&max_batches=B]: with
-// max_points the series comes downsampled for a chart of that width (see
-// control.Downsample), with the batch range only that part of it.
+// validation[&max_points=N&metric=M&min_batches=A&max_batches=B&
+// after_step=S]: with max_points the series comes downsampled for a chart
+// of that width (in SQL, see db.Series), with the batch range only that
+// part of it, and with after_step only the reports past it (what a chart
+// lacks). The reports are streamed as they are read, never held whole.
 func (s *Server) handleAPITrialMetrics(w http.ResponseWriter, r *http.Request) {
 	t, err := s.trialParam(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	group := r.URL.Query().Get("group")
-	if group == "" {
-		group = "validation"
-	}
-	list, err := s.db.TrialMetrics(r.Context(), t.ID, group)
+	series, err := seriesParams(r.URL.Query())
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	if list == nil {
-		list = []resolute.MetricsReport{}
-	}
-	maxPoints, err := optInt(r.URL.Query().Get("max_points"), "max_points")
-	if err != nil {
+	out := bufio.NewWriterSize(w, 64<<10) // fewer, larger writes than the server's 4 KiB
+	started := false
+	err = s.db.EachTrialMetric(r.Context(), t.ID, series, func(m resolute.MetricsReport) error {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		if !started {
+			started = true
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			out.WriteString(`{"metrics":[`)
+		} else {
+			out.WriteByte(',')
+		}
+		_, err = out.Write(b)
+		return err
+	})
+	switch {
+	case err != nil && !started:
 		s.error(w, r, err)
-		return
+	case err != nil:
+		panic(http.ErrAbortHandler) // cut the answer short rather than end it as if whole
+	case !started:
+		writeJSON(w, http.StatusOK, resolute.MetricsResponse{Metrics: []resolute.MetricsReport{}})
+	default:
+		out.WriteString("]}\n")
+		out.Flush()
 	}
-	within, err := batchRange(r.URL.Query())
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	list = slices.DeleteFunc(list, func(m resolute.MetricsReport) bool { return !within(m.StepsCompleted) })
-	if maxPoints > 0 {
-		list = control.Downsample(list, maxPoints, r.URL.Query().Get("metric"))
-	}
-	writeJSON(w, http.StatusOK, resolute.MetricsResponse{Metrics: list})
 }
 
 // handleAPITrialKill serves POST /api/v1/trials/{id}/kill.

@@ -256,7 +256,7 @@ func TestExperimentActionsFollowItsStateAndOwner(t *testing.T) {
 	path := "/experiments/" + itoa(id)
 
 	_, body = get(t, c, m, path)
-	wants(t, "a paused experiment", body, "PAUSED", `id="action-activate"`, `id="action-kill"`, `hx-trigger="live:experiments from:body,`)
+	wants(t, "a paused experiment", body, "PAUSED", `id="action-activate"`, `id="action-kill"`, `hx-trigger="live:experiment:`+itoa(id)+` from:body,`)
 	if strings.Contains(body, `id="action-delete"`) {
 		t.Error("a paused experiment offers delete")
 	}

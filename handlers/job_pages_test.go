@@ -253,7 +253,7 @@ func TestTheClusterPageShowsEachPoolsSlotsAndWhatHoldsThem(t *testing.T) {
 			break
 		}
 	}
-	wants(t, "the cluster page", body, `id="master-info"`, `id="cluster-pools" hx-get="/cluster/pools" hx-trigger="live:allocations from:body,`,
+	wants(t, "the cluster page", body, `id="master-info"`, `id="cluster-pools" hx-get="/cluster/pools" hx-trigger="live:queue:default from:body,`,
 		`id="pool-default"`, "default compute pool", "default aux pool", "lower number runs first", "1 / 2 slots used",
 		`id="slot-default-0"`, `id="slot-default-1"`, "free", `href="/trials/`, "trial-")
 	if resp, body := get(t, pages, m, "/cluster/pools"); resp.StatusCode != 200 || !strings.HasPrefix(body, `<div id="cluster-pools"`) {

@@ -329,6 +329,15 @@ type ClusterLive struct {
 	Pools []ClusterPool
 }
 
+// topics are the queues of the pools shown.
+func (l ClusterLive) topics() []string {
+	out := make([]string, len(l.Pools))
+	for i, p := range l.Pools {
+		out[i] = object("queue", p.Pool.Name)
+	}
+	return out
+}
+
 // ClusterPool is one resource pool with its scheduler and slots.
 type ClusterPool struct {
 	Pool  resolute.ResourcePool

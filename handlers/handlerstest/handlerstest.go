@@ -52,6 +52,8 @@ type Options struct {
 	// Scheduler of the one pool, "default"; zero: priority without
 	// preemption.
 	Scheduler scheduler.Config
+	// Live tunes the change listener (the benchmark's table topics).
+	Live []live.Option
 }
 
 // Start runs a master on a fresh database until t ends.
@@ -113,7 +115,7 @@ func Start(t testing.TB, opts Options) *Master {
 	go metrics.Run(ctx)
 	go m.Experiments.Pump(ctx)
 	go m.Experiments.Run(ctx)
-	changes := live.New(d, logger)
+	changes := live.New(d, logger, opts.Live...)
 	go changes.Run(ctx)
 	go changes.Follow(ctx, live.MasterLogs, logs.Changed)
 	select { // changes made before it listens would go unseen

@@ -35,24 +35,45 @@ document.addEventListener("htmx:oobAfterSwap", (e) => {
   if (l && l.matches("pre.log[data-tail]") && l.dataset.atEnd === "1") l.scrollTop = l.scrollHeight;
 });
 // Live regions are pushed: a page with any (hx-trigger naming a "live:"
-// event) opens one stream of server-sent events from /events, and each
-// change (its data names the table that changed, e.g. trials) is dispatched
-// on <body> as the htmx event "live:<topic>" and as a generic "live". A
-// region fetches itself again on the topics it shows, e.g.
-// hx-trigger="live:trials from:body, every 30s" with
+// event) opens one stream of server-sent events from /events for the
+// topics its regions (and charts, data-live) show, and each change (its
+// data names the object that changed, e.g. trial:27, or a collection, e.g.
+// experiments) is dispatched on <body> as the htmx event "live:<topic>" and
+// as a generic "live". A region fetches itself again on the topics it
+// shows, e.g. hx-trigger="live:trial:27 from:body, every 30s" with
 // hx-swap="outerHTML settle:0ms" (no moment when the replacement does not
-// listen yet); the slow poll covers a
-// stream that is down. A hidden tab closes its stream (browsers allow few
-// connections per server) and, shown again, asks for every topic at once.
-// The first stream starts from the page's data-live-since, so changes made
-// while the page loaded are not lost.
+// listen yet); the slow poll covers a stream that is down. A region
+// swapped in with topics the stream lacks reopens it for them all. A
+// hidden tab closes its stream (browsers allow few connections per server)
+// and, shown again, asks for all its topics at once. The first stream
+// starts from the page's data-live-since, so changes made while the page
+// loaded are not lost.
 (() => {
-  let source = null;
-  const live = () => document.querySelector('[hx-trigger*="live:"]') !== null;
+  let source = null, subscribed = "";
+  // topics are those the page's live regions and charts show, sorted.
+  function topics() {
+    const all = new Set();
+    document.querySelectorAll('[hx-trigger*="live:"]').forEach((el) => {
+      for (const t of (el.getAttribute("hx-trigger") || "").split(",")) {
+        const name = t.trim().split(/\s+/)[0];
+        if (name.startsWith("live:")) all.add(name.slice(5));
+      }
+    });
+    document.querySelectorAll("[data-live]").forEach((el) => el.closest('[hx-trigger*="live:"]') && all.add(el.dataset.live));
+    return [...all].sort().join(",");
+  }
   function open(resync) {
-    if (source || document.hidden || !live()) return;
+    const want = topics();
+    if (source && want !== subscribed && want.split(",").some((t) => !subscribed.split(",").includes(t))) {
+      source.close(); // a region showing more came in
+      source = null;
+      resync = true;
+    }
+    if (source || document.hidden || !want) return;
+    subscribed = want;
+    const q = "/events?topics=" + encodeURIComponent(want);
     // since: what changed while the page was rendered and loaded is told at once.
-    source = new EventSource(resync ? "/events?resync=1" : "/events?since=" + (document.body.dataset.liveSince || "0"));
+    source = new EventSource(resync ? q + "&resync=1" : q + "&since=" + (document.body.dataset.liveSince || "0"));
     source.addEventListener("change", (e) => fire(e.data));
   }
   // A topic waits while a region that shows it is being fetched: htmx would

@@ -5,9 +5,10 @@
 // trial. With data-experiments (the compare page) it charts several
 // experiments' trials, labelled and coloured by experiment, and with
 // data-trials only those trials. Each asks for about as many points as it is wide (the server
-// downsamples) and refetches when metrics are reported (pushed, see
-// app.js) while it sits inside a live region (an [hx-get] ancestor: the
-// trial or experiment still runs). Dragging
+// downsamples) and, when its trial or experiment reports (pushed as its
+// data-live topic, see app.js) while it sits inside a live region (an
+// [hx-get] ancestor: the trial or experiment still runs), fetches only the
+// points past its last (after_step) and appends them. Dragging
 // across a chart zooms into those batches and fetches them in detail (again
 // about as many points as the chart is wide); a double-click zooms back out.
 // The elements carry hx-preserve, so those polls keep them and their
@@ -55,12 +56,15 @@
     const experiment = el.dataset.chart === "experiment";
     const exps = (el.dataset.experiments || "").split(" ").filter(Boolean);
     let u = null, shape = "", cols = null, metric = el.dataset.metric || "", timer = 0, focused = null;
+    // What was fetched: a trial chart's reports, an experiment chart's trials.
+    let reports = [], trials = [];
     let zoom = null; // {min, max}: the batches a drag zoomed into, fetched in detail
 
     const width = () => Math.max(240, plot.clientWidth);
 
-    function url() {
+    function url(after) {
       const q = new URLSearchParams({ max_points: String(width()) });
+      if (after != null && after >= 0) q.set("after_step", String(after)); // -1: it has none yet
       if (zoom) {
         q.set("min_batches", String(Math.floor(zoom.min)));
         q.set("max_batches", String(Math.ceil(zoom.max)));
@@ -77,8 +81,8 @@
     }
 
     // fetchJSON is one chart URL's body, or null if the server refused.
-    const fetchJSON = async (u) => {
-      const resp = await fetch(u + url(), { headers: { Accept: "application/json" } });
+    const fetchJSON = async (u, after) => {
+      const resp = await fetch(u + url(after), { headers: { Accept: "application/json" } });
       return resp.ok ? resp.json() : null;
     };
 
@@ -174,19 +178,60 @@
       }
     }
 
-    // While the chart is live it loads again when metrics are reported
-    // (the pushed "live:metrics", see app.js), at most every 2 s and one
-    // load at a time, and every 30 s otherwise.
+    // While the chart is live it appends what its trial or experiment
+    // reported (the pushed "live:<data-live>", see app.js), one fetch at a
+    // time, and loads again in full every 30 s (and when zoomed, at most
+    // every 2 s).
     let loading = false, dirty = false, lastLoad = 0;
     function soon() {
       clearTimeout(timer);
-      timer = setTimeout(load, Math.max(0, lastLoad + 2000 - Date.now()));
+      if (zoom) timer = setTimeout(load, Math.max(0, lastLoad + 2000 - Date.now()));
+      else timer = setTimeout(append, 0);
     }
-    document.body.addEventListener("live:metrics", () => {
+    if (el.dataset.live) document.body.addEventListener("live:" + el.dataset.live, () => {
       if (!el.isConnected || !el.closest("[hx-get]")) return;
       dirty = true;
       if (!loading) soon();
     });
+    const lastStep = (points) => (points.length ? points[points.length - 1].stepsCompleted : -1);
+    // append fetches the points past the last one the chart has and draws
+    // them; a new trial, or a series grown past twice the chart's width,
+    // loads in full (downsampled) instead.
+    async function append() {
+      if (!cols || (experiment && !picker.value)) return load();
+      loading = true;
+      dirty = false;
+      let full = false;
+      try {
+        if (experiment) {
+          const after = trials.length ? Math.min(...trials.map((t) => lastStep(t.points))) : -1;
+          const body = await fetchJSON(el.dataset.url, after);
+          if (!body) return;
+          const only = el.dataset.trials && el.dataset.trials.split(" ").map(Number);
+          const got = body.trials.filter((t) => !only || only.includes(t.trialId));
+          const known = new Map(trials.map((t) => [t.trialId, t]));
+          full = got.some((t) => !known.has(t.trialId));
+          for (const t of got) {
+            const have = known.get(t.trialId);
+            if (have) have.points.push(...t.points.filter((p) => p.stepsCompleted > lastStep(have.points)));
+          }
+          full = full || trials.some((t) => t.points.length > 2 * width());
+          if (!full) cols = experimentColumns(trials, exps);
+        } else {
+          const body = await fetchJSON(el.dataset.url, lastStep(reports));
+          if (!body) return;
+          reports.push(...body.metrics.filter((r) => r.stepsCompleted > lastStep(reports)));
+          full = reports.length > 2 * width();
+          if (!full) cols = trialColumns(reports);
+        }
+        if (!full) draw();
+      } finally {
+        loading = false;
+        if (full) load();
+        else if (dirty) soon();
+        else if (el.closest("[hx-get]")) timer = setTimeout(load, 30000);
+      }
+    }
     async function load() {
       clearTimeout(timer);
       if (experiment && !picker.value) {
@@ -197,8 +242,8 @@
       dirty = false;
       lastLoad = Date.now();
       try {
-        if (experiment) cols = experimentColumns(await fetchTrials(), exps);
-        else cols = trialColumns((await fetchJSON(el.dataset.url)).metrics);
+        if (experiment) cols = experimentColumns(trials = await fetchTrials(), exps);
+        else cols = trialColumns(reports = (await fetchJSON(el.dataset.url)).metrics);
         if (!metric && cols.labels.length) metric = cols.labels[0]; // keeps its spikes in the downsampling
         draw();
       } finally {
