@@ -36,6 +36,15 @@ func (s *Checkpoints) Report(ctx context.Context, a authz.Actor, c resolute.Chec
 			}
 		case err != nil && resolute.ErrorCode(err) != resolute.ENotFound:
 			return err
+		case err == nil:
+			// Reported again: its files may not change under a model version.
+			reg, err := q.CheckpointRegistrations(ctx, []string{c.UUID})
+			if err != nil {
+				return err
+			}
+			if r, ok := reg[c.UUID]; ok {
+				return resolute.Errorf(resolute.EConflict, "checkpoint %s is version %d of model %q; it cannot be reported again", c.UUID, r.Version, r.Model)
+			}
 		}
 		c.ExperimentID = t.ExperimentID
 		return q.CreateCheckpoint(ctx, c)

@@ -66,8 +66,12 @@ func (s *Trials) ReportMetrics(ctx context.Context, a authz.Actor, r resolute.Me
 	if err != nil {
 		return err
 	}
-	if r.TrialRunID == 0 {
+	switch r.TrialRunID {
+	case 0:
 		r.TrialRunID = t.RunID
+	case t.RunID:
+	default: // an earlier run's reports are hidden by its restart; a later one does not exist
+		return resolute.Errorf(resolute.EInvalid, "trial_run_id: trial %d is on run %d, not %d", t.ID, t.RunID, r.TrialRunID)
 	}
 	if err := s.metrics.Write(ctx, r); err != nil {
 		return err

@@ -134,3 +134,47 @@ func TestOnlyItsOwnerAnAdministratorOrItsTrialMayDeleteACheckpoint(t *testing.T)
 		t.Fatalf("deleted: %s %s", state(ca).State, state(cb).State)
 	}
 }
+
+// TestAReportNamesTheTrialsCurrentRun: metrics of another run than the
+// trial's current one are refused (an earlier run's would escape the
+// restart's hiding), and a checkpoint registered as a model version or
+// already deleted is not reported again over its files.
+func TestAReportNamesTheTrialsCurrentRunAndLeavesRegisteredCheckpointsAlone(t *testing.T) {
+	o := newOwners(t, 1)
+	e := o.createAs(o.alice, single)
+	o.admit()
+	own, trial := o.allocationOf(e.ID)
+	report := func(run int) error {
+		return o.svc.Trials.ReportMetrics(o.ctx, own, resolute.MetricsReport{TrialID: trial.ID, TrialRunID: run, StepsCompleted: 10,
+			Group: "training", Metrics: json.RawMessage(`{"avg_metrics": {"loss": 0.5}}`)}, map[string]any{"loss": 0.5})
+	}
+	if err := report(trial.RunID + 1); resolute.ErrorCode(err) != resolute.EInvalid {
+		t.Errorf("a report of run %d while the trial is on %d: %v", trial.RunID+1, trial.RunID, err)
+	}
+	if err := report(trial.RunID); err != nil {
+		t.Errorf("a report of the current run: %v", err)
+	}
+	if err := report(0); err != nil {
+		t.Errorf("a report naming no run: %v", err)
+	}
+
+	uuid := "00000000-0000-4000-8000-0000000000a1"
+	ckpt := resolute.Checkpoint{UUID: uuid, TrialID: trial.ID, StepsCompleted: 10, Resources: map[string]int64{"w": 1}}
+	if err := o.svc.Checkpoints.Report(o.ctx, own, ckpt); err != nil {
+		t.Fatal(err)
+	}
+	name := "m"
+	if _, err := o.svc.Models.Create(o.ctx, o.alice, resolute.ModelRequest{Name: &name}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.svc.Models.RegisterVersion(o.ctx, o.alice, name, resolute.ModelVersionRequest{CheckpointUUID: uuid}); err != nil {
+		t.Fatal(err)
+	}
+	ckpt.Resources = map[string]int64{"other": 7}
+	if err := o.svc.Checkpoints.Report(o.ctx, own, ckpt); resolute.ErrorCode(err) != resolute.EConflict {
+		t.Errorf("reporting a registered checkpoint again: %v", err)
+	}
+	if c, _ := o.db.Checkpoint(o.ctx, uuid); c.Resources["w"] != 1 {
+		t.Errorf("the registered checkpoint's files changed: %v", c.Resources)
+	}
+}

@@ -201,10 +201,13 @@ func (q *Queries) CreateCheckpoint(ctx context.Context, c resolute.Checkpoint) e
 	if len(meta) == 0 {
 		meta = []byte("{}")
 	}
-	err = q.q.CreateCheckpoint(ctx, gen.CreateCheckpointParams{Uuid: c.UUID, TrialID: c.TrialID, ExperimentID: c.ExperimentID,
+	n, err := q.q.CreateCheckpoint(ctx, gen.CreateCheckpointParams{Uuid: c.UUID, TrialID: c.TrialID, ExperimentID: c.ExperimentID,
 		AllocationID: c.AllocationID, TaskID: c.TaskID, StepsCompleted: c.StepsCompleted, Resources: resources, Size: c.Size, Metadata: meta})
 	if err != nil {
 		return translate(err, "checkpoint %s", c.UUID)
+	}
+	if n == 0 {
+		return resolute.Errorf(resolute.EConflict, "checkpoint %s is another trial's or was deleted; report a new one", c.UUID)
 	}
 	return translate(q.q.SetTrialCheckpoint(ctx, gen.SetTrialCheckpointParams{ID: c.TrialID, LatestCheckpoint: &c.UUID}), "trial %d", c.TrialID)
 }

@@ -216,3 +216,35 @@ func TestAValidationIsToldToTheSearcherOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestACheckpointIsReportedAgainOnlyByItsTrialWhileItLasts: two trials
+// reporting one uuid (a race the service's check cannot see) do not share
+// it, and a deleted checkpoint stays deleted.
+func TestACheckpointIsReportedAgainOnlyByItsTrialWhileItLasts(t *testing.T) {
+	ctx := context.Background()
+	d := bootstrapped(t)
+	mine, other := newTrial(t, d), newTrial(t, d)
+	c := resolute.Checkpoint{UUID: "00000000-0000-4000-8000-0000000000b1", TrialID: mine.ID, ExperimentID: mine.ExperimentID,
+		AllocationID: "a", TaskID: mine.TaskID(), StepsCompleted: 10, Resources: map[string]int64{"w": 1}}
+	if err := d.CreateCheckpoint(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	c.Resources = map[string]int64{"w": 2}
+	if err := d.CreateCheckpoint(ctx, c); err != nil {
+		t.Fatalf("its own trial reports it again: %v", err)
+	}
+	theirs := c
+	theirs.TrialID, theirs.ExperimentID, theirs.Resources = other.ID, other.ExperimentID, map[string]int64{"x": 9}
+	if err := d.CreateCheckpoint(ctx, theirs); resolute.ErrorCode(err) != resolute.EConflict {
+		t.Errorf("another trial reports the same uuid: %v", err)
+	}
+	if err := d.SetCheckpointDeleted(ctx, c.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CreateCheckpoint(ctx, c); resolute.ErrorCode(err) != resolute.EConflict {
+		t.Errorf("a deleted checkpoint reported again: %v", err)
+	}
+	if got, _ := d.Checkpoint(ctx, c.UUID); got.TrialID != mine.ID || got.State != "DELETED" || got.Resources["w"] != 2 {
+		t.Errorf("the checkpoint became %+v", got)
+	}
+}

@@ -10,10 +10,11 @@ import (
 	"time"
 )
 
-const createCheckpoint = `-- name: CreateCheckpoint :exec
-INSERT INTO checkpoints (uuid, trial_id, experiment_id, allocation_id, task_id, steps_completed, state, resources, size, metadata)
+const createCheckpoint = `-- name: CreateCheckpoint :execrows
+INSERT INTO checkpoints AS c (uuid, trial_id, experiment_id, allocation_id, task_id, steps_completed, state, resources, size, metadata)
 VALUES ($1, $2, $3, $4, $5, $6, 'COMPLETED', $7, $8, $9)
 ON CONFLICT (uuid) DO UPDATE SET resources = EXCLUDED.resources, size = EXCLUDED.size, metadata = EXCLUDED.metadata
+WHERE c.trial_id = EXCLUDED.trial_id AND c.state = 'COMPLETED'
 `
 
 type CreateCheckpointParams struct {
@@ -28,8 +29,10 @@ type CreateCheckpointParams struct {
 	Metadata       []byte
 }
 
-func (q *Queries) CreateCheckpoint(ctx context.Context, arg CreateCheckpointParams) error {
-	_, err := q.db.Exec(ctx, createCheckpoint,
+// A checkpoint reported again (by its own trial, while it is not deleted)
+// has its files and metadata replaced; no row changes otherwise.
+func (q *Queries) CreateCheckpoint(ctx context.Context, arg CreateCheckpointParams) (int64, error) {
+	result, err := q.db.Exec(ctx, createCheckpoint,
 		arg.Uuid,
 		arg.TrialID,
 		arg.ExperimentID,
@@ -40,7 +43,10 @@ func (q *Queries) CreateCheckpoint(ctx context.Context, arg CreateCheckpointPara
 		arg.Size,
 		arg.Metadata,
 	)
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const getCheckpoint = `-- name: GetCheckpoint :one

@@ -4,10 +4,13 @@ SELECT * FROM checkpoints WHERE uuid = $1;
 -- name: LockCheckpoint :one
 SELECT uuid FROM checkpoints WHERE uuid = $1 FOR UPDATE;
 
--- name: CreateCheckpoint :exec
-INSERT INTO checkpoints (uuid, trial_id, experiment_id, allocation_id, task_id, steps_completed, state, resources, size, metadata)
+-- name: CreateCheckpoint :execrows
+-- A checkpoint reported again (by its own trial, while it is not deleted)
+-- has its files and metadata replaced; no row changes otherwise.
+INSERT INTO checkpoints AS c (uuid, trial_id, experiment_id, allocation_id, task_id, steps_completed, state, resources, size, metadata)
 VALUES ($1, $2, $3, $4, $5, $6, 'COMPLETED', $7, $8, $9)
-ON CONFLICT (uuid) DO UPDATE SET resources = EXCLUDED.resources, size = EXCLUDED.size, metadata = EXCLUDED.metadata;
+ON CONFLICT (uuid) DO UPDATE SET resources = EXCLUDED.resources, size = EXCLUDED.size, metadata = EXCLUDED.metadata
+WHERE c.trial_id = EXCLUDED.trial_id AND c.state = 'COMPLETED';
 
 -- name: ListExperimentCheckpoints :many
 SELECT * FROM checkpoints WHERE experiment_id = $1 AND state = 'COMPLETED' ORDER BY trial_id, steps_completed;
