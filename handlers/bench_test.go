@@ -79,7 +79,7 @@ func BenchmarkMetricIngestion(b *testing.B) {
 					return
 				}
 				body, _ := json.Marshal(map[string]any{"group": "training", "metrics": map[string]any{
-					"trial_id": trialID, "trial_run_id": 1, "steps_completed": step,
+					"trial_id": trialID, "trial_run_id": 0, "steps_completed": step,
 					"metrics": map[string]any{"avg_metrics": metrics}}})
 				req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/trials/%d/metrics", m.URL, trialID), bytes.NewReader(body))
 				req.Header.Set("Grpc-Metadata-x-allocation-token", "Bearer "+taskToken)

@@ -140,7 +140,7 @@ func eventTopicsOf(t *testing.T, c *http.Client, m *handlerstest.Master, query s
 func postMetrics(t testing.TB, m *handlerstest.Master, trialID int64, taskToken string, step int) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"group": "training", "metrics": map[string]any{
-		"trial_id": trialID, "trial_run_id": 1, "steps_completed": step,
+		"trial_id": trialID, "trial_run_id": 0, "steps_completed": step,
 		"metrics": map[string]any{"avg_metrics": map[string]float64{"loss": 1 / float64(step)}}}})
 	req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/trials/%d/metrics", m.URL, trialID), bytes.NewReader(body))
 	req.Header.Set("Grpc-Metadata-x-allocation-token", "Bearer "+taskToken)

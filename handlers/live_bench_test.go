@@ -242,7 +242,7 @@ func TestLiveLoad(t *testing.T) {
 					values[fmt.Sprintf("m%d", i)] = rand.Float64()
 				}
 				body, _ := json.Marshal(map[string]any{"group": "training", "metrics": map[string]any{
-					"trial_id": tr.ID, "trial_run_id": 1, "steps_completed": step, "metrics": map[string]any{"avg_metrics": values}}})
+					"trial_id": tr.ID, "trial_run_id": 0, "steps_completed": step, "metrics": map[string]any{"avg_metrics": values}}})
 				req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/trials/%d/metrics", load.URL, tr.ID), bytes.NewReader(body))
 				req.Header.Set("Grpc-Metadata-x-allocation-token", "Bearer "+tr.Token)
 				sent := time.Now()

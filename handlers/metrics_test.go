@@ -18,10 +18,14 @@ func TestARetriedMetricsPostIsStoredOnce(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	token := login(t, m, "admin", "")
 	trialID, taskToken := runningTrial(t, m, token)
+	trial, err := m.DB.Trial(t.Context(), trialID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	post := func(group string, steps int64, loss float64) {
 		t.Helper()
-		body := fmt.Sprintf(`{"group": %q, "metrics": {"trial_id": %d, "trial_run_id": 1, "steps_completed": %d,
-			"metrics": {"avg_metrics": {"loss": %v}}}}`, group, trialID, steps, loss)
+		body := fmt.Sprintf(`{"group": %q, "metrics": {"trial_id": %d, "trial_run_id": %d, "steps_completed": %d,
+			"metrics": {"avg_metrics": {"loss": %v}}}}`, group, trialID, trial.RunID, steps, loss)
 		req, _ := http.NewRequest("POST", m.URL+"/api/v1/trials/"+itoa(trialID)+"/metrics", strings.NewReader(body))
 		req.Header.Set("Grpc-Metadata-x-allocation-token", "Bearer "+taskToken)
 		resp, err := http.DefaultClient.Do(req)
@@ -46,10 +50,7 @@ func TestARetriedMetricsPostIsStoredOnce(t *testing.T) {
 			t.Errorf("%s reports: %+v, want one at 10 batches", group, got.Metrics)
 		}
 	}
-	tr, err := m.DB.Trial(t.Context(), trialID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := trial
 	var series resolute.ExperimentMetricsResponse
 	api(t, m, "GET", "/api/v1/experiments/"+itoa(tr.ExperimentID)+"/metrics?group=validation&metric=loss", token, "", &series)
 	want := []resolute.MetricPoint{{StepsCompleted: 10, Value: 0.5}, {StepsCompleted: 20, Value: 0.4}}
