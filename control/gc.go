@@ -182,6 +182,11 @@ func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experime
 	}
 	var id string
 	err = x.db.InTx(ctx, func(q *db.Queries) error {
+		// A checkpoint registered as a model version since the policy chose
+		// it stays: registering locks it too, so one of the two sees the other.
+		if uncollected, err = unregistered(ctx, q, uncollected); err != nil || len(uncollected) == 0 {
+			return err
+		}
 		id, err = q.CreateTask(ctx, db.NewTask{Type: resolute.TaskCheckpointGC, Description: fmt.Sprintf("Checkpoint GC of experiment %d", e.ID),
 			Config: config, UserID: e.UserID, ProjectID: e.ProjectID, ResourcePool: x.opts.AuxPool, ExperimentIDs: []int64{e.ID}})
 		if err != nil {
@@ -192,7 +197,7 @@ func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experime
 		}
 		return q.CreateAllocation(ctx, id+".1", id, nil, 0)
 	})
-	if err != nil {
+	if err != nil || id == "" {
 		return err
 	}
 	x.logger.Info("checkpoint GC task queued", "task", id, "experiment", e.ID, "checkpoints", len(uncollected))
@@ -265,4 +270,25 @@ func (x *Experiments) checkpointGCEnded(ctx context.Context, q *db.Queries, task
 		x.logger.Info("deleted checkpoint by the GC policy", "uuid", uuid, "task", taskID)
 	}
 	return nil
+}
+
+// unregistered locks the checkpoints uuids and returns those that are no
+// model version.
+func unregistered(ctx context.Context, q *db.Queries, uuids []string) ([]string, error) {
+	for _, u := range uuids {
+		if _, err := q.CheckpointForUpdate(ctx, u); err != nil {
+			return nil, err
+		}
+	}
+	reg, err := q.CheckpointRegistrations(ctx, uuids)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, u := range uuids {
+		if _, ok := reg[u]; !ok {
+			out = append(out, u)
+		}
+	}
+	return out, nil
 }

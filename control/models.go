@@ -171,12 +171,21 @@ func (s *Models) RegisterCheckpoint(ctx context.Context, a authz.Actor, uuid, na
 // registerVersion adds req's checkpoint, which must not be deleted, as m's
 // next version; m is locked.
 func registerVersion(ctx context.Context, q *db.Queries, a authz.Actor, m resolute.Model, req resolute.ModelVersionRequest) (resolute.ModelVersion, error) {
-	c, err := q.Checkpoint(ctx, req.CheckpointUUID)
+	// Locked, so a checkpoint GC task being queued for it sees this
+	// registration, or this sees that task.
+	c, err := q.CheckpointForUpdate(ctx, req.CheckpointUUID)
 	if err != nil {
 		return resolute.ModelVersion{}, err
 	}
 	if c.State != "COMPLETED" {
 		return resolute.ModelVersion{}, resolute.Errorf(resolute.EConflict, "checkpoint %s was deleted; it cannot be registered", c.UUID)
+	}
+	collecting, err := q.CheckpointsBeingCollected(ctx, []string{c.UUID})
+	if err != nil {
+		return resolute.ModelVersion{}, err
+	}
+	if collecting[c.UUID] {
+		return resolute.ModelVersion{}, resolute.Errorf(resolute.EConflict, "checkpoint %s is being deleted by the experiment's checkpoint policy; it cannot be registered", c.UUID)
 	}
 	v := resolute.ModelVersion{CheckpointUUID: c.UUID, UserID: a.UserID()}
 	applyVersion(&v, req)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
+	"github.com/resolute-ml/resolute/db"
 )
 
 // checkpointOf stores a completed checkpoint of experiment e's first trial.
@@ -135,5 +136,30 @@ func TestModelRulesHoldInTheService(t *testing.T) {
 		if got := resolute.ErrorCode(tc.run()); got != tc.code {
 			t.Errorf("%s: %q, want %q", what, got, tc.code)
 		}
+	}
+}
+
+// TestACheckpointBeingCollectedIsNotRegistered: once the checkpoint policy
+// handed a checkpoint to a GC task, it cannot become a model version whose
+// files that task then deletes.
+func TestACheckpointBeingCollectedIsNotRegistered(t *testing.T) {
+	o := newOwners(t, 0)
+	e := o.createAs(o.alice, single)
+	uuid := o.checkpointOf(e, "00000000-0000-4000-8000-0000000000c1")
+	gc, err := o.db.CreateTask(o.ctx, db.NewTask{Type: resolute.TaskCheckpointGC, Config: []byte("{}"), UserID: e.UserID,
+		ProjectID: e.ProjectID, ResourcePool: "default", ExperimentIDs: []int64{e.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.db.InTx(o.ctx, func(q *db.Queries) error { return q.AddCheckpointGC(o.ctx, gc, []string{uuid}) }); err != nil {
+		t.Fatal(err)
+	}
+	name := "m"
+	if _, err := o.svc.Models.Create(o.ctx, o.alice, resolute.ModelRequest{Name: &name}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = o.svc.Models.RegisterVersion(o.ctx, o.alice, name, resolute.ModelVersionRequest{CheckpointUUID: uuid})
+	if resolute.ErrorCode(err) != resolute.EConflict {
+		t.Fatalf("registering a checkpoint being collected: %v", err)
 	}
 }
