@@ -241,15 +241,18 @@ type MetricPoint struct {
 
 // PatchExperimentRequest edits an experiment; absent fields stay.
 type PatchExperimentRequest struct {
-	Name        *string   `json:"name,omitempty"`
-	Description *string   `json:"description,omitempty"`
-	Labels      *[]string `json:"labels,omitempty"`
-	Notes       *string   `json:"notes,omitempty"`
-	Resources   *struct {
-		MaxSlots *int     `json:"max_slots,omitempty"`
-		Weight   *float64 `json:"weight,omitempty"`
-		Priority *int     `json:"priority,omitempty"`
-	} `json:"resources,omitempty"`
+	Name        *string         `json:"name,omitempty"`
+	Description *string         `json:"description,omitempty"`
+	Labels      *[]string       `json:"labels,omitempty"`
+	Notes       *string         `json:"notes,omitempty"`
+	Resources   *PatchResources `json:"resources,omitempty"`
+}
+
+// PatchResources are the scheduling fields a PATCH of an experiment edits.
+type PatchResources struct {
+	MaxSlots *int     `json:"max_slots,omitempty"`
+	Weight   *float64 `json:"weight,omitempty"`
+	Priority *int     `json:"priority,omitempty"`
 }
 
 // MoveRequest moves an experiment to another project.

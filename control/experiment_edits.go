@@ -86,16 +86,60 @@ func (x *Experiments) Move(ctx context.Context, a authz.Actor, id, projectID int
 }
 
 // Patch edits an experiment's name, description, labels, notes and
-// resources (priority, weight, max slots); absent fields stay. It returns
-// the experiment as edited.
+// resources (priority, weight, max slots); absent fields stay. The same
+// rules hold as for each edit on its own: resources change as SetScheduling
+// changes them (first, in the queue's lock order), the rest under the
+// experiment's row lock. It returns the experiment as edited.
 func (x *Experiments) Patch(ctx context.Context, a authz.Actor, id int64, req resolute.PatchExperimentRequest) (resolute.Experiment, error) {
+	if err := checkPatch(req); err != nil {
+		return resolute.Experiment{}, err
+	}
+	res := req.Resources
+	if res != nil && (res.Priority != nil || res.Weight != nil || res.MaxSlots != nil) {
+		e, err := x.db.Experiment(ctx, id)
+		if err != nil {
+			return e, err
+		}
+		// Of an experiment in the queue, as the queue changes them; of one
+		// that ended, they are only recorded, below.
+		if !resolute.Terminal(e.State) {
+			s := Scheduling{Priority: res.Priority, Weight: res.Weight, MaxSlots: res.MaxSlots}
+			if s.MaxSlots == nil { // absent stays, where the form's empty field means no limit
+				s.MaxSlots = e.MaxSlots
+			}
+			if _, err := x.SetScheduling(ctx, a, id, s); err != nil {
+				return resolute.Experiment{}, err
+			}
+			res = nil
+		}
+	}
 	return inTx(ctx, x.db, func(q *db.Queries) (resolute.Experiment, error) {
 		e, err := changeableExperiment(ctx, q, a, id)
 		if err != nil {
 			return e, err
 		}
-		if err := patchExperiment(&e, req); err != nil {
-			return e, err
+		if res != nil && resolute.Terminal(e.State) {
+			if res.Priority != nil {
+				e.Priority = res.Priority
+			}
+			if res.Weight != nil {
+				e.Weight = *res.Weight
+			}
+			if res.MaxSlots != nil {
+				e.MaxSlots = res.MaxSlots
+			}
+		}
+		if req.Name != nil {
+			e.Name = *req.Name
+		}
+		if req.Description != nil {
+			e.Description = *req.Description
+		}
+		if req.Notes != nil {
+			e.Notes = *req.Notes
+		}
+		if req.Labels != nil {
+			e.Labels = *req.Labels
 		}
 		if err := q.UpdateExperiment(ctx, e); err != nil {
 			return e, err
@@ -104,22 +148,27 @@ func (x *Experiments) Patch(ctx context.Context, a authz.Actor, id int64, req re
 	})
 }
 
-// patchExperiment applies and checks an edit.
-func patchExperiment(e *resolute.Experiment, req resolute.PatchExperimentRequest) error {
+// checkPatch checks an edit with the rules of each field's own edit.
+func checkPatch(req resolute.PatchExperimentRequest) error {
 	if req.Name != nil {
 		if err := CheckName("name", *req.Name, 512); err != nil {
 			return err
 		}
-		e.Name = *req.Name
-	}
-	if req.Description != nil {
-		e.Description = *req.Description
 	}
 	if req.Notes != nil {
-		e.Notes = *req.Notes
+		if err := checkNotes(*req.Notes); err != nil {
+			return err
+		}
 	}
 	if req.Labels != nil {
-		e.Labels = *req.Labels
+		if len(*req.Labels) > MaxLabels {
+			return resolute.Errorf(resolute.EInvalid, "labels: at most %d, got %d", MaxLabels, len(*req.Labels))
+		}
+		for _, l := range *req.Labels {
+			if err := checkLabel(l); err != nil {
+				return resolute.Errorf(resolute.EInvalid, "labels: %s", strings.TrimPrefix(resolute.ErrorMessage(err), "label: "))
+			}
+		}
 	}
 	if res := req.Resources; res != nil {
 		if res.Priority != nil && (*res.Priority < 1 || *res.Priority > 99) {
@@ -128,17 +177,8 @@ func patchExperiment(e *resolute.Experiment, req resolute.PatchExperimentRequest
 		if res.Weight != nil && *res.Weight <= 0 {
 			return resolute.Errorf(resolute.EInvalid, "resources.weight: must be more than 0, got %v", *res.Weight)
 		}
-		if res.MaxSlots != nil && *res.MaxSlots < 0 {
-			return resolute.Errorf(resolute.EInvalid, "resources.max_slots: must not be negative, got %d", *res.MaxSlots)
-		}
-		if res.Priority != nil {
-			e.Priority = res.Priority
-		}
-		if res.Weight != nil {
-			e.Weight = *res.Weight
-		}
-		if res.MaxSlots != nil {
-			e.MaxSlots = res.MaxSlots
+		if res.MaxSlots != nil && *res.MaxSlots < 1 {
+			return resolute.Errorf(resolute.EInvalid, "resources.max_slots: must be at least 1, got %d", *res.MaxSlots)
 		}
 	}
 	return nil
@@ -150,11 +190,8 @@ func (x *Experiments) SetNotes(ctx context.Context, a authz.Actor, id int64, not
 		if _, err := changeableExperiment(ctx, q, a, id); err != nil {
 			return err
 		}
-		switch {
-		case len(notes) > MaxNotesBytes:
-			return resolute.Errorf(resolute.EInvalid, "notes: must be at most %d bytes, got %d", MaxNotesBytes, len(notes))
-		case !utf8.ValidString(notes) || strings.ContainsRune(notes, 0):
-			return resolute.Errorf(resolute.EInvalid, "notes: must be UTF-8 text without NUL characters")
+		if err := checkNotes(notes); err != nil {
+			return err
 		}
 		return q.SetExperimentNotes(ctx, id, notes)
 	})
@@ -190,6 +227,17 @@ func (x *Experiments) RemoveLabel(ctx context.Context, a authz.Actor, id int64, 
 		}
 		return q.RemoveExperimentLabel(ctx, id, label)
 	})
+}
+
+// checkNotes refuses notes that are too long or not text.
+func checkNotes(notes string) error {
+	switch {
+	case len(notes) > MaxNotesBytes:
+		return resolute.Errorf(resolute.EInvalid, "notes: must be at most %d bytes, got %d", MaxNotesBytes, len(notes))
+	case !utf8.ValidString(notes) || strings.ContainsRune(notes, 0):
+		return resolute.Errorf(resolute.EInvalid, "notes: must be UTF-8 text without NUL characters")
+	}
+	return nil
 }
 
 func checkLabel(label string) error {

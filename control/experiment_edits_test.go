@@ -2,6 +2,7 @@ package control_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -167,5 +168,38 @@ func TestExperimentsAreCreatedByUsersInProjectsNotArchived(t *testing.T) {
 	named := single + "workspace: old\nproject: done\n"
 	if _, err := o.svc.Experiments.Create(o.ctx, o.alice, control.CreateRequest{ConfigYAML: named}); code(err) != resolute.EConflict {
 		t.Fatalf("an experiment in an archived project named by its config: %v", err)
+	}
+}
+
+// TestAPatchKeepsTheRulesOfEachEdit: PATCH, the API's one edit of many
+// fields, refuses what each field's own edit refuses, and changes a queued
+// experiment's scheduling as the queue does.
+func TestAPatchKeepsTheRulesOfEachEdit(t *testing.T) {
+	o := newOwners(t, 0)
+	e := o.createAs(o.alice, single)
+	many := make([]string, control.MaxLabels+1)
+	for i := range many {
+		many[i] = fmt.Sprintf("l%d", i)
+	}
+	zero, nul, tab := 0, "a\x00b", []string{"a\tb"}
+	refused := map[string]resolute.PatchExperimentRequest{
+		"too many labels":     {Labels: &many},
+		"a label with a tab":  {Labels: &tab},
+		"notes with a NUL":    {Notes: &nul},
+		"a max_slots of zero": {Resources: &resolute.PatchResources{MaxSlots: &zero}},
+	}
+	for what, req := range refused {
+		if _, err := o.svc.Experiments.Patch(o.ctx, o.alice, e.ID, req); resolute.ErrorCode(err) != resolute.EInvalid {
+			t.Errorf("%s: %v, want invalid", what, err)
+		}
+	}
+	p, name := 7, "renamed"
+	got, err := o.svc.Experiments.Patch(o.ctx, o.alice, e.ID, resolute.PatchExperimentRequest{Name: &name, Resources: &resolute.PatchResources{Priority: &p}})
+	if err != nil || got.Name != name || got.Priority == nil || *got.Priority != 7 {
+		t.Fatalf("patch: %+v, %v", got, err)
+	}
+	jobs, _ := o.x.Queue(o.ctx, "")
+	if len(jobs) != 1 || jobs[0].Priority != 7 {
+		t.Errorf("the queue after the patch: %+v", jobs)
 	}
 }
