@@ -26,7 +26,7 @@ const (
 // SetArchived archives or unarchives an experiment; only finished
 // experiments are archived.
 func (x *Experiments) SetArchived(ctx context.Context, a authz.Actor, id int64, archived bool) error {
-	return x.db.InTx(ctx, func(q *db.Queries) error {
+	return x.c.db.InTx(ctx, func(q *db.Queries) error {
 		e, err := changeableExperiment(ctx, q, a, id)
 		if err != nil {
 			return err
@@ -41,7 +41,7 @@ func (x *Experiments) SetArchived(ctx context.Context, a authz.Actor, id int64, 
 // Delete deletes a finished experiment with everything it reported; none of
 // its checkpoints may be a model version.
 func (x *Experiments) Delete(ctx context.Context, a authz.Actor, id int64) error {
-	err := x.db.InTx(ctx, func(q *db.Queries) error {
+	err := x.c.db.InTx(ctx, func(q *db.Queries) error {
 		e, err := changeableExperiment(ctx, q, a, id)
 		if err != nil {
 			return err
@@ -63,14 +63,14 @@ func (x *Experiments) Delete(ctx context.Context, a authz.Actor, id int64) error
 		return q.DeleteExperiment(ctx, id)
 	})
 	if err == nil {
-		x.logger.Info("experiment deleted", "experiment", id, "user", a.Username())
+		x.c.logger.Info("experiment deleted", "experiment", id, "user", a.Username())
 	}
 	return err
 }
 
 // Move puts an experiment in another project, not an archived one.
 func (x *Experiments) Move(ctx context.Context, a authz.Actor, id, projectID int64) error {
-	return x.db.InTx(ctx, func(q *db.Queries) error {
+	return x.c.db.InTx(ctx, func(q *db.Queries) error {
 		if _, err := changeableExperiment(ctx, q, a, id); err != nil {
 			return err
 		}
@@ -89,7 +89,7 @@ func (x *Experiments) Move(ctx context.Context, a authz.Actor, id, projectID int
 // resources (priority, weight, max slots); absent fields stay. It returns
 // the experiment as edited.
 func (x *Experiments) Patch(ctx context.Context, a authz.Actor, id int64, req resolute.PatchExperimentRequest) (resolute.Experiment, error) {
-	return inTx(ctx, x.db, func(q *db.Queries) (resolute.Experiment, error) {
+	return inTx(ctx, x.c.db, func(q *db.Queries) (resolute.Experiment, error) {
 		e, err := changeableExperiment(ctx, q, a, id)
 		if err != nil {
 			return e, err
@@ -146,7 +146,7 @@ func patchExperiment(e *resolute.Experiment, req resolute.PatchExperimentRequest
 
 // SetNotes replaces an experiment's notes (Markdown, at most MaxNotesBytes).
 func (x *Experiments) SetNotes(ctx context.Context, a authz.Actor, id int64, notes string) error {
-	return x.db.InTx(ctx, func(q *db.Queries) error {
+	return x.c.db.InTx(ctx, func(q *db.Queries) error {
 		if _, err := changeableExperiment(ctx, q, a, id); err != nil {
 			return err
 		}
@@ -163,7 +163,7 @@ func (x *Experiments) SetNotes(ctx context.Context, a authz.Actor, id int64, not
 // AddLabel adds a label to an experiment, which has at most MaxLabels, and
 // returns its labels.
 func (x *Experiments) AddLabel(ctx context.Context, a authz.Actor, id int64, label string) ([]string, error) {
-	return inTx(ctx, x.db, func(q *db.Queries) ([]string, error) {
+	return inTx(ctx, x.c.db, func(q *db.Queries) ([]string, error) {
 		e, err := changeableExperiment(ctx, q, a, id)
 		if err != nil {
 			return nil, err
@@ -181,7 +181,7 @@ func (x *Experiments) AddLabel(ctx context.Context, a authz.Actor, id int64, lab
 // RemoveLabel removes a label from an experiment and returns the labels
 // left.
 func (x *Experiments) RemoveLabel(ctx context.Context, a authz.Actor, id int64, label string) ([]string, error) {
-	return inTx(ctx, x.db, func(q *db.Queries) ([]string, error) {
+	return inTx(ctx, x.c.db, func(q *db.Queries) ([]string, error) {
 		if _, err := changeableExperiment(ctx, q, a, id); err != nil {
 			return nil, err
 		}
@@ -216,9 +216,9 @@ type Scheduling struct {
 // scheduling of an experiment that ended cannot change. It returns the
 // experiment as changed.
 func (x *Experiments) SetScheduling(ctx context.Context, a authz.Actor, id int64, s Scheduling) (resolute.Experiment, error) {
-	e, err := inTx(ctx, x.db, func(q *db.Queries) (resolute.Experiment, error) {
+	e, err := inTx(ctx, x.c.db, func(q *db.Queries) (resolute.Experiment, error) {
 		// No row lock first: the queue's lock comes before the
-		// experiment's, as in UpdateQueue, so the two cannot deadlock.
+		// experiment's, as in Queue.Update, so the two cannot deadlock.
 		e, err := q.Experiment(ctx, id)
 		if err != nil {
 			return e, err
@@ -240,7 +240,7 @@ func (x *Experiments) SetScheduling(ctx context.Context, a authz.Actor, id int64
 			u.Weight = s.Weight
 		}
 		if u.Priority != nil || u.Weight != nil {
-			if err := x.updateOne(ctx, q, a, u); err != nil {
+			if err := x.queue.updateOne(ctx, q, a, u); err != nil {
 				return e, err
 			}
 		}
@@ -250,7 +250,7 @@ func (x *Experiments) SetScheduling(ctx context.Context, a authz.Actor, id int64
 		return q.Experiment(ctx, id)
 	})
 	if err == nil {
-		x.Wake()
+		x.c.wakeAdmission()
 	}
 	return e, err
 }

@@ -34,7 +34,7 @@ func newOwners(t *testing.T, slots int) owners {
 	ctx, cancel := context.WithCancel(h.ctx)
 	t.Cleanup(cancel)
 	go metrics.Run(ctx)
-	return owners{harness: h, svc: control.NewServices(h.db, h.x, metrics, logger),
+	return owners{harness: h, svc: control.NewServices(h.db, h.run, metrics, logger),
 		alice: user("alice"), bob: user("bob")}
 }
 
