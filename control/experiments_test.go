@@ -109,6 +109,8 @@ type harness struct {
 	x     *control.Experiments // run.Experiments
 	ctx   context.Context
 	admin authz.Actor // owns the experiments harness.create makes
+	// skew moves the runner's clock (WithClock) ahead of the real one.
+	skew time.Duration
 }
 
 func newHarness(t *testing.T, slots int) *harness {
@@ -124,9 +126,12 @@ func newHarness(t *testing.T, slots int) *harness {
 	defaults, _ := expconf.MasterDefaults(map[string]any{"type": "shared_fs", "host_path": t.TempDir()}, nil)
 	rm := &fakeRM{total: slots, held: map[string][]int{}}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	run := control.NewRunner(d, control.NewConfigs(d, defaults), rm,
-		control.RunOptions{MasterURL: "http://m", ClusterID: "c", WorkRoot: t.TempDir()}, logger)
-	return &harness{t: t, db: d, rm: rm, run: run, x: run.Experiments, ctx: ctx, admin: authz.User(admin.User)}
+	h := &harness{t: t, db: d, rm: rm, ctx: ctx, admin: authz.User(admin.User)}
+	h.run = control.NewRunner(d, control.NewConfigs(d, defaults), rm,
+		control.RunOptions{MasterURL: "http://m", ClusterID: "c", WorkRoot: t.TempDir()}, logger,
+		control.WithClock(func() time.Time { return time.Now().Add(h.skew) }))
+	h.x = h.run.Experiments
+	return h
 }
 
 // admit runs one admission pass.
