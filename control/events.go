@@ -99,7 +99,6 @@ func number(v any) (float64, bool) {
 // searcher hears of trials that ended. A nil exitCode means the status is
 // unknown.
 func (x *Experiments) allocationExited(ctx context.Context, a resolute.Allocation, exitCode *int, reason string) error {
-	allocationID := a.ID
 	if exitCode == nil {
 		// Its exit status is lost (adopted after a restart): run it again
 		// from its latest checkpoint, as after a preemption.
@@ -114,7 +113,7 @@ func (x *Experiments) allocationExited(ctx context.Context, a resolute.Allocatio
 		if err != nil {
 			return err
 		}
-		ended, err := q.EndAllocation(ctx, allocationID, exitCode, reason)
+		ended, err := q.EndAllocation(ctx, a.ID, exitCode, reason)
 		if err != nil || !ended {
 			return err // already handled
 		}

@@ -9,8 +9,9 @@ import (
 )
 
 // Pump turns the resource manager's events into state changes until its
-// Events closes or ctx ends: log lines are stored in batches, exits end
-// trial runs.
+// Events closes or ctx ends: log lines are stored in batches (a task's tell
+// the Tasks when its service is ready), and an exit goes to the Experiments
+// when a trial's allocation ended, to the Tasks when a task's did.
 func (x *Admission) Pump(ctx context.Context) {
 	events := x.c.rm.Events()
 	var batch []resolute.TaskLog
