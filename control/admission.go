@@ -15,30 +15,41 @@ import (
 	"github.com/resolute-ml/resolute/scheduler"
 )
 
+// Admission is the admission loop: each cycle reads what waits and what
+// runs, asks scheduler.Decide what to start and what to preempt, and does
+// it on the resource manager. It also hands what the resource manager
+// reports (Pump) to the experiments and tasks, and brings them back after a
+// master restart (Recover). Its clock is the Runner's (WithClock).
+type Admission struct {
+	c     *core
+	exps  *Experiments // launches trials, and hears how their allocations end
+	tasks *Tasks       // launches tasks, and hears how their allocations end
+}
+
 // Run schedules until ctx ends: each cycle kills allocations past their
 // preemption deadline, asks the scheduler what to start and preempt, and
 // does it.
-func (x *Experiments) Run(ctx context.Context) error {
+func (x *Admission) Run(ctx context.Context) error {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		start := time.Now()
 		if err := x.cycle(ctx); err != nil && ctx.Err() == nil {
-			x.logger.Error("admission cycle", "err", err)
+			x.c.logger.Error("admission cycle", "err", err)
 		}
 		if d := time.Since(start); d > time.Second {
-			x.logger.Warn("slow admission cycle", "took", d)
+			x.c.logger.Warn("slow admission cycle", "took", d)
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
-		case <-x.wake:
+		case <-x.c.wake:
 		}
 	}
 }
 
-// cycle is one admission pass, in four steps (the clock is x.now, so tests
+// cycle is one admission pass, in four steps (the clock is x.c.now, so tests
 // can move it):
 //
 //  1. Overdue: kill the allocations whose preemption deadline has passed
@@ -52,16 +63,16 @@ func (x *Experiments) Run(ctx context.Context) error {
 //     experiment's preemption timeout) and a line in its task log; a start
 //     is launched on the resource manager, launchParallelism at once, and a
 //     launch that fails requeues the allocation or ends its run.
-func (x *Experiments) cycle(ctx context.Context) error {
+func (x *Admission) cycle(ctx context.Context) error {
 	// 1. Overdue.
-	overdue, err := x.db.OverdueAllocations(ctx, x.now())
+	overdue, err := x.c.db.OverdueAllocations(ctx, x.c.now())
 	if err != nil {
 		return err
 	}
 	for _, a := range overdue {
-		x.logger.Info("killing allocation past its preemption deadline", "allocation", a.ID)
-		if err := x.rm.Kill(ctx, a.ID, x.opts.KillGrace); err != nil && resolute.ErrorCode(err) != resolute.ENotFound {
-			x.logger.Error("kill", "allocation", a.ID, "err", err)
+		x.c.logger.Info("killing allocation past its preemption deadline", "allocation", a.ID)
+		if err := x.c.rm.Kill(ctx, a.ID, x.c.opts.KillGrace); err != nil && resolute.ErrorCode(err) != resolute.ENotFound {
+			x.c.logger.Error("kill", "allocation", a.ID, "err", err)
 		}
 	}
 	// 2. Snapshot.
@@ -71,9 +82,7 @@ func (x *Experiments) cycle(ctx context.Context) error {
 	}
 	// 3. Decide.
 	d := scheduler.Decide(snap)
-	x.mu.Lock()
-	x.last = d
-	x.mu.Unlock()
+	x.c.setLastDecision(d)
 	// 4. Act. Launches go in parallel (a Kubernetes launch is a few API
 	// calls that mostly wait); the pass ends when all are done.
 	var wg sync.WaitGroup
@@ -83,11 +92,11 @@ func (x *Experiments) cycle(ctx context.Context) error {
 		switch act := act.(type) {
 		case scheduler.Preempt:
 			a := live[act.AllocationID]
-			x.logger.Info("preempting allocation", "allocation", a.ID, "reason", act.Reason)
-			if _, err := x.db.RequestPreemption(ctx, a.ID, x.now().Add(x.preemptionTimeoutOf(ctx, a.ExperimentID))); err != nil {
+			x.c.logger.Info("preempting allocation", "allocation", a.ID, "reason", act.Reason)
+			if _, err := x.c.db.RequestPreemption(ctx, a.ID, x.c.now().Add(x.preemptionTimeoutOf(ctx, a.ExperimentID))); err != nil {
 				return err
 			}
-			x.taskLog(ctx, a.Allocation, "INFO", act.Reason+": checkpointing and giving the slots back")
+			x.c.taskLog(ctx, a.Allocation, "INFO", act.Reason+": checkpointing and giving the slots back")
 		case scheduler.Start:
 			a := live[act.AllocationID]
 			sem <- struct{}{}
@@ -109,29 +118,29 @@ const launchParallelism = 16
 // launchFailed handles an allocation that could not start: a slot the
 // resource manager still holds puts it back in the queue; anything else
 // fails the run.
-func (x *Experiments) launchFailed(ctx context.Context, a resolute.Allocation, err error) {
+func (x *Admission) launchFailed(ctx context.Context, a resolute.Allocation, err error) {
 	if resolute.ErrorCode(err) == resolute.EConflict {
-		x.logger.Warn("slots still busy; the allocation waits", "allocation", a.ID, "err", err)
-		if err := x.db.UnstartAllocation(ctx, a.ID); err != nil {
-			x.logger.Error("requeue allocation", "allocation", a.ID, "err", err)
+		x.c.logger.Warn("slots still busy; the allocation waits", "allocation", a.ID, "err", err)
+		if err := x.c.db.UnstartAllocation(ctx, a.ID); err != nil {
+			x.c.logger.Error("requeue allocation", "allocation", a.ID, "err", err)
 		}
 		return
 	}
-	x.logger.Error("launch failed", "allocation", a.ID, "err", err)
+	x.c.logger.Error("launch failed", "allocation", a.ID, "err", err)
 	code := -1
-	x.taskLog(ctx, a, "ERROR", "could not start: "+err.Error())
+	x.c.taskLog(ctx, a, "ERROR", "could not start: "+err.Error())
 	if err := x.AllocationExited(ctx, a.ID, &code, "launch failed: "+err.Error()); err != nil {
-		x.logger.Error("record failed launch", "allocation", a.ID, "err", err)
+		x.c.logger.Error("record failed launch", "allocation", a.ID, "err", err)
 	}
 }
 
 // snapshot is what the scheduler decides on: the pools with their slots and
 // every queued experiment with its waiting and running allocations.
-func (x *Experiments) snapshot(ctx context.Context) (scheduler.Snapshot, map[string]db.LiveAllocation, error) {
-	snap := scheduler.Snapshot{Now: x.now()}
-	for _, p := range x.opts.Pools {
+func (x *Admission) snapshot(ctx context.Context) (scheduler.Snapshot, map[string]db.LiveAllocation, error) {
+	snap := scheduler.Snapshot{Now: x.c.now()}
+	for _, p := range x.c.opts.Pools {
 		var agents []scheduler.Agent
-		for _, a := range x.poolAgents(p) {
+		for _, a := range x.c.poolAgents(p) {
 			sa := scheduler.Agent{ID: a.ID}
 			for _, sl := range a.Slots {
 				if !sl.Foreign {
@@ -142,11 +151,11 @@ func (x *Experiments) snapshot(ctx context.Context) (scheduler.Snapshot, map[str
 		}
 		snap.Pools = append(snap.Pools, scheduler.Pool{Name: p.Name, Config: p.Scheduler, Agents: agents})
 	}
-	exps, err := x.db.QueuedExperiments(ctx, "")
+	exps, err := x.c.db.QueuedExperiments(ctx, "")
 	if err != nil {
 		return snap, nil, err
 	}
-	allocs, err := x.db.LiveAllocations(ctx)
+	allocs, err := x.c.db.LiveAllocations(ctx)
 	if err != nil {
 		return snap, nil, err
 	}
@@ -159,7 +168,7 @@ func (x *Experiments) snapshot(ctx context.Context) (scheduler.Snapshot, map[str
 		}
 	}
 	live2 := true
-	liveTasks, err := x.db.Tasks(ctx, db.TaskFilter{Live: &live2})
+	liveTasks, err := x.c.db.Tasks(ctx, db.TaskFilter{Live: &live2})
 	if err != nil {
 		return snap, nil, err
 	}
@@ -214,15 +223,14 @@ func JobID(experimentID int64) string { return "experiment-" + strconv.FormatInt
 
 // LastDecision is the scheduler's latest decision: why jobs wait, and how
 // many jobs are ahead of each.
-func (x *Experiments) LastDecision() scheduler.Decision {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.last
-}
+func (x *Admission) LastDecision() scheduler.Decision { return x.c.lastDecision() }
+
+// Wake asks the admission loop to look for work now.
+func (x *Admission) Wake() { x.c.wakeAdmission() }
 
 // preemptionTimeoutOf is an experiment's preemption_timeout.
-func (x *Experiments) preemptionTimeoutOf(ctx context.Context, experimentID int64) time.Duration {
-	e, err := x.db.Experiment(ctx, experimentID)
+func (x *Admission) preemptionTimeoutOf(ctx context.Context, experimentID int64) time.Duration {
+	e, err := x.c.db.Experiment(ctx, experimentID)
 	if err != nil {
 		return DefaultPreemptionTimeout
 	}
@@ -234,25 +242,25 @@ func (x *Experiments) preemptionTimeoutOf(ctx context.Context, experimentID int6
 }
 
 // launch starts a trial's allocation on the slots the scheduler chose.
-func (x *Experiments) launch(ctx context.Context, a resolute.Allocation, refs []scheduler.SlotRef) error {
+func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []scheduler.SlotRef) error {
 	slots := make([]int, len(refs))
 	agents := make([]string, len(refs))
 	for i, r := range refs {
 		slots[i], agents[i] = r.Slot, r.Agent
 	}
 	token, hash := newToken()
-	started, err := x.db.StartAllocationOn(ctx, a.ID, slots, agents, hash)
+	started, err := x.c.db.StartAllocationOn(ctx, a.ID, slots, agents, hash)
 	if err != nil || !started {
 		return err
 	}
 	if a.TrialID == nil {
-		return x.launchTask(ctx, a, slots, agents, token)
+		return x.tasks.launch(ctx, a, slots, agents, token)
 	}
-	t, err := x.db.Trial(ctx, *a.TrialID)
+	t, err := x.c.db.Trial(ctx, *a.TrialID)
 	if err != nil {
 		return err
 	}
-	e, err := x.db.Experiment(ctx, t.ExperimentID)
+	e, err := x.c.db.Experiment(ctx, t.ExperimentID)
 	if err != nil {
 		return err
 	}
@@ -260,14 +268,14 @@ func (x *Experiments) launch(ctx context.Context, a resolute.Allocation, refs []
 	if err != nil {
 		return err
 	}
-	tgz, err := x.db.ExperimentContext(ctx, e.ID)
+	tgz, err := x.c.db.ExperimentContext(ctx, e.ID)
 	if err != nil {
 		return err
 	}
 	runID := strings.TrimPrefix(a.ID, t.TaskID()+".")
 	env := x.trialEnv(cfg, e, t, a, token, runID, len(slots) > 0)
 	spec := resolute.LaunchSpec{
-		AllocationID: a.ID, TaskID: a.TaskID, Slots: slots, WorkDir: filepath.Join(x.opts.WorkRoot, a.ID),
+		AllocationID: a.ID, TaskID: a.TaskID, Slots: slots, WorkDir: filepath.Join(x.c.opts.WorkRoot, a.ID),
 		ContextTarGz: tgz, Env: env, Shell: cfg.Entrypoint.Shell, Entrypoint: cfg.Entrypoint.Exec,
 		SlotAgents: agents, TaskType: "TRIAL", User: e.Username, Pool: e.ResourcePool,
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
@@ -276,13 +284,13 @@ func (x *Experiments) launch(ctx context.Context, a resolute.Allocation, refs []
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,
 	}
 	if t.LatestCheckpoint != "" {
-		x.taskLog(ctx, a, "INFO", "resuming from checkpoint "+t.LatestCheckpoint)
+		x.c.taskLog(ctx, a, "INFO", "resuming from checkpoint "+t.LatestCheckpoint)
 	}
-	return x.rm.Launch(ctx, spec)
+	return x.c.rm.Launch(ctx, spec)
 }
 
 // trialEnv is the environment Determined gives a trial (inventory §2).
-func (x *Experiments) trialEnv(cfg *expconf.ExperimentConfig, e resolute.Experiment, t resolute.Trial, a resolute.Allocation, token, runID string, gpu bool) map[string]string {
+func (x *Admission) trialEnv(cfg *expconf.ExperimentConfig, e resolute.Experiment, t resolute.Trial, a resolute.Allocation, token, runID string, gpu bool) map[string]string {
 	env := map[string]string{}
 	vars := cfg.Environment.EnvironmentVariables.CPU
 	if gpu && len(cfg.Environment.EnvironmentVariables.CUDA) > 0 {
@@ -296,9 +304,9 @@ func (x *Experiments) trialEnv(cfg *expconf.ExperimentConfig, e resolute.Experim
 	hparams := string(t.Hparams)
 	config := string(e.Config)
 	for k, v := range map[string]string{
-		"DET_MASTER":            x.opts.MasterURL,
-		"DET_MASTER_ADDR":       x.opts.MasterURL,
-		"DET_CLUSTER_ID":        x.opts.ClusterID,
+		"DET_MASTER":            x.c.opts.MasterURL,
+		"DET_MASTER_ADDR":       x.c.opts.MasterURL,
+		"DET_CLUSTER_ID":        x.c.opts.ClusterID,
 		"DET_TASK_ID":           a.TaskID,
 		"DET_ALLOCATION_ID":     a.ID,
 		"DET_RESOURCES_ID":      a.ID,
@@ -355,23 +363,14 @@ func imageFor(cpu, cuda string, gpu bool) string {
 	return cpu
 }
 
-// taskLog records a line of the master's own in a task's log.
-func (x *Experiments) taskLog(ctx context.Context, a resolute.Allocation, level, msg string) {
-	err := x.db.InsertTaskLogs(ctx, []resolute.TaskLog{{TaskID: a.TaskID, AllocationID: a.ID, Time: x.now(),
-		Level: level, Source: "master", Log: msg}})
-	if err != nil {
-		x.logger.Error("task log", "allocation", a.ID, "err", err)
-	}
-}
-
 // Recover brings the experiments back after a master restart, from what
 // the resource manager's Recover found: allocations that still run are kept;
 // those that ended while no master ran end as they did, with the exit status
 // they recorded; the others are put back in the queue to resume from their
 // latest checkpoint, without counting as failures. Call it once, before Run
 // and Pump.
-func (x *Experiments) Recover(ctx context.Context) error {
-	found, err := x.rm.Recover(ctx)
+func (x *Admission) Recover(ctx context.Context) error {
+	found, err := x.c.rm.Recover(ctx)
 	if err != nil {
 		return fmt.Errorf("adopt running tasks: %w", err)
 	}
@@ -383,25 +382,25 @@ func (x *Experiments) Recover(ctx context.Context) error {
 			ended[f.AllocationID] = f.ExitCode
 		}
 	}
-	running, err := x.db.RunningAllocations(ctx)
+	running, err := x.c.db.RunningAllocations(ctx)
 	if err != nil {
 		return err
 	}
 	for _, a := range running {
 		if alive[a.ID] {
-			x.logger.Info("adopted allocation that survived the restart", "allocation", a.ID)
+			x.c.logger.Info("adopted allocation that survived the restart", "allocation", a.ID)
 			continue
 		}
 		if code, ok := ended[a.ID]; ok {
-			x.logger.Info("allocation ended while the master was down", "allocation", a.ID, "exit_code", code)
-			x.taskLog(ctx, a, "INFO", fmt.Sprintf("the task exited with status %d while the master was down", code))
+			x.c.logger.Info("allocation ended while the master was down", "allocation", a.ID, "exit_code", code)
+			x.c.taskLog(ctx, a, "INFO", fmt.Sprintf("the task exited with status %d while the master was down", code))
 			if err := x.AllocationExited(ctx, a.ID, &code, "ended while the master was down"); err != nil {
 				return err
 			}
 			continue
 		}
-		x.logger.Info("allocation lost in the restart; it will resume from its latest checkpoint", "allocation", a.ID)
-		if _, err := x.db.RequestPreemption(ctx, a.ID, x.now()); err != nil {
+		x.c.logger.Info("allocation lost in the restart; it will resume from its latest checkpoint", "allocation", a.ID)
+		if _, err := x.c.db.RequestPreemption(ctx, a.ID, x.c.now()); err != nil {
 			return err
 		}
 		// A trial resumes; a task ends with no exit status, so a checkpoint
@@ -410,22 +409,22 @@ func (x *Experiments) Recover(ctx context.Context) error {
 		if a.TrialID != nil {
 			zero := 0
 			code = &zero
-			x.taskLog(ctx, a, "WARNING", "the master restarted while this allocation ran; the trial resumes from its latest checkpoint")
+			x.c.taskLog(ctx, a, "WARNING", "the master restarted while this allocation ran; the trial resumes from its latest checkpoint")
 		} else {
-			x.taskLog(ctx, a, "WARNING", "the master restarted while this task ran and lost it; the task ended")
+			x.c.taskLog(ctx, a, "WARNING", "the master restarted while this task ran and lost it; the task ended")
 		}
 		if err := x.AllocationExited(ctx, a.ID, code, "lost in a master restart"); err != nil {
 			return err
 		}
 	}
-	x.Wake()
+	x.c.wakeAdmission()
 	return nil
 }
 
 // ShouldPreempt answers a task's preemption long-poll: whether it should checkpoint
 // and exit now.
-func (x *Experiments) ShouldPreempt(ctx context.Context, allocationID string) (bool, error) {
-	a, err := x.db.Allocation(ctx, allocationID)
+func (x *Admission) ShouldPreempt(ctx context.Context, allocationID string) (bool, error) {
+	a, err := x.c.db.Allocation(ctx, allocationID)
 	if err != nil {
 		return false, err
 	}

@@ -13,9 +13,9 @@ import (
 // slot_ids when it names them, and counts those held.
 func TestAPoolHasTheSlotsOfItsAgentsNarrowedToItsSlotIDs(t *testing.T) {
 	rm := &fakeRM{total: 4, held: map[string][]int{"trial-1.1": {1}}}
-	x := control.NewExperiments(nil, nil, rm, control.RunOptions{Pools: []control.Pool{
+	x := control.NewRunner(nil, nil, rm, control.RunOptions{Pools: []control.Pool{
 		{Name: "a", SlotIDs: []int{0, 1}}, {Name: "b"}}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	pools := x.ResourcePools()
+	pools := x.Queue.ResourcePools()
 	if len(pools) != 2 {
 		t.Fatalf("pools %+v", pools)
 	}
@@ -25,7 +25,7 @@ func TestAPoolHasTheSlotsOfItsAgentsNarrowedToItsSlotIDs(t *testing.T) {
 			t.Errorf("pool %s: %d slots, %d used, type %s; want %d, %d, cpu", p.Name, len(p.Slots), p.SlotsUsed, p.SlotType, want.slots, want.used)
 		}
 	}
-	if a := x.Agents(); len(a) != 1 || len(a[0].Slots) != 4 || a[0].Slots[1].AllocationID != "trial-1.1" {
+	if a := x.Queue.Agents(); len(a) != 1 || len(a[0].Slots) != 4 || a[0].Slots[1].AllocationID != "trial-1.1" {
 		t.Errorf("agents %+v", a)
 	}
 }

@@ -19,11 +19,11 @@ const EarlyExitInvalidHP = "EXITED_REASON_INVALID_HP"
 // trial and the experiment. A stored report is handed over once: a retried
 // POST, or a report hidden by a restart, is not handed over again.
 func (x *Experiments) ValidationReported(ctx context.Context, trialID int64, runID int, steps int64, metrics map[string]any) error {
-	t, err := x.db.Trial(ctx, trialID)
+	t, err := x.c.db.Trial(ctx, trialID)
 	if err != nil {
 		return err
 	}
-	err = x.db.InTx(ctx, func(q *db.Queries) error {
+	err = x.c.db.InTx(ctx, func(q *db.Queries) error {
 		r, err := x.lock(ctx, q, t.ExperimentID)
 		if err != nil {
 			return err
@@ -44,7 +44,7 @@ func (x *Experiments) ValidationReported(ctx context.Context, trialID int64, run
 		return x.apply(ctx, q, r, actions)
 	})
 	if err == nil {
-		x.Wake()
+		x.c.wakeAdmission()
 	}
 	return err
 }
@@ -93,33 +93,27 @@ func number(v any) (float64, bool) {
 	return 0, false
 }
 
-// AllocationExited turns the end of an allocation into the next state of its
-// trial: completed, paused, canceled, restarted from its latest checkpoint
-// (while the experiment's max_restarts lasts), or errored; the searcher hears
-// of trials that ended. A nil exitCode means the status is unknown.
-func (x *Experiments) AllocationExited(ctx context.Context, allocationID string, exitCode *int, reason string) error {
-	a, err := x.db.Allocation(ctx, allocationID)
-	if err != nil {
-		return err
-	}
-	if a.TrialID == nil {
-		return x.taskEnded(ctx, a, exitCode, reason)
-	}
+// allocationExited turns the end of a trial's allocation into the next
+// state of its trial: completed, paused, canceled, restarted from its latest
+// checkpoint (while the experiment's max_restarts lasts), or errored; the
+// searcher hears of trials that ended. A nil exitCode means the status is
+// unknown.
+func (x *Experiments) allocationExited(ctx context.Context, a resolute.Allocation, exitCode *int, reason string) error {
 	if exitCode == nil {
 		// Its exit status is lost (adopted after a restart): run it again
 		// from its latest checkpoint, as after a preemption.
 		a.Preempt = true
 	}
-	t, err := x.db.Trial(ctx, *a.TrialID)
+	t, err := x.c.db.Trial(ctx, *a.TrialID)
 	if err != nil {
 		return err
 	}
-	err = x.db.InTx(ctx, func(q *db.Queries) error {
+	err = x.c.db.InTx(ctx, func(q *db.Queries) error {
 		r, err := x.lock(ctx, q, t.ExperimentID)
 		if err != nil {
 			return err
 		}
-		ended, err := q.EndAllocation(ctx, allocationID, exitCode, reason)
+		ended, err := q.EndAllocation(ctx, a.ID, exitCode, reason)
 		if err != nil || !ended {
 			return err // already handled
 		}
@@ -132,9 +126,9 @@ func (x *Experiments) AllocationExited(ctx context.Context, allocationID string,
 	if err != nil {
 		return err
 	}
-	x.Wake()
+	x.c.wakeAdmission()
 	if err := x.CollectGarbage(ctx, t.ExperimentID); err != nil {
-		x.logger.Error("checkpoint garbage collection", "experiment", t.ExperimentID, "err", err)
+		x.c.logger.Error("checkpoint garbage collection", "experiment", t.ExperimentID, "err", err)
 	}
 	return nil
 }
@@ -175,12 +169,12 @@ func (x *Experiments) trialRunEnded(ctx context.Context, q *db.Queries, r *run, 
 		return err
 	}
 	if n <= r.cfg.MaxRestarts && r.state == resolute.StateActive {
-		x.logger.Info("trial failed; restarting from its latest checkpoint", "trial", t.ID, "restart", n, "max_restarts", r.cfg.MaxRestarts)
+		x.c.logger.Info("trial failed; restarting from its latest checkpoint", "trial", t.ID, "restart", n, "max_restarts", r.cfg.MaxRestarts)
 		if err := q.AddTrialRestart(ctx, t.ID); err != nil {
 			return err
 		}
 		return x.queueTrial(ctx, q, t, r.cfg)
 	}
-	x.logger.Info("trial errored", "trial", t.ID, "restarts", n-1, "max_restarts", r.cfg.MaxRestarts)
+	x.c.logger.Info("trial errored", "trial", t.ID, "restarts", n-1, "max_restarts", r.cfg.MaxRestarts)
 	return exited(resolute.StateError, searcher.ExitErrored)
 }

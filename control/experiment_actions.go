@@ -14,7 +14,7 @@ import (
 // is made under the experiment's row lock, in the transaction that changes
 // it.
 func (x *Experiments) SetState(ctx context.Context, a authz.Actor, id int64, action string) error {
-	err := x.db.InTx(ctx, func(q *db.Queries) error {
+	err := x.c.db.InTx(ctx, func(q *db.Queries) error {
 		r, err := x.lock(ctx, q, id)
 		if err != nil {
 			return err
@@ -59,11 +59,11 @@ func (x *Experiments) SetState(ctx context.Context, a authz.Actor, id int64, act
 				}
 			}
 		}
-		x.logger.Info("experiment state changed", "experiment", id, "from", from, "to", next, "by", a.Username())
+		x.c.logger.Info("experiment state changed", "experiment", id, "from", from, "to", next, "by", a.Username())
 		return x.settle(ctx, q, r)
 	})
 	if err == nil {
-		x.Wake()
+		x.c.wakeAdmission()
 	}
 	return err
 }
@@ -115,11 +115,11 @@ func transition(from, action string) (next, stopping string, err error) {
 // KillTrial stops one trial at once; the searcher hears it was canceled.
 // The owner of its experiment or an administrator may.
 func (x *Experiments) KillTrial(ctx context.Context, a authz.Actor, trialID int64) error {
-	t, err := x.db.Trial(ctx, trialID)
+	t, err := x.c.db.Trial(ctx, trialID)
 	if err != nil {
 		return err
 	}
-	err = x.db.InTx(ctx, func(q *db.Queries) error {
+	err = x.c.db.InTx(ctx, func(q *db.Queries) error {
 		r, err := x.lock(ctx, q, t.ExperimentID)
 		if err != nil {
 			return err
@@ -154,7 +154,7 @@ func (x *Experiments) KillTrial(ctx context.Context, a authz.Actor, trialID int6
 		return x.stopTrial(ctx, q, t, resolute.StateStoppingKilled, r.cfg)
 	})
 	if err == nil {
-		x.Wake()
+		x.c.wakeAdmission()
 	}
 	return err
 }

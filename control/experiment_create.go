@@ -6,7 +6,6 @@ import (
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/db"
-	"github.com/resolute-ml/resolute/expconf"
 	"github.com/resolute-ml/resolute/searcher"
 )
 
@@ -37,15 +36,15 @@ func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateReque
 	if err := CheckContext(req.Context, MaxContextBytes*4); err != nil {
 		return resolute.Experiment{}, err
 	}
-	cfg, err := x.configs.ExpandExperiment(ctx, []byte(req.ConfigYAML), req.Template, req.Overrides)
+	cfg, err := x.c.configs.ExpandExperiment(ctx, []byte(req.ConfigYAML), req.Template, req.Overrides)
 	if err != nil {
 		return resolute.Experiment{}, err
 	}
-	projectID, err := x.projectFor(ctx, cfg, req.ProjectID)
+	projectID, err := x.c.projectFor(ctx, cfg, req.ProjectID)
 	if err != nil {
 		return resolute.Experiment{}, err
 	}
-	pool, err := x.poolFor(cfg.Resources.ResourcePool)
+	pool, err := x.c.poolFor(cfg.Resources.ResourcePool)
 	if err != nil {
 		return resolute.Experiment{}, err
 	}
@@ -64,7 +63,7 @@ func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateReque
 		state = resolute.StatePaused
 	}
 	var id int64
-	err = x.db.InTx(ctx, func(q *db.Queries) error {
+	err = x.c.db.InTx(ctx, func(q *db.Queries) error {
 		p, err := q.ProjectForUpdate(ctx, projectID)
 		if err != nil {
 			return err
@@ -93,15 +92,15 @@ func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateReque
 	if err != nil {
 		return resolute.Experiment{}, err
 	}
-	x.Wake()
-	x.logger.Info("experiment created", "experiment", id, "name", cfg.Name, "searcher", cfg.Searcher.Name, "user", a.Username())
-	return x.db.Experiment(ctx, id)
+	x.c.wakeAdmission()
+	x.c.logger.Info("experiment created", "experiment", id, "name", cfg.Name, "searcher", cfg.Searcher.Name, "user", a.Username())
+	return x.c.db.Experiment(ctx, id)
 }
 
 // inherit fills a fork's config and context from its parent, which a must
 // be able to read.
 func (x *Experiments) inherit(ctx context.Context, a authz.Actor, req *CreateRequest) error {
-	parent, err := x.db.Experiment(ctx, *req.ParentID)
+	parent, err := x.c.db.Experiment(ctx, *req.ParentID)
 	if err != nil {
 		return err
 	}
@@ -109,7 +108,7 @@ func (x *Experiments) inherit(ctx context.Context, a authz.Actor, req *CreateReq
 		return err
 	}
 	if req.ConfigYAML == "" {
-		if req.ConfigYAML, err = x.db.ExperimentOriginalConfig(ctx, parent.ID); err != nil {
+		if req.ConfigYAML, err = x.c.db.ExperimentOriginalConfig(ctx, parent.ID); err != nil {
 			return err
 		}
 		if req.Template == "" {
@@ -117,7 +116,7 @@ func (x *Experiments) inherit(ctx context.Context, a authz.Actor, req *CreateReq
 		}
 	}
 	if len(req.Context) == 0 {
-		if req.Context, err = x.db.ExperimentContext(ctx, parent.ID); err != nil {
+		if req.Context, err = x.c.db.ExperimentContext(ctx, parent.ID); err != nil {
 			return err
 		}
 	}
@@ -125,34 +124,4 @@ func (x *Experiments) inherit(ctx context.Context, a authz.Actor, req *CreateReq
 		req.ProjectID = parent.ProjectID
 	}
 	return nil
-}
-
-// projectFor picks the project: the request's, the config's workspace and
-// project names, or the default project.
-func (x *Experiments) projectFor(ctx context.Context, cfg *expconf.ExperimentConfig, requested int64) (int64, error) {
-	if requested != 0 {
-		p, err := x.db.Project(ctx, requested)
-		return p.ID, err
-	}
-	wsName, projName := cfg.Workspace, cfg.Project
-	if wsName == "" && projName == "" {
-		wsName, projName = resolute.DefaultWorkspaceName, resolute.DefaultProjectName
-	}
-	if wsName == "" || projName == "" {
-		return 0, resolute.Errorf(resolute.EInvalid, "workspace and project: give both or neither")
-	}
-	ws, err := x.db.WorkspaceByName(ctx, wsName)
-	if err != nil {
-		return 0, err
-	}
-	projects, err := x.db.Projects(ctx, db.ProjectFilter{WorkspaceID: &ws.ID})
-	if err != nil {
-		return 0, err
-	}
-	for _, p := range projects {
-		if p.Name == projName {
-			return p.ID, nil
-		}
-	}
-	return 0, resolute.Errorf(resolute.ENotFound, "project %q not found in workspace %q", projName, wsName)
 }

@@ -26,7 +26,7 @@ const (
 // SetArchived archives or unarchives an experiment; only finished
 // experiments are archived.
 func (x *Experiments) SetArchived(ctx context.Context, a authz.Actor, id int64, archived bool) error {
-	return x.db.InTx(ctx, func(q *db.Queries) error {
+	return x.c.db.InTx(ctx, func(q *db.Queries) error {
 		e, err := changeableExperiment(ctx, q, a, id)
 		if err != nil {
 			return err
@@ -41,7 +41,7 @@ func (x *Experiments) SetArchived(ctx context.Context, a authz.Actor, id int64, 
 // Delete deletes a finished experiment with everything it reported; none of
 // its checkpoints may be a model version.
 func (x *Experiments) Delete(ctx context.Context, a authz.Actor, id int64) error {
-	err := x.db.InTx(ctx, func(q *db.Queries) error {
+	err := x.c.db.InTx(ctx, func(q *db.Queries) error {
 		e, err := changeableExperiment(ctx, q, a, id)
 		if err != nil {
 			return err
@@ -63,14 +63,14 @@ func (x *Experiments) Delete(ctx context.Context, a authz.Actor, id int64) error
 		return q.DeleteExperiment(ctx, id)
 	})
 	if err == nil {
-		x.logger.Info("experiment deleted", "experiment", id, "user", a.Username())
+		x.c.logger.Info("experiment deleted", "experiment", id, "user", a.Username())
 	}
 	return err
 }
 
 // Move puts an experiment in another project, not an archived one.
 func (x *Experiments) Move(ctx context.Context, a authz.Actor, id, projectID int64) error {
-	return x.db.InTx(ctx, func(q *db.Queries) error {
+	return x.c.db.InTx(ctx, func(q *db.Queries) error {
 		if _, err := changeableExperiment(ctx, q, a, id); err != nil {
 			return err
 		}
@@ -96,7 +96,7 @@ func (x *Experiments) Patch(ctx context.Context, a authz.Actor, id int64, req re
 	}
 	res := req.Resources
 	if res != nil && (res.Priority != nil || res.Weight != nil || res.MaxSlots != nil) {
-		e, err := x.db.Experiment(ctx, id)
+		e, err := x.c.db.Experiment(ctx, id)
 		if err != nil {
 			return e, err
 		}
@@ -113,7 +113,7 @@ func (x *Experiments) Patch(ctx context.Context, a authz.Actor, id int64, req re
 			res = nil
 		}
 	}
-	return inTx(ctx, x.db, func(q *db.Queries) (resolute.Experiment, error) {
+	return inTx(ctx, x.c.db, func(q *db.Queries) (resolute.Experiment, error) {
 		e, err := changeableExperiment(ctx, q, a, id)
 		if err != nil {
 			return e, err
@@ -186,7 +186,7 @@ func checkPatch(req resolute.PatchExperimentRequest) error {
 
 // SetNotes replaces an experiment's notes (Markdown, at most MaxNotesBytes).
 func (x *Experiments) SetNotes(ctx context.Context, a authz.Actor, id int64, notes string) error {
-	return x.db.InTx(ctx, func(q *db.Queries) error {
+	return x.c.db.InTx(ctx, func(q *db.Queries) error {
 		if _, err := changeableExperiment(ctx, q, a, id); err != nil {
 			return err
 		}
@@ -200,7 +200,7 @@ func (x *Experiments) SetNotes(ctx context.Context, a authz.Actor, id int64, not
 // AddLabel adds a label to an experiment, which has at most MaxLabels, and
 // returns its labels.
 func (x *Experiments) AddLabel(ctx context.Context, a authz.Actor, id int64, label string) ([]string, error) {
-	return inTx(ctx, x.db, func(q *db.Queries) ([]string, error) {
+	return inTx(ctx, x.c.db, func(q *db.Queries) ([]string, error) {
 		e, err := changeableExperiment(ctx, q, a, id)
 		if err != nil {
 			return nil, err
@@ -218,7 +218,7 @@ func (x *Experiments) AddLabel(ctx context.Context, a authz.Actor, id int64, lab
 // RemoveLabel removes a label from an experiment and returns the labels
 // left.
 func (x *Experiments) RemoveLabel(ctx context.Context, a authz.Actor, id int64, label string) ([]string, error) {
-	return inTx(ctx, x.db, func(q *db.Queries) ([]string, error) {
+	return inTx(ctx, x.c.db, func(q *db.Queries) ([]string, error) {
 		if _, err := changeableExperiment(ctx, q, a, id); err != nil {
 			return nil, err
 		}
@@ -264,9 +264,9 @@ type Scheduling struct {
 // scheduling of an experiment that ended cannot change. It returns the
 // experiment as changed.
 func (x *Experiments) SetScheduling(ctx context.Context, a authz.Actor, id int64, s Scheduling) (resolute.Experiment, error) {
-	e, err := inTx(ctx, x.db, func(q *db.Queries) (resolute.Experiment, error) {
+	e, err := inTx(ctx, x.c.db, func(q *db.Queries) (resolute.Experiment, error) {
 		// No row lock first: the queue's lock comes before the
-		// experiment's, as in UpdateQueue, so the two cannot deadlock.
+		// experiment's, as in Queue.Update, so the two cannot deadlock.
 		e, err := q.Experiment(ctx, id)
 		if err != nil {
 			return e, err
@@ -288,7 +288,7 @@ func (x *Experiments) SetScheduling(ctx context.Context, a authz.Actor, id int64
 			u.Weight = s.Weight
 		}
 		if u.Priority != nil || u.Weight != nil {
-			if err := x.updateOne(ctx, q, a, u); err != nil {
+			if err := x.queue.updateOne(ctx, q, a, u); err != nil {
 				return e, err
 			}
 		}
@@ -298,7 +298,7 @@ func (x *Experiments) SetScheduling(ctx context.Context, a authz.Actor, id int64
 		return q.Experiment(ctx, id)
 	})
 	if err == nil {
-		x.Wake()
+		x.c.wakeAdmission()
 	}
 	return e, err
 }

@@ -35,7 +35,7 @@ func newOwners(t *testing.T, slots int) owners {
 	ctx, cancel := context.WithCancel(h.ctx)
 	t.Cleanup(cancel)
 	go metrics.Run(ctx)
-	return owners{harness: h, svc: control.NewServices(h.db, h.x, metrics, logger),
+	return owners{harness: h, svc: control.NewServices(h.db, h.run, metrics, logger),
 		alice: user("alice"), bob: user("bob")}
 }
 
@@ -198,7 +198,7 @@ func TestAPatchKeepsTheRulesOfEachEdit(t *testing.T) {
 	if err != nil || got.Name != name || got.Priority == nil || *got.Priority != 7 {
 		t.Fatalf("patch: %+v, %v", got, err)
 	}
-	jobs, _ := o.x.Queue(o.ctx, "")
+	jobs, _ := o.run.Queue.Jobs(o.ctx, "")
 	if len(jobs) != 1 || jobs[0].Priority != 7 {
 		t.Errorf("the queue after the patch: %+v", jobs)
 	}

@@ -4,15 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/expconf"
-	"github.com/resolute-ml/resolute/scheduler"
 	"github.com/resolute-ml/resolute/searcher"
 )
 
@@ -24,86 +20,16 @@ const MaxContextBytes = 96 << 20
 // has before it is killed (Determined's cluster default).
 const DefaultPreemptionTimeout = time.Hour
 
-// RunOptions is what launching tasks needs to know of the master. (Where
-// the harness and the task Python are is the resource manager's business.)
-type RunOptions struct {
-	MasterURL string // how tasks reach the master
-	ClusterID string
-	WorkRoot  string // allocations' work directories live here
-	KillGrace time.Duration
-	// Pools are the resource pools and their slots; none means one pool,
-	// "default", with every slot and the priority scheduler.
-	Pools       []Pool
-	ComputePool string // default pool of work with slots; "" = the first pool
-	AuxPool     string // default pool of zero-slot work; "" = the first pool
-	// NotebookTimeout and TensorboardTimeout are the default idle timeouts
-	// (master notebook_timeout, tensorboard_timeout); 0 turns them off.
-	NotebookTimeout    time.Duration
-	TensorboardTimeout time.Duration
-}
-
-// Pool is a resource pool.
-type Pool struct {
-	Name        string
-	Description string
-	Scheduler   scheduler.Config
-	SlotIDs     []int // nil: every slot the resource manager gives the pool; else these only
-}
-
-// Experiments runs experiments: it creates their trials as the searcher
-// asks, admits allocations to free slots, and turns what tasks report and
-// how they exit into state changes. All state is in PostgreSQL; every change
-// to one experiment happens under its row lock.
+// Experiments is the experiment and trial state machine: it creates an
+// experiment's trials as its searcher asks, changes experiments and trials
+// for their owners (state actions, edits), hears validations, decides what
+// a trial's ended allocation means for it, and collects checkpoint garbage.
+// All state is in PostgreSQL; every change to one experiment happens under
+// its row lock.
 type Experiments struct {
-	db      *db.DB
-	configs *Configs
-	rm      ResourceManager
-	opts    RunOptions
-	logger  *slog.Logger
-	wake    chan struct{}
-	now     func() time.Time
-
-	mu   sync.Mutex
-	last scheduler.Decision // of the latest cycle, for the job queue
+	c     *core
+	queue *Queue // an experiment's scheduling edits are changes of the queue
 }
-
-// NewExperiments returns the experiment runner; call Run to admit work.
-func NewExperiments(database *db.DB, configs *Configs, rm ResourceManager, opts RunOptions, logger *slog.Logger) *Experiments {
-	if opts.KillGrace == 0 {
-		opts.KillGrace = 10 * time.Second
-	}
-	if len(opts.Pools) == 0 {
-		opts.Pools = []Pool{{Name: "default", Scheduler: scheduler.Config{Type: scheduler.TypePriority,
-			FittingPolicy: scheduler.FitBest, DefaultPriority: 42}}}
-	}
-	if opts.ComputePool == "" {
-		opts.ComputePool = opts.Pools[0].Name
-	}
-	if opts.AuxPool == "" {
-		opts.AuxPool = opts.Pools[0].Name
-	}
-	return &Experiments{db: database, configs: configs, rm: rm, opts: opts, logger: logger,
-		wake: make(chan struct{}, 1), now: time.Now}
-}
-
-// poolFor routes an experiment: its resources.resource_pool, else the
-// default compute pool (seeds: experiments go to the compute pool).
-func (x *Experiments) poolFor(asked string) (string, error) {
-	if asked == "" {
-		return x.opts.ComputePool, nil
-	}
-	var names []string
-	for _, p := range x.opts.Pools {
-		if p.Name == asked {
-			return asked, nil
-		}
-		names = append(names, p.Name)
-	}
-	return "", resolute.Errorf(resolute.EInvalid, "resources.resource_pool: pool %q does not exist; the pools are %s", asked, strings.Join(names, ", "))
-}
-
-// Pools are the resource pools this master schedules.
-func (x *Experiments) Pools() []Pool { return x.opts.Pools }
 
 // run is one experiment loaded under its lock, with its searcher.
 type run struct {
@@ -252,10 +178,10 @@ func (x *Experiments) stopTrial(ctx context.Context, q *db.Queries, t resolute.T
 		return err
 	}
 	if stopping == resolute.StateStoppingKilled {
-		_, err = q.RequestPreemption(ctx, a.ID, x.now()) // killed by the next admission cycle
+		_, err = q.RequestPreemption(ctx, a.ID, x.c.now()) // killed by the next admission cycle
 		return err
 	}
-	_, err = q.RequestPreemption(ctx, a.ID, x.now().Add(preemptionTimeout(cfg)))
+	_, err = q.RequestPreemption(ctx, a.ID, x.c.now().Add(preemptionTimeout(cfg)))
 	return err
 }
 
@@ -307,14 +233,6 @@ func (x *Experiments) settle(ctx context.Context, q *db.Queries, r *run) error {
 		return nil
 	}
 	r.state = next
-	x.logger.Info("experiment ended", "experiment", r.id, "state", next)
+	x.c.logger.Info("experiment ended", "experiment", r.id, "state", next)
 	return q.SetExperimentState(ctx, r.id, next)
-}
-
-// Wake asks the admission loop to look for work now.
-func (x *Experiments) Wake() {
-	select {
-	case x.wake <- struct{}{}:
-	default:
-	}
 }

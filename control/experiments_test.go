@@ -105,9 +105,12 @@ type harness struct {
 	t     *testing.T
 	db    *db.DB
 	rm    *fakeRM
-	x     *control.Experiments
+	run   *control.Runner
+	x     *control.Experiments // run.Experiments
 	ctx   context.Context
 	admin authz.Actor // owns the experiments harness.create makes
+	// skew moves the runner's clock (WithClock) ahead of the real one.
+	skew time.Duration
 }
 
 func newHarness(t *testing.T, slots int) *harness {
@@ -123,15 +126,18 @@ func newHarness(t *testing.T, slots int) *harness {
 	defaults, _ := expconf.MasterDefaults(map[string]any{"type": "shared_fs", "host_path": t.TempDir()}, nil)
 	rm := &fakeRM{total: slots, held: map[string][]int{}}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	x := control.NewExperiments(d, control.NewConfigs(d, defaults), rm,
-		control.RunOptions{MasterURL: "http://m", ClusterID: "c", WorkRoot: t.TempDir()}, logger)
-	return &harness{t: t, db: d, rm: rm, x: x, ctx: ctx, admin: authz.User(admin.User)}
+	h := &harness{t: t, db: d, rm: rm, ctx: ctx, admin: authz.User(admin.User)}
+	h.run = control.NewRunner(d, control.NewConfigs(d, defaults), rm,
+		control.RunOptions{MasterURL: "http://m", ClusterID: "c", WorkRoot: t.TempDir()}, logger,
+		control.WithClock(func() time.Time { return time.Now().Add(h.skew) }))
+	h.x = h.run.Experiments
+	return h
 }
 
 // admit runs one admission pass.
 func (h *harness) admit() {
 	h.t.Helper()
-	if err := control.Cycle(h.x, h.ctx); err != nil {
+	if err := control.Cycle(h.run.Admission, h.ctx); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -140,7 +146,7 @@ func (h *harness) admit() {
 func (h *harness) exit(id string, code int) {
 	h.t.Helper()
 	h.rm.release(id)
-	if err := h.x.AllocationExited(h.ctx, id, &code, ""); err != nil {
+	if err := h.run.Admission.AllocationExited(h.ctx, id, &code, ""); err != nil {
 		h.t.Fatal(err)
 	}
 }
@@ -234,7 +240,7 @@ func TestPauseCheckpointsThenActivateResumes(t *testing.T) {
 	if err := h.x.SetState(h.ctx, authz.System, e.ID, "pause"); err != nil {
 		t.Fatal(err)
 	}
-	if p, _ := h.x.ShouldPreempt(h.ctx, a.AllocationID); !p {
+	if p, _ := h.run.Admission.ShouldPreempt(h.ctx, a.AllocationID); !p {
 		t.Fatal("the paused trial is not asked to preempt")
 	}
 	h.exit(a.AllocationID, 0)
@@ -310,7 +316,7 @@ func TestAnASHASearchRunsToTheEnd(t *testing.T) {
 		}
 		for _, a := range running {
 			trial := h.trialOf(a)
-			pre, _ := h.x.ShouldPreempt(h.ctx, a.AllocationID)
+			pre, _ := h.run.Admission.ShouldPreempt(h.ctx, a.AllocationID)
 			if pre || stopsAt[a.AllocationID] {
 				h.exit(a.AllocationID, 0)
 				continue
@@ -321,7 +327,7 @@ func TestAnASHASearchRunsToTheEnd(t *testing.T) {
 				if err := h.x.ValidationReported(h.ctx, trial, runID, int64(b), map[string]any{"loss": loss, "batches": b}); err != nil {
 					t.Fatal(err)
 				}
-				if pre, _ := h.x.ShouldPreempt(h.ctx, a.AllocationID); pre {
+				if pre, _ := h.run.Admission.ShouldPreempt(h.ctx, a.AllocationID); pre {
 					break
 				}
 			}
@@ -372,7 +378,7 @@ func TestRecoveryKeepsTheLivingEndsTheFinishedAndRequeuesTheLost(t *testing.T) {
 	}
 	h.rm.held[byExp[alive.ID]] = []int{0}
 	h.rm.recovered = []resolute.RecoveredAllocation{{AllocationID: byExp[alive.ID], Running: true}, {AllocationID: byExp[finished.ID], ExitCode: 0}}
-	if err := h.x.Recover(h.ctx); err != nil {
+	if err := h.run.Admission.Recover(h.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.experiment(finished.ID); got.State != resolute.StateCompleted {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -93,7 +94,7 @@ func CheckpointsToDelete(cps []ScoredCheckpoint, p GCPolicy, keep map[string]boo
 // when a trial ends; the latest checkpoint of every trial that may resume,
 // and every registered one, is always kept.
 func (x *Experiments) CollectGarbage(ctx context.Context, experimentID int64) error {
-	e, err := x.db.Experiment(ctx, experimentID)
+	e, err := x.c.db.Experiment(ctx, experimentID)
 	if err != nil {
 		return err
 	}
@@ -106,11 +107,11 @@ func (x *Experiments) CollectGarbage(ctx context.Context, experimentID int64) er
 	if err != nil {
 		return nil // cloud storage: the harness deletes there (not yet)
 	}
-	cps, err := x.db.ExperimentCheckpoints(ctx, experimentID)
+	cps, err := x.c.db.ExperimentCheckpoints(ctx, experimentID)
 	if err != nil {
 		return err
 	}
-	trials, err := x.db.Trials(ctx, experimentID)
+	trials, err := x.c.db.Trials(ctx, experimentID)
 	if err != nil {
 		return err
 	}
@@ -125,7 +126,7 @@ func (x *Experiments) CollectGarbage(ctx context.Context, experimentID int64) er
 	for i, c := range cps {
 		uuids[i] = c.UUID
 	}
-	registered, err := x.db.CheckpointRegistrations(ctx, uuids)
+	registered, err := x.c.db.CheckpointRegistrations(ctx, uuids)
 	if err != nil {
 		return err
 	}
@@ -135,7 +136,7 @@ func (x *Experiments) CollectGarbage(ctx context.Context, experimentID int64) er
 	scored := make([]ScoredCheckpoint, len(cps))
 	for i, c := range cps {
 		scored[i] = ScoredCheckpoint{Checkpoint: c}
-		v, err := x.db.ValidationAtStep(ctx, c.TrialID, c.StepsCompleted)
+		v, err := x.c.db.ValidationAtStep(ctx, c.TrialID, c.StepsCompleted)
 		if err != nil {
 			return err
 		}
@@ -163,7 +164,7 @@ func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experime
 	if len(uuids) == 0 {
 		return nil
 	}
-	held, err := x.db.CheckpointsBeingCollected(ctx, uuids)
+	held, err := x.c.db.CheckpointsBeingCollected(ctx, uuids)
 	if err != nil {
 		return err
 	}
@@ -181,14 +182,14 @@ func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experime
 		return err
 	}
 	var id string
-	err = x.db.InTx(ctx, func(q *db.Queries) error {
+	err = x.c.db.InTx(ctx, func(q *db.Queries) error {
 		// A checkpoint registered as a model version since the policy chose
 		// it stays: registering locks it too, so one of the two sees the other.
 		if uncollected, err = unregistered(ctx, q, uncollected); err != nil || len(uncollected) == 0 {
 			return err
 		}
 		id, err = q.CreateTask(ctx, db.NewTask{Type: resolute.TaskCheckpointGC, Description: fmt.Sprintf("Checkpoint GC of experiment %d", e.ID),
-			Config: config, UserID: e.UserID, ProjectID: e.ProjectID, ResourcePool: x.opts.AuxPool, ExperimentIDs: []int64{e.ID}})
+			Config: config, UserID: e.UserID, ProjectID: e.ProjectID, ResourcePool: x.c.opts.AuxPool, ExperimentIDs: []int64{e.ID}})
 		if err != nil {
 			return err
 		}
@@ -200,8 +201,8 @@ func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experime
 	if err != nil || id == "" {
 		return err
 	}
-	x.logger.Info("checkpoint GC task queued", "task", id, "experiment", e.ID, "checkpoints", len(uncollected))
-	x.Wake()
+	x.c.logger.Info("checkpoint GC task queued", "task", id, "experiment", e.ID, "checkpoints", len(uncollected))
+	x.c.wakeAdmission()
 	return nil
 }
 
@@ -254,20 +255,20 @@ func shellQuote(s string) string {
 // transaction that ends the task, when it exited 0; otherwise (a failure, or
 // no status after a master restart) they stay, for the next collection of
 // the experiment to try again.
-func (x *Experiments) checkpointGCEnded(ctx context.Context, q *db.Queries, taskID string, exitCode *int) error {
+func checkpointGCEnded(ctx context.Context, q *db.Queries, logger *slog.Logger, taskID string, exitCode *int) error {
 	uuids, err := q.TaskCheckpointGC(ctx, taskID)
 	if err != nil {
 		return err
 	}
 	if exitCode == nil || *exitCode != 0 {
-		x.logger.Warn("checkpoint GC task failed; its checkpoints stay until the next collection", "task", taskID, "checkpoints", len(uuids))
+		logger.Warn("checkpoint GC task failed; its checkpoints stay until the next collection", "task", taskID, "checkpoints", len(uuids))
 		return nil
 	}
 	for _, uuid := range uuids {
 		if err := q.SetCheckpointDeleted(ctx, uuid); err != nil {
 			return err
 		}
-		x.logger.Info("deleted checkpoint by the GC policy", "uuid", uuid, "task", taskID)
+		logger.Info("deleted checkpoint by the GC policy", "uuid", uuid, "task", taskID)
 	}
 	return nil
 }

@@ -70,7 +70,7 @@ func JupyterIdle(kind string, s JupyterState, seen time.Time) (bool, time.Time) 
 // request through the proxy and no terminal traffic (proxyActivity) and, for
 // notebooks, nothing Jupyter itself calls activity (notebook_idle_type). It
 // looks every interval until ctx ends.
-func (x *Experiments) WatchIdle(ctx context.Context, proxyActivity func(taskID string) time.Time, interval time.Duration) {
+func (x *Tasks) WatchIdle(ctx context.Context, proxyActivity func(taskID string) time.Time, interval time.Duration) {
 	type seen struct {
 		active time.Time // the last time we saw the task in use
 		jup    time.Time // Jupyter's latest activity at our last look
@@ -86,12 +86,12 @@ func (x *Experiments) WatchIdle(ctx context.Context, proxyActivity func(taskID s
 		case <-tick.C:
 		}
 		live := true
-		tasks, err := x.db.Tasks(ctx, db.TaskFilter{Live: &live})
+		tasks, err := x.c.db.Tasks(ctx, db.TaskFilter{Live: &live})
 		if err != nil {
-			x.logger.Error("idle watch", "err", err)
+			x.c.logger.Error("idle watch", "err", err)
 			continue
 		}
-		now := x.now()
+		now := x.c.now()
 		alive := map[string]bool{}
 		for _, t := range tasks {
 			if !t.Ready || t.Type == resolute.TaskCommand {
@@ -113,7 +113,7 @@ func (x *Experiments) WatchIdle(ctx context.Context, proxyActivity func(taskID s
 			if t.Type == resolute.TaskNotebook && t.ServicePort != nil {
 				js, err := jupyterState(ctx, client, t)
 				if err != nil {
-					x.logger.Warn("read Jupyter's activity", "task", t.ID, "err", err)
+					x.c.logger.Warn("read Jupyter's activity", "task", t.ID, "err", err)
 					st.active = now // cannot tell: do not stop it
 				} else if idle, latest := JupyterIdle(kind, js, st.jup); !idle {
 					st.active, st.jup = now, latest
@@ -123,10 +123,10 @@ func (x *Experiments) WatchIdle(ctx context.Context, proxyActivity func(taskID s
 			}
 			if idleFor := now.Sub(st.active); idleFor > timeout {
 				msg := fmt.Sprintf("idle for more than %v (idle_timeout); terminating", timeout)
-				x.logger.Info("terminating an idle task", "task", t.ID, "idle", idleFor.Round(time.Second))
-				x.taskLog(ctx, resolute.Allocation{ID: t.ID + ".1", TaskID: t.ID}, "WARNING", msg)
-				if err := x.KillTask(ctx, authz.System, t.ID); err != nil {
-					x.logger.Error("kill idle task", "task", t.ID, "err", err)
+				x.c.logger.Info("terminating an idle task", "task", t.ID, "idle", idleFor.Round(time.Second))
+				x.c.taskLog(ctx, resolute.Allocation{ID: t.ID + ".1", TaskID: t.ID}, "WARNING", msg)
+				if err := x.Kill(ctx, authz.System, t.ID); err != nil {
+					x.c.logger.Error("kill idle task", "task", t.ID, "err", err)
 				}
 			}
 		}
@@ -139,7 +139,7 @@ func (x *Experiments) WatchIdle(ctx context.Context, proxyActivity func(taskID s
 }
 
 // idleTimeout is a task's idle_timeout, or the master's default for its type.
-func (x *Experiments) idleTimeout(t resolute.Task) (time.Duration, string) {
+func (x *Tasks) idleTimeout(t resolute.Task) (time.Duration, string) {
 	cfg, err := expconf.ParseTask(t.Config, strings.ToLower(t.Type))
 	if err != nil {
 		return 0, ""
@@ -149,9 +149,9 @@ func (x *Experiments) idleTimeout(t resolute.Task) (time.Duration, string) {
 	}
 	switch t.Type {
 	case resolute.TaskNotebook:
-		return x.opts.NotebookTimeout, cfg.NotebookIdleType
+		return x.c.opts.NotebookTimeout, cfg.NotebookIdleType
 	case resolute.TaskTensorBoard:
-		return x.opts.TensorboardTimeout, ""
+		return x.c.opts.TensorboardTimeout, ""
 	}
 	return 0, "" // a shell without idle_timeout stays until killed
 }

@@ -9,18 +9,19 @@ import (
 )
 
 // Pump turns the resource manager's events into state changes until its
-// Events closes or ctx ends: log lines are stored in batches, exits end
-// trial runs.
-func (x *Experiments) Pump(ctx context.Context) {
-	events := x.rm.Events()
+// Events closes or ctx ends: log lines are stored in batches (a task's tell
+// the Tasks when its service is ready), and an exit goes to the Experiments
+// when a trial's allocation ended, to the Tasks when a task's did.
+func (x *Admission) Pump(ctx context.Context) {
+	events := x.c.rm.Events()
 	var batch []resolute.TaskLog
 	tasks := map[string]string{} // allocation → task, from the first line
 	flush := func() {
 		if len(batch) == 0 {
 			return
 		}
-		if err := x.db.InsertTaskLogs(ctx, batch); err != nil && ctx.Err() == nil {
-			x.logger.Error("store task logs", "lines", len(batch), "err", err)
+		if err := x.c.db.InsertTaskLogs(ctx, batch); err != nil && ctx.Err() == nil {
+			x.c.logger.Error("store task logs", "lines", len(batch), "err", err)
 		}
 		batch = batch[:0]
 	}
@@ -42,8 +43,8 @@ func (x *Experiments) Pump(ctx context.Context) {
 			case resolute.AllocationStarted:
 				// A task reached at an address of its own (a pod IP).
 				if task := taskOf(e.AllocationID); e.Addr != "" && !strings.HasPrefix(task, "trial-") {
-					if err := x.db.SetTaskServiceHost(ctx, task, e.Addr); err != nil && ctx.Err() == nil {
-						x.logger.Error("task address", "task", task, "err", err)
+					if err := x.c.db.SetTaskServiceHost(ctx, task, e.Addr); err != nil && ctx.Err() == nil {
+						x.c.logger.Error("task address", "task", task, "err", err)
 					}
 				}
 			case resolute.AllocationLog:
@@ -55,7 +56,7 @@ func (x *Experiments) Pump(ctx context.Context) {
 				batch = append(batch, resolute.TaskLog{TaskID: task, AllocationID: e.AllocationID, Time: e.Time,
 					Level: e.Level, StdType: e.Stream, Rank: e.Rank, Log: e.Line})
 				if !strings.HasPrefix(task, "trial-") {
-					x.taskLine(ctx, task, e.Line)
+					x.tasks.logLine(ctx, task, e.Line)
 				}
 				if len(batch) >= 1000 {
 					flush()
@@ -78,7 +79,7 @@ func (x *Experiments) Pump(ctx context.Context) {
 					reason = "killed"
 				}
 				if err := x.AllocationExited(ctx, e.AllocationID, code, reason); err != nil && ctx.Err() == nil {
-					x.logger.Error("allocation exit", "allocation", e.AllocationID, "err", err)
+					x.c.logger.Error("allocation exit", "allocation", e.AllocationID, "err", err)
 				}
 			}
 		}
@@ -96,19 +97,33 @@ func taskOf(allocationID string) string {
 }
 
 // requeue puts an allocation that never really ran back in the queue.
-func (x *Experiments) requeue(ctx context.Context, allocationID string, why error) {
-	a, err := x.db.Allocation(ctx, allocationID)
+func (x *Admission) requeue(ctx context.Context, allocationID string, why error) {
+	a, err := x.c.db.Allocation(ctx, allocationID)
 	if err != nil {
-		x.logger.Error("requeue", "allocation", allocationID, "err", err)
+		x.c.logger.Error("requeue", "allocation", allocationID, "err", err)
 		return
 	}
 	msg := "the allocation goes back to the queue"
 	if why != nil {
 		msg = why.Error() + "; " + msg
 	}
-	x.taskLog(ctx, a, "WARNING", msg)
-	if err := x.db.UnstartAllocation(ctx, allocationID); err != nil {
-		x.logger.Error("requeue", "allocation", allocationID, "err", err)
+	x.c.taskLog(ctx, a, "WARNING", msg)
+	if err := x.c.db.UnstartAllocation(ctx, allocationID); err != nil {
+		x.c.logger.Error("requeue", "allocation", allocationID, "err", err)
 	}
-	x.Wake()
+	x.c.wakeAdmission()
+}
+
+// AllocationExited hands the end of an allocation to what it ran: a
+// trial's to the experiments, a task's to the tasks. A nil exitCode means
+// the status is unknown.
+func (x *Admission) AllocationExited(ctx context.Context, allocationID string, exitCode *int, reason string) error {
+	a, err := x.c.db.Allocation(ctx, allocationID)
+	if err != nil {
+		return err
+	}
+	if a.TrialID == nil {
+		return x.tasks.allocationExited(ctx, a, exitCode, reason)
+	}
+	return x.exps.allocationExited(ctx, a, exitCode, reason)
 }

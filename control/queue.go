@@ -10,14 +10,22 @@ import (
 	"github.com/resolute-ml/resolute/scheduler"
 )
 
-// Queue lists the jobs of a pool ("" for all) in queue order, with what the
+// Queue is the job queue: it lists the jobs of the pools with what the
+// admission loop last decided of them, and changes their priority, weight,
+// pool and place for their owners. It also describes the pools and their
+// agents.
+type Queue struct {
+	c *core
+}
+
+// Jobs lists the jobs of a pool ("" for all) in queue order, with what the
 // scheduler last said of them.
-func (x *Experiments) Queue(ctx context.Context, pool string) ([]resolute.Job, error) {
-	exps, err := x.db.QueuedExperiments(ctx, pool)
+func (x *Queue) Jobs(ctx context.Context, pool string) ([]resolute.Job, error) {
+	exps, err := x.c.db.QueuedExperiments(ctx, pool)
 	if err != nil {
 		return nil, err
 	}
-	allocs, err := x.db.LiveAllocations(ctx)
+	allocs, err := x.c.db.LiveAllocations(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +46,7 @@ func (x *Experiments) Queue(ctx context.Context, pool string) ([]resolute.Job, e
 			pendingOf[a.ExperimentID] = a.ID
 		}
 	}
-	d := x.LastDecision()
+	d := x.c.lastDecision()
 	out := make([]resolute.Job, 0, len(exps))
 	for _, e := range exps {
 		u := uses[e.ID]
@@ -73,9 +81,9 @@ func (x *Experiments) Queue(ctx context.Context, pool string) ([]resolute.Job, e
 
 // taskJobs are the queue entries of live commands, notebooks, shells and
 // TensorBoards (not preemptible).
-func (x *Experiments) taskJobs(ctx context.Context, pool string, allocs []db.LiveAllocation, d scheduler.Decision) ([]resolute.Job, error) {
+func (x *Queue) taskJobs(ctx context.Context, pool string, allocs []db.LiveAllocation, d scheduler.Decision) ([]resolute.Job, error) {
 	live := true
-	tasks, err := x.db.Tasks(ctx, db.TaskFilter{Live: &live})
+	tasks, err := x.c.db.Tasks(ctx, db.TaskFilter{Live: &live})
 	if err != nil {
 		return nil, err
 	}
@@ -103,11 +111,11 @@ func (x *Experiments) taskJobs(ctx context.Context, pool string, allocs []db.Liv
 	return out, nil
 }
 
-func (x *Experiments) effectivePriority(e resolute.Experiment) int {
+func (x *Queue) effectivePriority(e resolute.Experiment) int {
 	if e.Priority != nil {
 		return *e.Priority
 	}
-	for _, p := range x.opts.Pools {
+	for _, p := range x.c.opts.Pools {
 		if p.Name == e.ResourcePool {
 			return p.Scheduler.DefaultPriority
 		}

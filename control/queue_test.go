@@ -12,7 +12,7 @@ import (
 
 func order(t *testing.T, h *harness) []string {
 	t.Helper()
-	jobs, err := h.x.Queue(h.ctx, "")
+	jobs, err := h.run.Queue.Jobs(h.ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,13 +30,13 @@ func TestReorderingTheQueue(t *testing.T) {
 	if got := order(t, h); len(got) != 3 || got[0] != ja || got[2] != jc {
 		t.Fatalf("submission order: %v", got)
 	}
-	if err := h.x.UpdateQueue(h.ctx, authz.System, []resolute.QueueControl{{JobID: jc, AheadOf: ja}}); err != nil {
+	if err := h.run.Queue.Update(h.ctx, authz.System, []resolute.QueueControl{{JobID: jc, AheadOf: ja}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := order(t, h); got[0] != jc || got[1] != ja || got[2] != jb {
 		t.Fatalf("after moving c ahead of a: %v", got)
 	}
-	if err := h.x.UpdateQueue(h.ctx, authz.System, []resolute.QueueControl{{JobID: jc, BehindOf: jb}}); err != nil {
+	if err := h.run.Queue.Update(h.ctx, authz.System, []resolute.QueueControl{{JobID: jc, BehindOf: jb}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := order(t, h); got[0] != ja || got[2] != jc {
@@ -45,10 +45,10 @@ func TestReorderingTheQueue(t *testing.T) {
 	// A move never changes a priority: next to a job of another priority
 	// (in a pool that runs by priority) it is refused, saying why.
 	p := 10
-	if err := h.x.UpdateQueue(h.ctx, authz.System, []resolute.QueueControl{{JobID: ja, Priority: &p}}); err != nil {
+	if err := h.run.Queue.Update(h.ctx, authz.System, []resolute.QueueControl{{JobID: ja, Priority: &p}}); err != nil {
 		t.Fatal(err)
 	}
-	err := h.x.UpdateQueue(h.ctx, authz.System, []resolute.QueueControl{{JobID: jc, AheadOf: ja}})
+	err := h.run.Queue.Update(h.ctx, authz.System, []resolute.QueueControl{{JobID: jc, AheadOf: ja}})
 	if resolute.ErrorCode(err) != resolute.EInvalid || !strings.Contains(resolute.ErrorMessage(err), "change "+jc+"'s priority instead") {
 		t.Fatalf("moving next to a job of another priority: %v", err)
 	}
@@ -77,7 +77,7 @@ func TestBadQueueUpdatesAreRefused(t *testing.T) {
 	}
 	for name, u := range tests {
 		t.Run(name, func(t *testing.T) {
-			if err := h.x.UpdateQueue(h.ctx, authz.System, []resolute.QueueControl{u}); resolute.ErrorCode(err) != resolute.EInvalid {
+			if err := h.run.Queue.Update(h.ctx, authz.System, []resolute.QueueControl{u}); resolute.ErrorCode(err) != resolute.EInvalid {
 				t.Fatalf("got %v, want invalid", err)
 			}
 		})
@@ -99,7 +99,7 @@ func TestConcurrentReordersKeepEveryJobOnce(t *testing.T) {
 			if i%2 == 1 {
 				u = resolute.QueueControl{JobID: ids[i%6], BehindOf: ids[(i+2)%6]}
 			}
-			if err := h.x.UpdateQueue(h.ctx, authz.System, []resolute.QueueControl{u}); err != nil {
+			if err := h.run.Queue.Update(h.ctx, authz.System, []resolute.QueueControl{u}); err != nil {
 				t.Error(err)
 			}
 		}(i)
@@ -113,7 +113,7 @@ func TestConcurrentReordersKeepEveryJobOnce(t *testing.T) {
 	if len(got) != 6 || len(seen) != 6 {
 		t.Fatalf("queue after concurrent moves: %v", got)
 	}
-	jobs, _ := h.x.Queue(h.ctx, "")
+	jobs, _ := h.run.Queue.Jobs(h.ctx, "")
 	for i := 1; i < len(jobs); i++ {
 		if jobs[i].QueuePosition == jobs[i-1].QueuePosition {
 			t.Fatalf("two jobs share position %v", jobs[i].QueuePosition)
@@ -124,7 +124,7 @@ func TestConcurrentReordersKeepEveryJobOnce(t *testing.T) {
 func TestAnUnknownJobIsNotFound(t *testing.T) {
 	h := newHarness(t, 0)
 	a := h.create(single)
-	err := h.x.UpdateQueue(h.ctx, authz.System, []resolute.QueueControl{{JobID: "notebook-3", AheadOf: control.JobID(a.ID)}})
+	err := h.run.Queue.Update(h.ctx, authz.System, []resolute.QueueControl{{JobID: "notebook-3", AheadOf: control.JobID(a.ID)}})
 	if resolute.ErrorCode(err) != resolute.ENotFound || !strings.Contains(resolute.ErrorMessage(err), `no job "notebook-3"`) {
 		t.Fatalf("got %v, want not found naming the job", err)
 	}
@@ -138,7 +138,7 @@ func (h *harness) queueTask(a authz.Actor, kind string) resolute.Task {
 	if kind == resolute.TaskCommand {
 		req.Entrypoint = []string{"sleep", "100"}
 	}
-	task, err := h.x.CreateTask(h.ctx, a, req)
+	task, err := h.run.Tasks.Create(h.ctx, a, req)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -173,14 +173,14 @@ func TestJobsOfEveryTypeMoveAmongEachOther(t *testing.T) {
 		{resolute.QueueControl{JobID: nb, BehindOf: e}, []string{cmd, sh, e, nb}},
 	}
 	for _, m := range moves {
-		if err := h.x.UpdateQueue(h.ctx, admin, []resolute.QueueControl{m.u}); err != nil {
+		if err := h.run.Queue.Update(h.ctx, admin, []resolute.QueueControl{m.u}); err != nil {
 			t.Fatalf("%+v: %v", m.u, err)
 		}
 		if got := order(t, h); strings.Join(got, " ") != strings.Join(m.want, " ") {
 			t.Fatalf("after %+v: %v, want %v", m.u, got, m.want)
 		}
 	}
-	jobs, _ := h.x.Queue(h.ctx, "")
+	jobs, _ := h.run.Queue.Jobs(h.ctx, "")
 	for _, j := range jobs {
 		if j.Priority != 42 {
 			t.Errorf("%s has priority %d after the moves, want the pool's default 42", j.JobID, j.Priority)
@@ -191,7 +191,7 @@ func TestJobsOfEveryTypeMoveAmongEachOther(t *testing.T) {
 	}
 	// A task's weight and pool do not change.
 	w := 2.0
-	if err := h.x.UpdateQueue(h.ctx, admin, []resolute.QueueControl{{JobID: nb, Weight: &w}}); resolute.ErrorCode(err) != resolute.EInvalid {
+	if err := h.run.Queue.Update(h.ctx, admin, []resolute.QueueControl{{JobID: nb, Weight: &w}}); resolute.ErrorCode(err) != resolute.EInvalid {
 		t.Errorf("a notebook's weight: %v", err)
 	}
 }
@@ -226,17 +226,17 @@ func TestOnlyAJobsOwnerOrAnAdministratorChangesIt(t *testing.T) {
 		"a notebook's place":             {JobID: nb, BehindOf: other},
 	}
 	for name, u := range refused {
-		if err := h.x.UpdateQueue(h.ctx, bob, []resolute.QueueControl{u}); resolute.ErrorCode(err) != resolute.EForbidden {
+		if err := h.run.Queue.Update(h.ctx, bob, []resolute.QueueControl{u}); resolute.ErrorCode(err) != resolute.EForbidden {
 			t.Errorf("bob changes %s: %v, want forbidden", name, err)
 		}
 	}
 	if got := h.experiment(e.ID); got.Priority != nil || got.Weight != 1 {
 		t.Fatalf("refused changes changed the experiment: priority %v weight %v", got.Priority, got.Weight)
 	}
-	if err := h.x.UpdateQueue(h.ctx, alice, []resolute.QueueControl{{JobID: control.JobID(e.ID), Priority: &p}}); err != nil {
+	if err := h.run.Queue.Update(h.ctx, alice, []resolute.QueueControl{{JobID: control.JobID(e.ID), Priority: &p}}); err != nil {
 		t.Errorf("alice changes her paused experiment: %v", err)
 	}
-	if err := h.x.UpdateQueue(h.ctx, alice, []resolute.QueueControl{{JobID: nb, BehindOf: other}}); err != nil {
+	if err := h.run.Queue.Update(h.ctx, alice, []resolute.QueueControl{{JobID: nb, BehindOf: other}}); err != nil {
 		t.Errorf("alice moves her notebook: %v", err)
 	}
 }

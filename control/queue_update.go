@@ -12,7 +12,7 @@ import (
 	"github.com/resolute-ml/resolute/scheduler"
 )
 
-// UpdateQueue applies changes to the queue for the actor, in one
+// Update applies changes to the queue for the actor, in one
 // transaction: priority (1-99), weight (> 0), resource pool, or a move ahead
 // of or behind another job of the same pool. Jobs are experiments
 // ("experiment-N") and tasks (commands, notebooks, shells, TensorBoards);
@@ -21,11 +21,11 @@ import (
 // that runs jobs by priority, a job moves only among jobs of its priority.
 // A pool's queue is locked while it is reordered, so concurrent moves apply
 // one after another.
-func (x *Experiments) UpdateQueue(ctx context.Context, a authz.Actor, updates []resolute.QueueControl) error {
+func (x *Queue) Update(ctx context.Context, a authz.Actor, updates []resolute.QueueControl) error {
 	if len(updates) == 0 {
 		return resolute.Errorf(resolute.EInvalid, "updates: give at least one")
 	}
-	err := x.db.InTx(ctx, func(q *db.Queries) error {
+	err := x.c.db.InTx(ctx, func(q *db.Queries) error {
 		for _, u := range updates {
 			if err := x.updateOne(ctx, q, a, u); err != nil {
 				return err
@@ -34,7 +34,7 @@ func (x *Experiments) UpdateQueue(ctx context.Context, a authz.Actor, updates []
 		return nil
 	})
 	if err == nil {
-		x.Wake()
+		x.c.wakeAdmission()
 	}
 	return err
 }
@@ -82,7 +82,7 @@ func loadJob(ctx context.Context, q *db.Queries, field, jobID string) (queueJob,
 	return j, nil
 }
 
-func (x *Experiments) updateOne(ctx context.Context, q *db.Queries, a authz.Actor, u resolute.QueueControl) error {
+func (x *Queue) updateOne(ctx context.Context, q *db.Queries, a authz.Actor, u resolute.QueueControl) error {
 	j, err := loadJob(ctx, q, "jobId", u.JobID)
 	if err != nil {
 		return err
@@ -125,7 +125,7 @@ func (x *Experiments) updateOne(ctx context.Context, q *db.Queries, a authz.Acto
 		weight = *u.Weight
 	}
 	if u.ResourcePool != nil {
-		if pool, err = x.poolFor(*u.ResourcePool); err != nil {
+		if pool, err = x.c.poolFor(*u.ResourcePool); err != nil {
 			return resolute.Errorf(resolute.EInvalid, "resourcePool: %s", strings.TrimPrefix(resolute.ErrorMessage(err), "resources.resource_pool: "))
 		}
 	}
@@ -152,7 +152,7 @@ func (x *Experiments) updateOne(ctx context.Context, q *db.Queries, a authz.Acto
 
 // move puts j ahead of (or behind) the job target in queue, the queue of
 // pool; priority is j's after this change.
-func (x *Experiments) move(ctx context.Context, q *db.Queries, queue []db.QueueEntry, j queueJob, field, target string, ahead bool,
+func (x *Queue) move(ctx context.Context, q *db.Queries, queue []db.QueueEntry, j queueJob, field, target string, ahead bool,
 	priority *int, pool string) error {
 	if target == j.id {
 		return resolute.Errorf(resolute.EInvalid, "a job cannot move next to itself")
@@ -185,8 +185,8 @@ func (x *Experiments) move(ctx context.Context, q *db.Queries, queue []db.QueueE
 
 // poolRunsByPriority says whether pool's scheduler orders jobs by priority
 // before their place in the queue.
-func (x *Experiments) poolRunsByPriority(pool string) bool {
-	for _, p := range x.opts.Pools {
+func (x *Queue) poolRunsByPriority(pool string) bool {
+	for _, p := range x.c.opts.Pools {
 		if p.Name == pool {
 			return p.Scheduler.Type == scheduler.TypePriority
 		}
@@ -196,7 +196,7 @@ func (x *Experiments) poolRunsByPriority(pool string) bool {
 
 // priorityIn is the priority a job of pool with priority p (nil: the pool's
 // default) runs at.
-func (x *Experiments) priorityIn(p *int, pool string) int {
+func (x *Queue) priorityIn(p *int, pool string) int {
 	return x.effectivePriority(resolute.Experiment{Priority: p, ResourcePool: pool})
 }
 

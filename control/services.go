@@ -15,9 +15,9 @@ import (
 
 // Services are the services the handlers call, built once by the server.
 type Services struct {
-	// Experiments runs experiments and tasks; its methods that take an
-	// Actor are the services of experiments, trials, tasks and the queue.
 	Experiments *Experiments
+	Tasks       *Tasks
+	Queue       *Queue
 	Workspaces  *Workspaces
 	Projects    *Projects
 	Trials      *Trials
@@ -29,11 +29,14 @@ type Services struct {
 	RunMetadata *RunMetadata
 }
 
-// NewServices returns the services over database; exps runs experiments
-// and metrics stores what trials report.
-func NewServices(database *db.DB, exps *Experiments, metrics *MetricsWriter, logger *slog.Logger) *Services {
+// NewServices returns the services over database; run runs experiments
+// and tasks, and metrics stores what trials report.
+func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *slog.Logger) *Services {
+	exps := run.Experiments
 	return &Services{
 		Experiments: exps,
+		Tasks:       run.Tasks,
+		Queue:       run.Queue,
 		Workspaces:  &Workspaces{db: database, logger: logger},
 		Projects:    &Projects{db: database, logger: logger},
 		Trials:      &Trials{db: database, exps: exps, metrics: metrics},

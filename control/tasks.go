@@ -18,6 +18,14 @@ import (
 	"github.com/resolute-ml/resolute/expconf"
 )
 
+// Tasks are the commands, notebooks, shells and TensorBoards (and the
+// checkpoint GC tasks the experiments start): created and killed for their
+// owners, launched by the admission loop, ready when their log says so, and
+// ended when their allocation exits or they stay idle too long.
+type Tasks struct {
+	c *core
+}
+
 // TaskRequest is a new command, notebook, shell or TensorBoard.
 type TaskRequest struct {
 	Type       string // resolute.TaskCommand...
@@ -43,10 +51,10 @@ var readyLines = map[string]*regexp.Regexp{
 	resolute.TaskShell: regexp.MustCompile(`^shell ready$`),
 }
 
-// CreateTask validates and queues a task (seeds: "Commands and Shells",
+// Create validates and queues a task (seeds: "Commands and Shells",
 // "Notebooks", "TensorBoards"). Tasks with slots go to the default compute
 // pool, zero-slot ones to the aux pool, unless resources.resource_pool says.
-func (x *Experiments) CreateTask(ctx context.Context, a authz.Actor, req TaskRequest) (resolute.Task, error) {
+func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (resolute.Task, error) {
 	if err := authz.Can(a, authz.CreateTask, authz.Cluster); err != nil {
 		return resolute.Task{}, err
 	}
@@ -66,7 +74,7 @@ func (x *Experiments) CreateTask(ctx context.Context, a authz.Actor, req TaskReq
 	}
 	layers := [][]byte{}
 	if req.Template != "" {
-		t, err := x.db.Template(ctx, req.Template)
+		t, err := x.c.db.Template(ctx, req.Template)
 		if err != nil {
 			return resolute.Task{}, err
 		}
@@ -84,16 +92,16 @@ func (x *Experiments) CreateTask(ctx context.Context, a authz.Actor, req TaskReq
 	}
 	pool := cfg.Resources.ResourcePool
 	if pool == "" {
-		pool = x.opts.AuxPool
+		pool = x.c.opts.AuxPool
 		if cfg.Slots > 0 {
-			pool = x.opts.ComputePool
+			pool = x.c.opts.ComputePool
 		}
-	} else if pool, err = x.poolFor(pool); err != nil {
+	} else if pool, err = x.c.poolFor(pool); err != nil {
 		return resolute.Task{}, err
 	}
 	projectID := req.ProjectID
 	if projectID == 0 {
-		projectID, err = x.projectFor(ctx, &expconf.ExperimentConfig{}, 0)
+		projectID, err = x.c.projectFor(ctx, &expconf.ExperimentConfig{}, 0)
 		if err != nil {
 			return resolute.Task{}, err
 		}
@@ -107,7 +115,7 @@ func (x *Experiments) CreateTask(ctx context.Context, a authz.Actor, req TaskReq
 		token = randomHex(16)
 	}
 	var id string
-	err = x.db.InTx(ctx, func(q *db.Queries) error {
+	err = x.c.db.InTx(ctx, func(q *db.Queries) error {
 		id, err = q.CreateTask(ctx, db.NewTask{Type: req.Type, Description: taskDescription(req, cfg), Config: configJSON,
 			Context: req.Context, UserID: a.UserID(), ProjectID: projectID, ResourcePool: pool, Priority: cfg.Resources.Priority,
 			Slots: cfg.Slots, ServiceToken: token, ExperimentIDs: req.ExperimentIDs, TrialIDs: req.TrialIDs})
@@ -119,9 +127,9 @@ func (x *Experiments) CreateTask(ctx context.Context, a authz.Actor, req TaskReq
 	if err != nil {
 		return resolute.Task{}, err
 	}
-	x.logger.Info("task created", "task", id, "type", req.Type, "pool", pool)
-	x.Wake()
-	return x.db.Task(ctx, id)
+	x.c.logger.Info("task created", "task", id, "type", req.Type, "pool", pool)
+	x.c.wakeAdmission()
+	return x.c.db.Task(ctx, id)
 }
 
 func taskDescription(req TaskRequest, cfg *expconf.TaskConfig) string {
@@ -146,10 +154,10 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// KillTask ends a task: a waiting one at once, a running one with SIGTERM
+// Kill ends a task: a waiting one at once, a running one with SIGTERM
 // then SIGKILL. Tasks are not preemptible and do not checkpoint.
-func (x *Experiments) KillTask(ctx context.Context, a authz.Actor, id string) error {
-	t, err := x.db.Task(ctx, id)
+func (x *Tasks) Kill(ctx context.Context, a authz.Actor, id string) error {
+	t, err := x.c.db.Task(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -159,7 +167,7 @@ func (x *Experiments) KillTask(ctx context.Context, a authz.Actor, id string) er
 	if t.State == resolute.TaskTerminated {
 		return resolute.Errorf(resolute.EConflict, "task %s has ended", id)
 	}
-	allocs, err := x.db.LiveAllocations(ctx)
+	allocs, err := x.c.db.LiveAllocations(ctx)
 	if err != nil {
 		return err
 	}
@@ -168,30 +176,31 @@ func (x *Experiments) KillTask(ctx context.Context, a authz.Actor, id string) er
 			continue
 		}
 		if a.State == resolute.AllocationPending {
-			if _, err := x.db.EndAllocation(ctx, a.ID, nil, "killed before it started"); err != nil {
+			if _, err := x.c.db.EndAllocation(ctx, a.ID, nil, "killed before it started"); err != nil {
 				return err
 			}
-			return x.db.EndTask(ctx, id, nil, "killed before it started")
+			return x.c.db.EndTask(ctx, id, nil, "killed before it started")
 		}
-		if err := x.db.SetTaskState(ctx, id, resolute.TaskTerminating); err != nil {
+		if err := x.c.db.SetTaskState(ctx, id, resolute.TaskTerminating); err != nil {
 			return err
 		}
 		// Marked overdue too: if the resource manager does not have it yet
 		// (it is being launched), the next cycle kills it.
-		if _, err := x.db.RequestPreemption(ctx, a.ID, x.now()); err != nil {
+		if _, err := x.c.db.RequestPreemption(ctx, a.ID, x.c.now()); err != nil {
 			return err
 		}
-		if err := x.rm.Kill(ctx, a.ID, x.opts.KillGrace); err != nil && resolute.ErrorCode(err) != resolute.ENotFound {
+		if err := x.c.rm.Kill(ctx, a.ID, x.c.opts.KillGrace); err != nil && resolute.ErrorCode(err) != resolute.ENotFound {
 			return err
 		}
 		return nil
 	}
-	return x.db.EndTask(ctx, id, nil, "killed")
+	return x.c.db.EndTask(ctx, id, nil, "killed")
 }
 
-// taskEnded records the end of a task's allocation.
-func (x *Experiments) taskEnded(ctx context.Context, a resolute.Allocation, exitCode *int, reason string) error {
-	if _, err := x.db.EndAllocation(ctx, a.ID, exitCode, reason); err != nil {
+// allocationExited records the end of a task's allocation, and so of the
+// task.
+func (x *Tasks) allocationExited(ctx context.Context, a resolute.Allocation, exitCode *int, reason string) error {
+	if _, err := x.c.db.EndAllocation(ctx, a.ID, exitCode, reason); err != nil {
 		return err
 	}
 	if reason == "" {
@@ -200,9 +209,9 @@ func (x *Experiments) taskEnded(ctx context.Context, a resolute.Allocation, exit
 			reason = fmt.Sprintf("exited with status %d", *exitCode)
 		}
 	}
-	x.logger.Info("task ended", "task", a.TaskID, "reason", reason)
+	x.c.logger.Info("task ended", "task", a.TaskID, "reason", reason)
 	// A checkpoint GC task's checkpoints are marked deleted with its end.
-	return x.db.InTx(ctx, func(q *db.Queries) error {
+	return x.c.db.InTx(ctx, func(q *db.Queries) error {
 		if err := q.EndTask(ctx, a.TaskID, exitCode, reason); err != nil {
 			return err
 		}
@@ -210,14 +219,14 @@ func (x *Experiments) taskEnded(ctx context.Context, a resolute.Allocation, exit
 		if err != nil || t.Type != resolute.TaskCheckpointGC {
 			return err
 		}
-		return x.checkpointGCEnded(ctx, q, a.TaskID, exitCode)
+		return checkpointGCEnded(ctx, q, x.c.logger, a.TaskID, exitCode)
 	})
 }
 
-// launchTask starts a task's allocation: the command, Jupyter, a shell's
+// launch starts a task's allocation: the command, Jupyter, a shell's
 // keep-alive process, or TensorBoard, with the task's environment.
-func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slots []int, agents []string, token string) error {
-	t, err := x.db.Task(ctx, a.TaskID)
+func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, agents []string, token string) error {
+	t, err := x.c.db.Task(ctx, a.TaskID)
 	if err != nil {
 		return err
 	}
@@ -225,7 +234,7 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 	if err != nil {
 		return err
 	}
-	tgz, err := x.db.TaskContext(ctx, t.ID)
+	tgz, err := x.c.db.TaskContext(ctx, t.ID)
 	if err != nil {
 		return err
 	}
@@ -240,18 +249,18 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 		}
 	}
 	for k, v := range map[string]string{
-		"DET_MASTER": x.opts.MasterURL, "DET_MASTER_ADDR": x.opts.MasterURL, "DET_CLUSTER_ID": x.opts.ClusterID,
+		"DET_MASTER": x.c.opts.MasterURL, "DET_MASTER_ADDR": x.c.opts.MasterURL, "DET_CLUSTER_ID": x.c.opts.ClusterID,
 		"DET_TASK_ID": t.ID, "DET_ALLOCATION_ID": a.ID, "DET_RESOURCES_ID": a.ID, "DET_SESSION_TOKEN": token,
 		"DET_USER": t.Username, "DET_TASK_TYPE": t.Type, "PYTHONUNBUFFERED": "1",
 	} {
 		env[k] = v
 	}
-	spec := resolute.LaunchSpec{AllocationID: a.ID, TaskID: t.ID, Slots: slots, WorkDir: filepath.Join(x.opts.WorkRoot, a.ID),
+	spec := resolute.LaunchSpec{AllocationID: a.ID, TaskID: t.ID, Slots: slots, WorkDir: filepath.Join(x.c.opts.WorkRoot, a.ID),
 		ContextTarGz: tgz, Env: env, SlotAgents: agents, TaskType: t.Type, User: t.Username, Pool: t.ResourcePool,
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: t.Priority, Mounts: mountsOf(cfg.BindMounts, nil),
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage}
-	listen := x.rm.ListenAddr()
+	listen := x.c.rm.ListenAddr()
 	prefix := "/proxy/" + t.ID + "/"
 	switch t.Type {
 	case resolute.TaskCommand, resolute.TaskCheckpointGC:
@@ -265,7 +274,7 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 		if err != nil {
 			return err
 		}
-		if err := x.db.SetTaskService(ctx, t.ID, port); err != nil {
+		if err := x.c.db.SetTaskService(ctx, t.ID, port); err != nil {
 			return err
 		}
 		env["NOTEBOOK_PORT"] = strconv.Itoa(port)
@@ -283,7 +292,7 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 		if err != nil {
 			return err
 		}
-		if err := x.db.SetTaskService(ctx, t.ID, port); err != nil {
+		if err := x.c.db.SetTaskService(ctx, t.ID, port); err != nil {
 			return err
 		}
 		env["TENSORBOARD_PORT"] = strconv.Itoa(port)
@@ -294,15 +303,15 @@ func (x *Experiments) launchTask(ctx context.Context, a resolute.Allocation, slo
 		args = append(args, tensorboardLogdir(sources)...)
 		spec.Entrypoint = append(args, cfg.TensorboardArgs...)
 	}
-	if err := x.db.SetTaskState(ctx, t.ID, resolute.TaskRunning); err != nil {
+	if err := x.c.db.SetTaskState(ctx, t.ID, resolute.TaskRunning); err != nil {
 		return err
 	}
 	if t.Type == resolute.TaskCommand || t.Type == resolute.TaskCheckpointGC {
-		if err := x.db.SetTaskReady(ctx, t.ID); err != nil {
+		if err := x.c.db.SetTaskReady(ctx, t.ID); err != nil {
 			return err
 		}
 	}
-	return x.rm.Launch(ctx, spec)
+	return x.c.rm.Launch(ctx, spec)
 }
 
 // jupyterCommand runs the classic notebook server of Debian's
@@ -326,14 +335,14 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// taskLine looks at a task's log line for the sign that its service is ready.
-func (x *Experiments) taskLine(ctx context.Context, task, line string) {
+// logLine looks at a task's log line for the sign that its service is ready.
+func (x *Tasks) logLine(ctx context.Context, task, line string) {
 	kind := strings.ToUpper(task[:strings.IndexByte(task+"-", '-')])
 	re := readyLines[kind]
 	if re == nil || !re.MatchString(line) {
 		return
 	}
-	if err := x.db.SetTaskReady(ctx, task); err != nil {
-		x.logger.Error("task ready", "task", task, "err", err)
+	if err := x.c.db.SetTaskReady(ctx, task); err != nil {
+		x.c.logger.Error("task ready", "task", task, "err", err)
 	}
 }

@@ -43,7 +43,7 @@ type tensorboardSource struct {
 // checkTensorBoardSources refuses a TensorBoard over nothing, over
 // experiments or trials that do not exist, or over storage the master cannot
 // read.
-func (x *Experiments) checkTensorBoardSources(ctx context.Context, req TaskRequest) error {
+func (x *Tasks) checkTensorBoardSources(ctx context.Context, req TaskRequest) error {
 	if req.Type != resolute.TaskTensorBoard {
 		if len(req.ExperimentIDs) > 0 || len(req.TrialIDs) > 0 {
 			return resolute.Errorf(resolute.EInvalid, "experimentIds and trialIds: only TensorBoards take them")
@@ -60,14 +60,14 @@ func (x *Experiments) checkTensorBoardSources(ctx context.Context, req TaskReque
 // tensorboardSources resolves experiments and trials to their TensorBoard
 // directories: one per experiment, and one per trial not already inside a
 // chosen experiment.
-func (x *Experiments) tensorboardSources(ctx context.Context, experimentIDs, trialIDs []int64) ([]tensorboardSource, error) {
+func (x *Tasks) tensorboardSources(ctx context.Context, experimentIDs, trialIDs []int64) ([]tensorboardSource, error) {
 	var out []tensorboardSource
 	bases := map[int64]string{}
 	base := func(id int64) (string, error) {
 		if b, ok := bases[id]; ok {
 			return b, nil
 		}
-		e, err := x.db.Experiment(ctx, id)
+		e, err := x.c.db.Experiment(ctx, id)
 		if err != nil {
 			return "", err
 		}
@@ -92,11 +92,11 @@ func (x *Experiments) tensorboardSources(ctx context.Context, experimentIDs, tri
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, tensorboardSource{Name: "experiment-" + strconv.FormatInt(id, 10), Dir: TensorBoardDir(b, x.opts.ClusterID, id, 0)})
+		out = append(out, tensorboardSource{Name: "experiment-" + strconv.FormatInt(id, 10), Dir: TensorBoardDir(b, x.c.opts.ClusterID, id, 0)})
 	}
 	seen := map[int64]bool{}
 	for _, id := range trialIDs {
-		t, err := x.db.Trial(ctx, id)
+		t, err := x.c.db.Trial(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +108,7 @@ func (x *Experiments) tensorboardSources(ctx context.Context, experimentIDs, tri
 			continue
 		}
 		seen[id] = true
-		out = append(out, tensorboardSource{Name: "trial-" + strconv.FormatInt(id, 10), Dir: TensorBoardDir(b, x.opts.ClusterID, t.ExperimentID, id)})
+		out = append(out, tensorboardSource{Name: "trial-" + strconv.FormatInt(id, 10), Dir: TensorBoardDir(b, x.c.opts.ClusterID, t.ExperimentID, id)})
 	}
 	for _, s := range out {
 		// TensorBoard splits --logdir_spec at commas and the first colon.

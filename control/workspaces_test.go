@@ -38,7 +38,7 @@ func newPeople(t *testing.T) people {
 		}
 		return authz.User(u)
 	}
-	return people{db: d, svc: control.NewServices(d, nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil))),
+	return people{db: d, svc: control.NewServices(d, &control.Runner{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil))),
 		admin: authz.User(admin.User), alice: user("alice"), bob: user("bob")}
 }
 

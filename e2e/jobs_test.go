@@ -184,7 +184,7 @@ func TestATaskIsDraggedBetweenExperimentsAndAMoveKeepsPriorities(t *testing.T) {
 		must(t, err)
 		jobs = append(jobs, control.JobID(e.ID))
 	}
-	cmd, err := m.Experiments.CreateTask(t.Context(), me, control.TaskRequest{Type: resolute.TaskCommand, Entrypoint: []string{"sleep", "60"}})
+	cmd, err := m.Tasks.Create(t.Context(), me, control.TaskRequest{Type: resolute.TaskCommand, Entrypoint: []string{"sleep", "60"}})
 	must(t, err)
 	running, waiting := jobs[0], jobs[1]
 
@@ -201,7 +201,7 @@ func TestATaskIsDraggedBetweenExperimentsAndAMoveKeepsPriorities(t *testing.T) {
 	must(t, expect(t, page.Locator("#queue-message")).ToBeHidden())
 	dragAbove(t, page, page.Locator("#job-"+waiting+" .drag-handle"), page.Locator("#job-"+cmd.ID))
 	waitOrder(t, page, "default", running, waiting, cmd.ID)
-	queue, err := m.Experiments.Queue(t.Context(), "")
+	queue, err := m.Runner.Queue.Jobs(t.Context(), "")
 	must(t, err)
 	for _, j := range queue {
 		if j.Priority != 42 {

@@ -27,7 +27,7 @@ func TestACellRunsInARealNotebookThroughTheProxy(t *testing.T) {
 	ctx := context.Background()
 	admin, err := m.DB.UserByUsername(ctx, "admin")
 	must(t, err)
-	task, err := m.Experiments.CreateTask(ctx, authz.User(admin.User), control.TaskRequest{Type: resolute.TaskNotebook, ConfigYAML: "resources: {slots: 0}\n"})
+	task, err := m.Tasks.Create(ctx, authz.User(admin.User), control.TaskRequest{Type: resolute.TaskNotebook, ConfigYAML: "resources: {slots: 0}\n"})
 	must(t, err)
 	deadline := time.Now().Add(60 * time.Second)
 	for {

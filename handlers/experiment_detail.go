@@ -253,7 +253,7 @@ func (s *Server) experimentEdit(e resolute.Experiment) views.ExperimentEdit {
 // priorityOrder says which way the pool's priorities run: the page never
 // leaves it to guess.
 func (s *Server) priorityOrder(pool string) string {
-	for _, p := range s.exps.Pools() {
+	for _, p := range s.queue.Pools() {
 		if p.Name == pool {
 			return "Pool " + pool + ". " + queueOrder(p.Scheduler)
 		}

@@ -50,17 +50,17 @@ func (s *Server) handleJobQueueTable(w http.ResponseWriter, r *http.Request) {
 
 // jobQueueLive builds the tables: every pool with its jobs in queue order.
 func (s *Server) jobQueueLive(r *http.Request) (views.JobQueueLive, error) {
-	jobs, err := s.exps.Queue(r.Context(), "")
+	jobs, err := s.queue.Jobs(r.Context(), "")
 	if err != nil {
 		return views.JobQueueLive{}, err
 	}
 	l := views.JobQueueLive{Version: queueVersion(jobs), Draggable: s.assets.Has("vendor/Sortable.min.js")}
 	slots := map[string][2]int{}
-	for _, p := range s.exps.ResourcePools() {
+	for _, p := range s.queue.ResourcePools() {
 		slots[p.Name] = [2]int{p.SlotsUsed, len(p.Slots)}
 	}
 	configs := map[string]scheduler.Config{}
-	for _, p := range s.exps.Pools() {
+	for _, p := range s.queue.Pools() {
 		l.PoolNames = append(l.PoolNames, p.Name)
 		configs[p.Name] = p.Scheduler
 	}
@@ -142,7 +142,7 @@ func (s *Server) handleJobEvents(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "retry: 1000\n\n")
 	last := ""
 	for {
-		jobs, err := s.exps.Queue(ctx, "")
+		jobs, err := s.queue.Jobs(ctx, "")
 		if err != nil {
 			if ctx.Err() == nil {
 				s.logger.Error("job queue events", "err", err)
@@ -185,7 +185,7 @@ func (s *Server) handleJobMoveForm(w http.ResponseWriter, r *http.Request) {
 		done = "Moved " + u.JobID + " behind " + u.BehindOf + "."
 	}
 	if err == nil {
-		err = s.svc.Experiments.UpdateQueue(r.Context(), actorFrom(r), []resolute.QueueControl{u})
+		err = s.svc.Queue.Update(r.Context(), actorFrom(r), []resolute.QueueControl{u})
 	}
 	s.queueFormDone(w, r, err, done)
 }
@@ -204,7 +204,7 @@ func (s *Server) handleJobUpdateForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err == nil {
-		err = s.svc.Experiments.UpdateQueue(r.Context(), actorFrom(r), []resolute.QueueControl{u})
+		err = s.svc.Queue.Update(r.Context(), actorFrom(r), []resolute.QueueControl{u})
 	}
 	s.queueFormDone(w, r, err, "Updated "+u.JobID+": "+strings.Join(changes, ", ")+".")
 }
@@ -213,7 +213,7 @@ func (s *Server) handleJobUpdateForm(w http.ResponseWriter, r *http.Request) {
 // the job as it is, with those changes in words.
 func (s *Server) readJobUpdateForm(r *http.Request) (resolute.QueueControl, []string, error) {
 	u := resolute.QueueControl{JobID: r.PostFormValue("job")}
-	jobs, err := s.exps.Queue(r.Context(), "")
+	jobs, err := s.queue.Jobs(r.Context(), "")
 	if err != nil {
 		return u, nil, err
 	}

@@ -14,7 +14,7 @@ func (s *Server) handleAPIJobQueue(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, resolute.Errorf(resolute.ENotFound, "resource pool %q not found", pool))
 		return
 	}
-	jobs, err := s.exps.Queue(r.Context(), pool)
+	jobs, err := s.queue.Jobs(r.Context(), pool)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -30,7 +30,7 @@ func (s *Server) handleAPIJobQueueUpdate(w http.ResponseWriter, r *http.Request)
 		s.error(w, r, err)
 		return
 	}
-	if err := s.svc.Experiments.UpdateQueue(r.Context(), actorFrom(r), req.Updates); err != nil {
+	if err := s.svc.Queue.Update(r.Context(), actorFrom(r), req.Updates); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -38,7 +38,7 @@ func (s *Server) handleAPIJobQueueUpdate(w http.ResponseWriter, r *http.Request)
 }
 
 func (s *Server) poolExists(name string) bool {
-	for _, p := range s.exps.Pools() {
+	for _, p := range s.queue.Pools() {
 		if p.Name == name {
 			return true
 		}
@@ -49,11 +49,11 @@ func (s *Server) poolExists(name string) bool {
 // handleAPIAgents serves GET /api/v1/agents: the machines (Kubernetes
 // nodes) with their slots and what holds each.
 func (s *Server) handleAPIAgents(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, resolute.AgentsResponse{Agents: s.exps.Agents()})
+	writeJSON(w, http.StatusOK, resolute.AgentsResponse{Agents: s.queue.Agents()})
 }
 
 // handleAPIResourcePools serves GET /api/v1/resource-pools: each pool with its
 // scheduler and which allocation holds each slot.
 func (s *Server) handleAPIResourcePools(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, resolute.ResourcePoolsResponse{ResourcePools: s.exps.ResourcePools()})
+	writeJSON(w, http.StatusOK, resolute.ResourcePoolsResponse{ResourcePools: s.queue.ResourcePools()})
 }

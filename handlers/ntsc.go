@@ -45,7 +45,7 @@ func (s *Server) handleAPITaskCreate(kind string) http.HandlerFunc {
 			s.error(w, r, err)
 			return
 		}
-		t, err := s.svc.Experiments.CreateTask(r.Context(), actorFrom(r), control.TaskRequest{Type: kinds[kind], ConfigYAML: req.Config,
+		t, err := s.svc.Tasks.Create(r.Context(), actorFrom(r), control.TaskRequest{Type: kinds[kind], ConfigYAML: req.Config,
 			Template: req.TemplateName, Overrides: req.Overrides, Context: req.ContextTgz, ProjectID: req.ProjectID,
 			Entrypoint: req.Entrypoint, ExperimentIDs: req.ExperimentIDs, TrialIDs: req.TrialIDs})
 		if err != nil {
@@ -103,7 +103,7 @@ func (s *Server) handleAPITaskKill(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		t, err := s.taskParam(r, kind)
 		if err == nil {
-			err = s.svc.Experiments.KillTask(r.Context(), actorFrom(r), t.ID)
+			err = s.svc.Tasks.Kill(r.Context(), actorFrom(r), t.ID)
 		}
 		if err != nil {
 			s.error(w, r, err)
@@ -124,7 +124,7 @@ func (s *Server) handleAPITaskSetPriority(kind string) http.HandlerFunc {
 			err = decodeJSON(r, &req)
 		}
 		if err == nil {
-			err = s.svc.Experiments.UpdateQueue(r.Context(), actorFrom(r), []resolute.QueueControl{{JobID: t.ID, Priority: &req.Priority}})
+			err = s.svc.Queue.Update(r.Context(), actorFrom(r), []resolute.QueueControl{{JobID: t.ID, Priority: &req.Priority}})
 		}
 		if err != nil {
 			s.error(w, r, err)

@@ -60,7 +60,7 @@ const dashboardRecent = 8
 
 func (s *Server) dashboardLive(r *http.Request) (views.DashboardLive, error) {
 	me, _ := userFrom(r)
-	l := views.DashboardLive{User: me.Username, Pools: s.exps.ResourcePools()}
+	l := views.DashboardLive{User: me.Username, Pools: s.queue.ResourcePools()}
 	mine, _, err := s.db.ExperimentPage(r.Context(), db.ExperimentListFilter{Username: me.Username, Archived: new(false),
 		Sort: "id", Descending: true, Limit: dashboardRecent})
 	if err != nil {
@@ -78,7 +78,7 @@ func (s *Server) dashboardLive(r *http.Request) (views.DashboardLive, error) {
 			l.Tasks = append(l.Tasks, taskRow(r, t))
 		}
 	}
-	jobs, err := s.exps.Queue(r.Context(), "")
+	jobs, err := s.queue.Jobs(r.Context(), "")
 	if err != nil {
 		return l, err
 	}
@@ -141,11 +141,11 @@ func (s *Server) handleClusterPools(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) clusterLive() views.ClusterLive {
 	configs := map[string]scheduler.Config{}
-	for _, p := range s.exps.Pools() {
+	for _, p := range s.queue.Pools() {
 		configs[p.Name] = p.Scheduler
 	}
 	var l views.ClusterLive
-	for _, p := range s.exps.ResourcePools() {
+	for _, p := range s.queue.ResourcePools() {
 		cp := views.ClusterPool{Pool: p, Order: priorityOrder(configs[p.Name])}
 		for _, sl := range p.Slots {
 			cp.Slots = append(cp.Slots, views.ClusterSlot{Slot: sl, TrialID: trialOfID(sl.AllocationID)})

@@ -30,11 +30,15 @@ type Config struct {
 type Deps struct {
 	DB *db.DB
 	// Services make every change; handlers read through DB.
-	Services    *control.Services
-	Configs     *control.Configs
-	Experiments *control.Experiments
-	Logger      *slog.Logger
-	Logs        *masterlog.Buffer
+	Services *control.Services
+	Configs  *control.Configs
+	// Queue and Admission are read for what the runner knows that is not
+	// in the database: the queue's last decision, pools, agents, and
+	// whether an allocation is asked to preempt.
+	Queue     *control.Queue
+	Admission *control.Admission
+	Logger    *slog.Logger
+	Logs      *masterlog.Buffer
 	// Terminals opens the terminals of shells; nil refuses them.
 	Terminals Terminals
 	// Changes tells GET /events what changed; nil refuses the stream, and
@@ -44,18 +48,19 @@ type Deps struct {
 
 // Server holds the dependencies of every handler.
 type Server struct {
-	cfg      Config
-	db       *db.DB
-	svc      *control.Services
-	configs  *control.Configs
-	exps     *control.Experiments
-	logger   *slog.Logger
-	logs     *masterlog.Buffer
-	assets   *web.Assets
-	throttle *auth.Throttle
-	proxy    *proxy.Proxy
-	changes  *live.Listener
-	now      func() time.Time
+	cfg       Config
+	db        *db.DB
+	svc       *control.Services
+	configs   *control.Configs
+	queue     *control.Queue
+	admission *control.Admission
+	logger    *slog.Logger
+	logs      *masterlog.Buffer
+	assets    *web.Assets
+	throttle  *auth.Throttle
+	proxy     *proxy.Proxy
+	changes   *live.Listener
+	now       func() time.Time
 
 	// terminals opens shells' terminals; activity, when set, is told of
 	// their traffic (for idle timeouts).
@@ -66,7 +71,7 @@ type Server struct {
 // New returns the handlers' server; Routes gives its http.Handler.
 func New(cfg Config, d Deps) *Server {
 	s := &Server{
-		cfg: cfg, db: d.DB, svc: d.Services, configs: d.Configs, exps: d.Experiments, logger: d.Logger, logs: d.Logs, assets: web.New(),
+		cfg: cfg, db: d.DB, svc: d.Services, configs: d.Configs, queue: d.Queue, admission: d.Admission, logger: d.Logger, logs: d.Logs, assets: web.New(),
 		throttle: auth.NewThrottle(time.Now), now: time.Now, terminals: d.Terminals, changes: d.Changes,
 	}
 	s.proxy = s.newProxy()

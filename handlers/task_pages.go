@@ -163,7 +163,7 @@ func (s *Server) handleTaskKillForm(w http.ResponseWriter, r *http.Request) {
 	}
 	t, err := s.taskParam(r, "")
 	if err == nil {
-		err = s.svc.Experiments.KillTask(r.Context(), actorFrom(r), t.ID)
+		err = s.svc.Tasks.Kill(r.Context(), actorFrom(r), t.ID)
 	}
 	s.taskFormDone(w, r, err, next, "Killing "+chi.URLParam(r, "id")+".")
 }
@@ -218,7 +218,7 @@ const tensorBoardLaunched = "; it opens once TensorBoard is ready."
 // launchTaskForm creates a task for the signed-in user and goes to its page,
 // or back to the form's page with the reason the master refused.
 func (s *Server) launchTaskForm(w http.ResponseWriter, r *http.Request, req control.TaskRequest, back, more string) {
-	t, err := s.svc.Experiments.CreateTask(r.Context(), actorFrom(r), req)
+	t, err := s.svc.Tasks.Create(r.Context(), actorFrom(r), req)
 	if err != nil {
 		s.taskFormDone(w, r, err, back, "")
 		return

@@ -183,7 +183,7 @@ func (s *Server) handlePreemptionSignal(w http.ResponseWriter, r *http.Request) 
 	}
 	var preempt bool
 	err = longPoll(r.Context(), timeout, 250*time.Millisecond, func() (bool, error) {
-		preempt, err = s.exps.ShouldPreempt(r.Context(), id)
+		preempt, err = s.admission.ShouldPreempt(r.Context(), id)
 		return preempt, err
 	})
 	if err != nil {

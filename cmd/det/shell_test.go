@@ -50,7 +50,7 @@ func TestShellStartAndOpenStreamATerminal(t *testing.T) {
 	if !strings.HasPrefix(other, "shell-") || other == id[1] {
 		t.Fatalf("det shell start -d: %q", other)
 	}
-	c.m.Experiments.KillTask(t.Context(), authz.System, id[1])
+	c.m.Tasks.Kill(t.Context(), authz.System, id[1])
 	c.ended("shell", id[1])
 	if r = c.run("", "shell", "open", id[1]); r.code == 0 || !strings.Contains(r.stderr, "has ended") {
 		t.Fatalf("open an ended shell: %d\nstdout: %q\nstderr: %s", r.code, r.stdout, r.stderr)

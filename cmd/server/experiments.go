@@ -17,11 +17,11 @@ import (
 	"github.com/resolute-ml/resolute/scheduler"
 )
 
-// started is what startExperiments hands back: the experiment runner, the
+// started is what startExperiments hands back: the runner, the
 // terminals of running allocations, and how to stop watching the resource
 // manager (tasks keep running, to be adopted by the next start).
 type started struct {
-	exps      *control.Experiments
+	runner    *control.Runner
 	terminals handlers.Terminals
 	close     func() error
 }
@@ -33,7 +33,7 @@ var (
 )
 
 // startExperiments starts the configured resource manager and the
-// experiment runner: it adopts the allocations that survived a restart, and
+// runner of experiments and tasks: it adopts the allocations that survived a restart, and
 // runs admission and the event pump until ctx ends.
 func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.DB, configs *control.Configs,
 	clusterID string, logger *slog.Logger) (started, error) {
@@ -49,14 +49,14 @@ func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.D
 	if err != nil {
 		return started{}, err
 	}
-	exps := control.NewExperiments(database, configs, rm, runOptions(cfg, clusterID, pools, kubernetes, logger), logger)
-	if err := exps.Recover(ctx); err != nil {
+	runner := control.NewRunner(database, configs, rm, runOptions(cfg, clusterID, pools, kubernetes, logger), logger)
+	if err := runner.Admission.Recover(ctx); err != nil {
 		rm.Close()
 		return started{}, fmt.Errorf("recover experiments: %w", err)
 	}
-	go exps.Pump(ctx)
-	go exps.Run(ctx)
-	return started{exps: exps, terminals: rm, close: rm.Close}, nil
+	go runner.Admission.Pump(ctx)
+	go runner.Admission.Run(ctx)
+	return started{runner: runner, terminals: rm, close: rm.Close}, nil
 }
 
 // startLocal starts the local resource manager: tasks run on this machine
@@ -85,7 +85,7 @@ func startLocal(cfg masterconf.Config, logger *slog.Logger) (control.ResourceMan
 	return rm, pools, nil
 }
 
-// runOptions are the experiment runner's options from master.yaml. On
+// runOptions are the runner's options from master.yaml. On
 // Kubernetes a higher priority runs first (masterconf sets its default, 50).
 func runOptions(cfg masterconf.Config, clusterID string, confPools []masterconf.Pool, kubernetes bool, logger *slog.Logger) control.RunOptions {
 	var pools []control.Pool

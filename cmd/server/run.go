@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	defer st.close()
-	exps := st.exps
+	runner := st.runner
 	metrics := control.NewMetricsWriter(database, logger)
 	go metrics.Run(ctx)
 	changes := live.New(database, logger)
@@ -91,10 +91,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		SessionLifetime: cfg.Security.SessionLifetime.Duration,
 		SecureCookies:   cfg.TLS.Cert != "",
 		MaxBodyBytes:    cfg.MaxRequestBodyBytes,
-	}, handlers.Deps{DB: database, Services: control.NewServices(database, exps, metrics, logger), Configs: configs, Experiments: exps, Logger: logger, Logs: logs,
+	}, handlers.Deps{DB: database, Services: control.NewServices(database, runner, metrics, logger), Configs: configs,
+		Queue: runner.Queue, Admission: runner.Admission, Logger: logger, Logs: logs,
 		Terminals: st.terminals, Changes: changes})
 
-	go exps.WatchIdle(ctx, h.Proxy().LastActivity, 5*time.Second)
+	go runner.Tasks.WatchIdle(ctx, h.Proxy().LastActivity, 5*time.Second)
 
 	ln, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port))
 	if err != nil {

@@ -31,7 +31,9 @@ type Master struct {
 	DB            *db.DB
 	DatabaseURL   string // the test database, for tests that seed it in bulk
 	Logs          *masterlog.Buffer
-	Experiments   *control.Experiments
+	Experiments   *control.Experiments // Runner.Experiments
+	Tasks         *control.Tasks       // Runner.Tasks
+	Runner        *control.Runner
 	RM            *local.Manager
 	CheckpointDir string // the default shared_fs storage
 	srv           *httptest.Server
@@ -108,13 +110,14 @@ func Start(t testing.TB, opts Options) *Master {
 		t.Fatal(err)
 	}
 	configs := control.NewConfigs(d, opts.Defaults)
-	m.Experiments = control.NewExperiments(d, configs, m.RM, control.RunOptions{MasterURL: m.URL, ClusterID: clusterID,
+	m.Runner = control.NewRunner(d, configs, m.RM, control.RunOptions{MasterURL: m.URL, ClusterID: clusterID,
 		WorkRoot: filepath.Join(dir, "work"), KillGrace: time.Second, Pools: pools(opts.Scheduler)}, logger)
+	m.Experiments, m.Tasks = m.Runner.Experiments, m.Runner.Tasks
 	metrics := control.NewMetricsWriter(d, logger)
 	ctx, cancel := context.WithCancel(context.Background())
 	go metrics.Run(ctx)
-	go m.Experiments.Pump(ctx)
-	go m.Experiments.Run(ctx)
+	go m.Runner.Admission.Pump(ctx)
+	go m.Runner.Admission.Run(ctx)
 	changes := live.New(d, logger, opts.Live...)
 	go changes.Run(ctx)
 	go changes.Follow(ctx, live.MasterLogs, logs.Changed)
@@ -129,9 +132,10 @@ func Start(t testing.TB, opts Options) *Master {
 			ResourceManager: "local", URL: m.URL},
 		SessionLifetime: time.Hour,
 		MaxBodyBytes:    opts.MaxBodyBytes,
-	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Experiments, metrics, logger), Configs: configs, Experiments: m.Experiments, Logger: logger, Logs: logs,
+	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Runner, metrics, logger), Configs: configs,
+		Queue: m.Runner.Queue, Admission: m.Runner.Admission, Logger: logger, Logs: logs,
 		Terminals: m.RM, Changes: changes})
-	go m.Experiments.WatchIdle(ctx, h.Proxy().LastActivity, 200*time.Millisecond)
+	go m.Tasks.WatchIdle(ctx, h.Proxy().LastActivity, 200*time.Millisecond)
 	m.srv.Config.Handler = h.Handler()
 	m.srv.Start()
 	t.Cleanup(func() {
