@@ -2,6 +2,8 @@ package control
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
@@ -63,6 +65,10 @@ type CheckpointFiles struct {
 // experiment's owner, an administrator, or its trial's own allocation), and
 // none may be a model version.
 func (s *Checkpoints) SetFiles(ctx context.Context, a authz.Actor, files []CheckpointFiles) error {
+	// Locked in one order, so two requests naming the same checkpoints
+	// wait for each other instead of deadlocking.
+	files = slices.Clone(files)
+	slices.SortFunc(files, func(x, y CheckpointFiles) int { return strings.Compare(x.UUID, y.UUID) })
 	return s.db.InTx(ctx, func(q *db.Queries) error {
 		for _, f := range files {
 			c, err := q.CheckpointForUpdate(ctx, f.UUID)

@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,8 +41,10 @@ func (db *DB) InsertMetrics(ctx context.Context, reports []resolute.MetricsRepor
 		if err := q.q.InsertMetrics(ctx, p); err != nil {
 			return translate(err, "metrics")
 		}
-		for id, s := range steps {
-			if err := q.q.SetTrialSteps(ctx, gen.SetTrialStepsParams{ID: id, StepsCompleted: s}); err != nil {
+		// Trials in id order: the runner locks trial rows too, and one order
+		// keeps two batches from deadlocking.
+		for _, id := range slices.Sorted(maps.Keys(steps)) {
+			if err := q.q.SetTrialSteps(ctx, gen.SetTrialStepsParams{ID: id, StepsCompleted: steps[id]}); err != nil {
 				return translate(err, "trial %d", id)
 			}
 		}
