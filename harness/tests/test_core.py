@@ -631,7 +631,11 @@ class LaunchTest(unittest.TestCase):
                 "import determined as det\n"
                 "d = det.core.DistributedContext.from_torch_distributed()\n"
                 "ranks = d.allgather(d.rank)\n"
-                "print('rank', d.rank, 'of', d.size, 'saw', ranks, flush=True)\n")
+                # One write of the whole line: both workers share the pipe, and
+                # print's pieces of several arguments interleave.
+                "import sys\n"
+                "sys.stdout.write(f'rank {d.rank} of {d.size} saw {ranks}\\n')\n"
+                "sys.stdout.flush()\n")
             env = clean_environ()
             env.update({"PYTHONPATH": HARNESS, "PYTHONDONTWRITEBYTECODE": "1",
                         "DET_MASTER": "http://127.0.0.1:1", "DET_SESSION_TOKEN": "t",
