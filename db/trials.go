@@ -110,10 +110,11 @@ func (q *Queries) Allocation(ctx context.Context, id string) (resolute.Allocatio
 	return toAllocation(a), translate(err, "allocation %s", id)
 }
 
-// AllocationByToken returns the allocation whose token hashes to hash.
-func (q *Queries) AllocationByToken(ctx context.Context, hash []byte) (resolute.Allocation, error) {
-	a, err := q.q.GetAllocationByToken(ctx, hash)
-	return toAllocation(a), translate(err, "allocation")
+// AllocationByToken returns the allocation whose token hashes to hash and
+// the experiment of its trial (0 when it is no trial's).
+func (q *Queries) AllocationByToken(ctx context.Context, hash []byte) (resolute.Allocation, int64, error) {
+	row, err := q.q.GetAllocationByToken(ctx, hash)
+	return toAllocation(row.Allocation), row.ExperimentID, translate(err, "allocation")
 }
 
 // PendingAllocations lists allocations waiting for slots, oldest first.

@@ -36,16 +36,11 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := r.Header.Get(AllocationTokenHeader); h != "" {
 			tok := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(h, "Bearer "), "bearer "))
-			a, err := s.db.AllocationByToken(r.Context(), auth.HashToken(tok))
+			a, experimentID, err := s.db.AllocationByToken(r.Context(), auth.HashToken(tok))
 			if err == nil && a.State == resolute.AllocationRunning {
 				actor := authz.Allocation(a)
-				if a.TrialID != nil { // a trial's: it may read its experiment too
-					t, err := s.db.Trial(r.Context(), *a.TrialID)
-					if err != nil {
-						s.error(w, r, err)
-						return
-					}
-					actor = authz.TrialAllocation(a, t.ExperimentID)
+				if experimentID != 0 { // a trial's: it may read its experiment too
+					actor = authz.TrialAllocation(a, experimentID)
 				}
 				ctx := context.WithValue(r.Context(), allocationKey, a)
 				r = r.WithContext(context.WithValue(ctx, allocationActorKey, actor))

@@ -128,29 +128,39 @@ func (q *Queries) GetAllocation(ctx context.Context, id string) (Allocation, err
 }
 
 const getAllocationByToken = `-- name: GetAllocationByToken :one
-SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE token_hash = $1
+SELECT a.id, a.task_id, a.trial_id, a.state, a.slots, a.slot_ids, a.token_hash, a.preempt, a.preempt_acked, a.kill_after, a.exit_code, a.exit_reason, a.created_at, a.started_at, a.ended_at, a.slot_agents, COALESCE(t.experiment_id, 0)::bigint AS experiment_id
+FROM allocations a LEFT JOIN trials t ON t.id = a.trial_id
+WHERE a.token_hash = $1
 `
 
-func (q *Queries) GetAllocationByToken(ctx context.Context, tokenHash []byte) (Allocation, error) {
+type GetAllocationByTokenRow struct {
+	Allocation   Allocation
+	ExperimentID int64
+}
+
+// An allocation by its token, with its trial's experiment (0 for tasks
+// that are not trials).
+func (q *Queries) GetAllocationByToken(ctx context.Context, tokenHash []byte) (GetAllocationByTokenRow, error) {
 	row := q.db.QueryRow(ctx, getAllocationByToken, tokenHash)
-	var i Allocation
+	var i GetAllocationByTokenRow
 	err := row.Scan(
-		&i.ID,
-		&i.TaskID,
-		&i.TrialID,
-		&i.State,
-		&i.Slots,
-		&i.SlotIds,
-		&i.TokenHash,
-		&i.Preempt,
-		&i.PreemptAcked,
-		&i.KillAfter,
-		&i.ExitCode,
-		&i.ExitReason,
-		&i.CreatedAt,
-		&i.StartedAt,
-		&i.EndedAt,
-		&i.SlotAgents,
+		&i.Allocation.ID,
+		&i.Allocation.TaskID,
+		&i.Allocation.TrialID,
+		&i.Allocation.State,
+		&i.Allocation.Slots,
+		&i.Allocation.SlotIds,
+		&i.Allocation.TokenHash,
+		&i.Allocation.Preempt,
+		&i.Allocation.PreemptAcked,
+		&i.Allocation.KillAfter,
+		&i.Allocation.ExitCode,
+		&i.Allocation.ExitReason,
+		&i.Allocation.CreatedAt,
+		&i.Allocation.StartedAt,
+		&i.Allocation.EndedAt,
+		&i.Allocation.SlotAgents,
+		&i.ExperimentID,
 	)
 	return i, err
 }

@@ -7,7 +7,11 @@ VALUES ($1, $2, $3, 'PENDING', $4);
 SELECT * FROM allocations WHERE id = $1;
 
 -- name: GetAllocationByToken :one
-SELECT * FROM allocations WHERE token_hash = $1;
+-- An allocation by its token, with its trial's experiment (0 for tasks
+-- that are not trials).
+SELECT sqlc.embed(a), COALESCE(t.experiment_id, 0)::bigint AS experiment_id
+FROM allocations a LEFT JOIN trials t ON t.id = a.trial_id
+WHERE a.token_hash = $1;
 
 -- name: ListPendingAllocations :many
 SELECT * FROM allocations WHERE state = 'PENDING' ORDER BY created_at, id;
