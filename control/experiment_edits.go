@@ -13,8 +13,9 @@ import (
 
 // The edits of an experiment that are not changes of its state: archive,
 // delete, move, its name, notes, labels and scheduling. Each is for the
-// experiment's owner or an administrator, checked under the experiment's
-// row lock in the transaction that writes.
+// experiment's owner or an administrator, checked in the transaction that
+// writes: under the experiment's row lock, except the scheduling, which
+// takes the queue's lock first (as the queue does) and reads the row there.
 
 // Limits of what an experiment's page edits.
 const (

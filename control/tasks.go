@@ -171,12 +171,12 @@ func (x *Tasks) Kill(ctx context.Context, a authz.Actor, id string) error {
 	if err != nil {
 		return err
 	}
-	for _, a := range allocs {
-		if a.TaskID != id {
+	for _, al := range allocs {
+		if al.TaskID != id {
 			continue
 		}
-		if a.State == resolute.AllocationPending {
-			if _, err := x.c.db.EndAllocation(ctx, a.ID, nil, "killed before it started"); err != nil {
+		if al.State == resolute.AllocationPending {
+			if _, err := x.c.db.EndAllocation(ctx, al.ID, nil, "killed before it started"); err != nil {
 				return err
 			}
 			return x.c.db.EndTask(ctx, id, nil, "killed before it started")
@@ -186,10 +186,10 @@ func (x *Tasks) Kill(ctx context.Context, a authz.Actor, id string) error {
 		}
 		// Marked overdue too: if the resource manager does not have it yet
 		// (it is being launched), the next cycle kills it.
-		if _, err := x.c.db.RequestPreemption(ctx, a.ID, x.c.now()); err != nil {
+		if _, err := x.c.db.RequestPreemption(ctx, al.ID, x.c.now()); err != nil {
 			return err
 		}
-		if err := x.c.rm.Kill(ctx, a.ID, x.c.opts.KillGrace); err != nil && resolute.ErrorCode(err) != resolute.ENotFound {
+		if err := x.c.rm.Kill(ctx, al.ID, x.c.opts.KillGrace); err != nil && resolute.ErrorCode(err) != resolute.ENotFound {
 			return err
 		}
 		return nil
