@@ -104,35 +104,71 @@ func (s *Server) Down() string {
 	return msg
 }
 
-// waitForEarlierServer waits until no postmaster of an earlier run holds
-// the data directory (after the master was killed, its server gets SIGINT
-// and shuts down, which takes a checkpoint's time), at most limit.
+// waitForEarlierServer waits until no server of an earlier run holds the
+// data directory, at most limit: its postmaster (after the master was
+// killed, its server gets SIGINT and shuts down, which takes a
+// checkpoint's time), or the backends of a postmaster that was killed,
+// which still hold its shared memory until they see it gone.
 func (s *Server) waitForEarlierServer(ctx context.Context, limit time.Duration) error {
 	lockFile := filepath.Join(s.dataDir, "postmaster.pid")
 	deadline := time.Now().Add(limit)
 	waited := 0
 	for {
-		pid := lockHolder(lockFile)
-		if pid == 0 {
+		pid, attached := lockHolder(lockFile), shmAttached(lockFile)
+		if pid == 0 && attached == 0 {
 			if waited != 0 {
 				s.logger.Info("the embedded database of an earlier run stopped", "pid", waited)
 			}
 			return nil
 		}
-		if waited == 0 {
+		if pid != 0 && waited == 0 {
 			s.logger.Info("waiting for the embedded database of an earlier run to stop", "pid", pid, "lock_file", lockFile)
 			waited = pid
 		}
 		if time.Now().After(deadline) {
+			if pid == 0 {
+				return fmt.Errorf("%d processes of an earlier PostgreSQL server still hold the shared memory named in %s after %s: "+
+					"stop them (`ipcs -m -p`), and start again", attached, lockFile, limit)
+			}
 			return fmt.Errorf("a PostgreSQL server (pid %d, in %s) still holds the embedded database after %s: "+
 				"is another master using this data_dir? Stop that server, or wait for it, and start again", pid, lockFile, limit)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// shmAttached is how many processes attach the System V shared memory
+// segment a postmaster.pid names (its seventh line: key and id), as
+// /proc/sysvipc/shm tells: PostgreSQL refuses to start while any do.
+func shmAttached(lockFile string) int {
+	b, err := os.ReadFile(lockFile)
+	if err != nil {
+		return 0
+	}
+	lines := strings.Split(string(b), "\n")
+	if len(lines) < 7 {
+		return 0
+	}
+	f := strings.Fields(lines[6])
+	if len(f) != 2 {
+		return 0
+	}
+	table, err := os.ReadFile("/proc/sysvipc/shm")
+	if err != nil {
+		return 0 // nothing to ask: PostgreSQL will say
+	}
+	for _, row := range strings.Split(string(table), "\n")[1:] {
+		// key shmid perms size cpid lpid nattch ...
+		if cols := strings.Fields(row); len(cols) > 6 && cols[1] == f[1] {
+			n, _ := strconv.Atoi(cols[6])
+			return n
+		}
+	}
+	return 0
 }
 
 // lockHolder is the pid of the live postmaster named by a postmaster.pid,
