@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -28,13 +29,14 @@ type Admission struct {
 
 // Run schedules until ctx ends: each cycle kills allocations past their
 // preemption deadline, asks the scheduler what to start and preempt, and
-// does it.
+// does it. A cycle that finds the database unavailable is tried again at
+// the next tick, silently.
 func (x *Admission) Run(ctx context.Context) error {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		start := time.Now()
-		if err := x.cycle(ctx); err != nil && ctx.Err() == nil {
+		if err := x.cycle(ctx); err != nil && !quiet(ctx, err) {
 			x.c.logger.Error("admission cycle", "err", err)
 		}
 		if d := time.Since(start); d > time.Second {
@@ -116,9 +118,17 @@ func (x *Admission) cycle(ctx context.Context) error {
 const launchParallelism = 16
 
 // launchFailed handles an allocation that could not start: a slot the
-// resource manager still holds puts it back in the queue; anything else
-// fails the run.
+// resource manager still holds, or the database unavailable before the
+// resource manager was asked, puts it back in the queue (once the database
+// is back); anything else fails the run.
 func (x *Admission) launchFailed(ctx context.Context, a resolute.Allocation, err error) {
+	var refused launchError
+	if !errors.As(err, &refused) && db.Unavailable(err) {
+		if err := untilAvailable(ctx, func() error { return x.c.db.UnstartAllocation(ctx, a.ID) }); err != nil && !quiet(ctx, err) {
+			x.c.logger.Error("requeue allocation", "allocation", a.ID, "err", err)
+		}
+		return
+	}
 	if resolute.ErrorCode(err) == resolute.EConflict {
 		x.c.logger.Warn("slots still busy; the allocation waits", "allocation", a.ID, "err", err)
 		if err := x.c.db.UnstartAllocation(ctx, a.ID); err != nil {
@@ -286,7 +296,22 @@ func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []sc
 	if t.LatestCheckpoint != "" {
 		x.c.taskLog(ctx, a, "INFO", "resuming from checkpoint "+t.LatestCheckpoint)
 	}
-	return x.c.rm.Launch(ctx, spec)
+	return launched(x.c.rm.Launch(ctx, spec))
+}
+
+// launchError is the resource manager's answer to Launch, told apart from
+// the database's errors before it (launchFailed); it reads as the error.
+type launchError struct{ err error }
+
+func (e launchError) Error() string { return e.err.Error() }
+func (e launchError) Unwrap() error { return e.err }
+
+// launched marks an error of the resource manager's Launch.
+func launched(err error) error {
+	if err == nil {
+		return nil
+	}
+	return launchError{err}
 }
 
 // trialEnv is the environment Determined gives a trial (inventory §2).

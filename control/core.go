@@ -130,7 +130,7 @@ func (c *core) setLastDecision(d scheduler.Decision) {
 func (c *core) taskLog(ctx context.Context, a resolute.Allocation, level, msg string) {
 	err := c.db.InsertTaskLogs(ctx, []resolute.TaskLog{{TaskID: a.TaskID, AllocationID: a.ID, Time: c.now(),
 		Level: level, Source: "master", Log: msg}})
-	if err != nil {
+	if err != nil && !quiet(ctx, err) {
 		c.logger.Error("task log", "allocation", a.ID, "err", err)
 	}
 }

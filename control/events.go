@@ -127,7 +127,7 @@ func (x *Experiments) allocationExited(ctx context.Context, a resolute.Allocatio
 		return err
 	}
 	x.c.wakeAdmission()
-	if err := x.CollectGarbage(ctx, t.ExperimentID); err != nil {
+	if err := x.CollectGarbage(ctx, t.ExperimentID); err != nil && !quiet(ctx, err) {
 		x.c.logger.Error("checkpoint garbage collection", "experiment", t.ExperimentID, "err", err)
 	}
 	return nil

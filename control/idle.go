@@ -88,7 +88,9 @@ func (x *Tasks) WatchIdle(ctx context.Context, proxyActivity func(taskID string)
 		live := true
 		tasks, err := x.c.db.Tasks(ctx, db.TaskFilter{Live: &live})
 		if err != nil {
-			x.c.logger.Error("idle watch", "err", err)
+			if !quiet(ctx, err) {
+				x.c.logger.Error("idle watch", "err", err)
+			}
 			continue
 		}
 		now := x.c.now()

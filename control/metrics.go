@@ -78,7 +78,7 @@ func (w *MetricsWriter) Run(ctx context.Context) {
 		wctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err := w.db.InsertMetrics(wctx, reports)
 		cancel()
-		if err != nil {
+		if err != nil && !db.Unavailable(err) { // the reporters are told, and try again
 			w.logger.Error("store metrics", "reports", len(reports), "err", err)
 		}
 		for _, p := range batch {

@@ -11,39 +11,49 @@ import (
 // Pump turns the resource manager's events into state changes until its
 // Events closes or ctx ends: log lines are stored in batches (a task's tell
 // the Tasks when its service is ready), and an exit goes to the Experiments
-// when a trial's allocation ended, to the Tasks when a task's did.
+// when a trial's allocation ended, to the Tasks when a task's did. While
+// the database is unavailable it waits and tries again, so no exit and no
+// line is dropped; the resource manager holds the events that come
+// meanwhile.
 func (x *Admission) Pump(ctx context.Context) {
 	events := x.c.rm.Events()
 	var batch []resolute.TaskLog
 	tasks := map[string]string{} // allocation → task, from the first line
-	flush := func() {
+	store := func(ctx context.Context) {
 		if len(batch) == 0 {
 			return
 		}
-		if err := x.c.db.InsertTaskLogs(ctx, batch); err != nil && ctx.Err() == nil {
+		err := untilAvailable(ctx, func() error { return x.c.db.InsertTaskLogs(ctx, batch) })
+		if err != nil && ctx.Err() == nil {
 			x.c.logger.Error("store task logs", "lines", len(batch), "err", err)
 		}
 		batch = batch[:0]
 	}
+	flush := func() { store(ctx) }
+	// The last lines are stored even as the master stops.
+	defer func() {
+		last, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		store(last)
+	}()
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			flush()
 			return
 		case <-tick.C:
 			flush()
 		case ev, ok := <-events:
 			if !ok {
-				flush()
 				return
 			}
 			switch e := ev.(type) {
 			case resolute.AllocationStarted:
 				// A task reached at an address of its own (a pod IP).
 				if task := taskOf(e.AllocationID); e.Addr != "" && !strings.HasPrefix(task, "trial-") {
-					if err := x.c.db.SetTaskServiceHost(ctx, task, e.Addr); err != nil && ctx.Err() == nil {
+					err := untilAvailable(ctx, func() error { return x.c.db.SetTaskServiceHost(ctx, task, e.Addr) })
+					if err != nil && ctx.Err() == nil {
 						x.c.logger.Error("task address", "task", task, "err", err)
 					}
 				}
@@ -65,7 +75,9 @@ func (x *Admission) Pump(ctx context.Context) {
 				flush() // its last lines first
 				delete(tasks, e.AllocationID)
 				if e.Requeue {
-					x.requeue(ctx, e.AllocationID, e.Err)
+					if err := untilAvailable(ctx, func() error { return x.requeue(ctx, e.AllocationID, e.Err) }); err != nil && ctx.Err() == nil {
+						x.c.logger.Error("requeue", "allocation", e.AllocationID, "err", err)
+					}
 					continue
 				}
 				var code *int
@@ -78,7 +90,8 @@ func (x *Admission) Pump(ctx context.Context) {
 				if e.Killed {
 					reason = "killed"
 				}
-				if err := x.AllocationExited(ctx, e.AllocationID, code, reason); err != nil && ctx.Err() == nil {
+				err := untilAvailable(ctx, func() error { return x.AllocationExited(ctx, e.AllocationID, code, reason) })
+				if err != nil && ctx.Err() == nil {
 					x.c.logger.Error("allocation exit", "allocation", e.AllocationID, "err", err)
 				}
 			}
@@ -97,11 +110,10 @@ func taskOf(allocationID string) string {
 }
 
 // requeue puts an allocation that never really ran back in the queue.
-func (x *Admission) requeue(ctx context.Context, allocationID string, why error) {
+func (x *Admission) requeue(ctx context.Context, allocationID string, why error) error {
 	a, err := x.c.db.Allocation(ctx, allocationID)
 	if err != nil {
-		x.c.logger.Error("requeue", "allocation", allocationID, "err", err)
-		return
+		return err
 	}
 	msg := "the allocation goes back to the queue"
 	if why != nil {
@@ -109,9 +121,10 @@ func (x *Admission) requeue(ctx context.Context, allocationID string, why error)
 	}
 	x.c.taskLog(ctx, a, "WARNING", msg)
 	if err := x.c.db.UnstartAllocation(ctx, allocationID); err != nil {
-		x.c.logger.Error("requeue", "allocation", allocationID, "err", err)
+		return err
 	}
 	x.c.wakeAdmission()
+	return nil
 }
 
 // AllocationExited hands the end of an allocation to what it ran: a

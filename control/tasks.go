@@ -311,7 +311,7 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 			return err
 		}
 	}
-	return x.c.rm.Launch(ctx, spec)
+	return launched(x.c.rm.Launch(ctx, spec))
 }
 
 // jupyterCommand runs the classic notebook server of Debian's
@@ -342,7 +342,7 @@ func (x *Tasks) logLine(ctx context.Context, task, line string) {
 	if re == nil || !re.MatchString(line) {
 		return
 	}
-	if err := x.c.db.SetTaskReady(ctx, task); err != nil {
+	if err := untilAvailable(ctx, func() error { return x.c.db.SetTaskReady(ctx, task) }); err != nil && ctx.Err() == nil {
 		x.c.logger.Error("task ready", "task", task, "err", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/views"
 )
 
@@ -52,8 +53,14 @@ func isAPI(r *http.Request) bool {
 }
 
 // error answers with err: JSON for the API, an error page otherwise.
-// Internal errors are logged here, once, and shown as "internal error".
+// Internal errors are logged here, once, and shown as "internal error". An
+// unreachable database is a 503 that asks to try again, unlogged: the
+// outage is logged once where it is handled, not once per request.
 func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
+	if resolute.ErrorCode(err) == resolute.EInternal && db.Unavailable(err) {
+		err = resolute.Errorf(resolute.EUnavailable, "the database is unavailable; try again shortly")
+		w.Header().Set("Retry-After", "1")
+	}
 	code, msg := resolute.ErrorCode(err), resolute.ErrorMessage(err)
 	if code == resolute.EInternal {
 		s.logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)

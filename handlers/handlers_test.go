@@ -304,6 +304,16 @@ func TestHealthAndInfoNeedNoSession(t *testing.T) {
 	}
 }
 
+func TestHealthSaysTheEmbeddedDatabaseIsDownWhileItIs(t *testing.T) {
+	down := "the embedded database is down for 2s: it exited (signal: killed); restarting it"
+	m := handlerstest.Start(t, handlerstest.Options{DatabaseDown: func() string { return down }})
+	var health map[string]string
+	if code := api(t, m, "GET", "/health", "", "", &health); code != 503 || health["status"] != "unavailable" ||
+		health["database"] != "down" || health["detail"] != down {
+		t.Fatalf("health: %d %v", code, health)
+	}
+}
+
 func TestMasterLogsStream(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	token := login(t, m, "admin", "")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
+	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/scheduler"
 	"github.com/resolute-ml/resolute/views"
 )
@@ -144,7 +145,7 @@ func (s *Server) handleJobEvents(w http.ResponseWriter, r *http.Request) {
 	for {
 		jobs, err := s.queue.Jobs(ctx, "")
 		if err != nil {
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && !db.Unavailable(err) {
 				s.logger.Error("job queue events", "err", err)
 			}
 			return

@@ -12,12 +12,22 @@ import (
 	"github.com/resolute-ml/resolute/views"
 )
 
-// handleHealth serves GET /health: 200 when the database answers, else 503.
+// handleHealth serves GET /health: 200 when the database answers, else 503
+// saying what is down: {"status": "unavailable", "database": "down" (the
+// embedded database died and is being restarted) or "unreachable",
+// "detail": ...}.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if s.databaseDown != nil {
+		if why := s.databaseDown(); why != "" {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "down", "detail": why})
+			return
+		}
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.db.Ping(ctx); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable"})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "database": "unreachable",
+			"detail": "the database does not answer"})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok", "database": "ok"})

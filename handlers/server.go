@@ -44,6 +44,10 @@ type Deps struct {
 	// Changes tells GET /events what changed; nil refuses the stream, and
 	// live pages fall back to polling slowly.
 	Changes *live.Listener
+	// DatabaseDown says why the embedded database is down while its
+	// supervisor restarts it, "" while it runs (GET /health); nil with an
+	// external database, which /health pings.
+	DatabaseDown func() string
 }
 
 // Server holds the dependencies of every handler.
@@ -62,6 +66,8 @@ type Server struct {
 	changes   *live.Listener
 	now       func() time.Time
 
+	databaseDown func() string
+
 	// terminals opens shells' terminals; activity, when set, is told of
 	// their traffic (for idle timeouts).
 	terminals Terminals
@@ -73,6 +79,7 @@ func New(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, db: d.DB, svc: d.Services, configs: d.Configs, queue: d.Queue, admission: d.Admission, logger: d.Logger, logs: d.Logs, assets: web.New(),
 		throttle: auth.NewThrottle(time.Now), now: time.Now, terminals: d.Terminals, changes: d.Changes,
+		databaseDown: d.DatabaseDown,
 	}
 	s.proxy = s.newProxy()
 	s.activity = s.proxy.Touch

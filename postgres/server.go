@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -23,18 +24,36 @@ import (
 const InstallHint = "PostgreSQL is not installed: install it with `apt-get install postgresql` " +
 	"(Debian/Ubuntu), or set db.host in master.yaml to use an existing server"
 
-// Server is a running private PostgreSQL server.
+// Server is a running private PostgreSQL server. Run keeps it running;
+// Stop stops it.
 type Server struct {
-	dir     string // ours: holds data/, run/ (the socket) and server.log
-	dataDir string
-	sockDir string
-	cmd     *exec.Cmd
-	done    chan error
-	logger  *slog.Logger
+	dir      string // ours: holds data/, run/ (the socket), password and server.log
+	dataDir  string
+	sockDir  string
+	bin      string
+	cred     *syscall.Credential // the postgres user's when we are root, else nil
+	password string              // the superuser's, from <dir>/password
+	logger   *slog.Logger
+
+	mu           sync.Mutex
+	proc         *process  // the postmaster now, or the one that last exited
+	stopping     bool      // Stop was called: start nothing more
+	downSince    time.Time // when it went down; zero while it runs
+	downWhy      string    // how it went down
+	failedStarts int       // how many starts failed since
 }
 
-// Start initializes dir (when it holds no cluster yet) and starts a server on
-// a unix socket in it. It returns once the server accepts connections.
+// process is one run of the postmaster.
+type process struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once it exited
+	err  error         // how it exited, once done is closed
+}
+
+// Start initializes dir (when it holds no cluster yet), makes sure only the
+// holder of <dir>/password can connect, and starts a server on a unix socket
+// in it. It returns once the server accepts connections. A server of an
+// earlier run still shutting down in dir is waited for (at most a minute).
 func Start(ctx context.Context, dir string, logger *slog.Logger) (*Server, error) {
 	bin, err := BinDir()
 	if err != nil {
@@ -48,22 +67,25 @@ func Start(ctx context.Context, dir string, logger *slog.Logger) (*Server, error
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{dir: dir, dataDir: filepath.Join(dir, "data"), sockDir: socketDir(dir),
-		logger: logger, done: make(chan error, 1)}
-	if err := s.prepare(cred); err != nil {
+	s := &Server{dir: dir, dataDir: filepath.Join(dir, "data"), sockDir: socketDir(dir), bin: bin, cred: cred, logger: logger}
+	if err := s.prepare(); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(s.dataDir, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
+	if err := s.waitForEarlierServer(ctx, earlierServerWait); err != nil {
+		return nil, err
+	}
+	_, err = os.Stat(filepath.Join(s.dataDir, "PG_VERSION"))
+	fresh := errors.Is(err, os.ErrNotExist)
+	if fresh {
 		logger.Info("initializing embedded database", "dir", s.dataDir)
-		if err := s.initdb(ctx, bin, cred); err != nil {
+		if err := s.initdb(ctx); err != nil {
 			return nil, err
 		}
 	}
-	if err := s.start(bin, cred); err != nil {
+	if err := s.secure(ctx, fresh); err != nil {
 		return nil, err
 	}
-	if err := s.waitReady(ctx); err != nil {
-		s.Stop()
+	if err := s.launch(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -90,11 +112,17 @@ func BinDir() (string, error) {
 }
 
 // URL returns the connection string for database name on this server, as
-// the superuser.
+// the superuser with its password. It is a secret: never log it.
 func (s *Server) URL(name string) string {
 	q := url.Values{"host": {s.sockDir}, "sslmode": {"disable"}}
-	return (&url.URL{Scheme: "postgres", User: url.User("postgres"), Path: "/" + name, RawQuery: q.Encode()}).String()
+	return (&url.URL{Scheme: "postgres", User: url.UserPassword("postgres", s.password), Path: "/" + name, RawQuery: q.Encode()}).String()
 }
+
+// SocketDir is the directory of the server's unix socket.
+func (s *Server) SocketDir() string { return s.sockDir }
+
+// DataDir is PostgreSQL's data directory.
+func (s *Server) DataDir() string { return s.dataDir }
 
 // EnsureDatabase creates the database name when it does not exist.
 func (s *Server) EnsureDatabase(ctx context.Context, name string) error {
@@ -116,18 +144,27 @@ func (s *Server) EnsureDatabase(ctx context.Context, name string) error {
 }
 
 // Stop shuts the server down ("fast" mode: open transactions are rolled back)
-// and waits for it to exit.
+// and waits for it to exit; Run starts it no more.
 func (s *Server) Stop() error {
-	if s.cmd == nil || s.cmd.Process == nil {
+	s.mu.Lock()
+	s.stopping = true
+	p := s.proc
+	s.mu.Unlock()
+	if p == nil {
 		return nil
 	}
-	_ = s.cmd.Process.Signal(syscall.SIGINT)
 	select {
-	case err := <-s.done:
-		s.done <- err
+	case <-p.done:
+		return nil
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-p.done:
 		return nil
 	case <-time.After(30 * time.Second):
-		_ = s.cmd.Process.Kill()
+		_ = p.cmd.Process.Kill()
+		<-p.done
 		return errors.New("embedded database did not stop within 30s; killed")
 	}
 }
@@ -147,23 +184,19 @@ func credential() (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
-// prepare creates the data and socket directories owned by the server's user.
-func (s *Server) prepare(cred *syscall.Credential) error {
+// prepare creates the server's directories, private to the server's user
+// (mode 0700): the data directory, the socket's and their parent.
+func (s *Server) prepare() error {
 	// Parents we make must let the postgres user pass through.
 	if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(s.dir), err)
 	}
 	for _, d := range []string{s.dir, s.dataDir, s.sockDir} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return fmt.Errorf("create %s: %w", d, err)
-		}
-		if cred != nil {
-			if err := os.Chown(d, int(cred.Uid), int(cred.Gid)); err != nil {
-				return fmt.Errorf("give %s to the postgres user: %w", d, err)
-			}
+		if err := s.privateDir(d); err != nil {
+			return err
 		}
 	}
-	if cred != nil {
+	if s.cred != nil {
 		// The postgres user must be able to reach its directories.
 		for p := filepath.Dir(s.dir); p != "/"; p = filepath.Dir(p) {
 			if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o001 == 0 {
@@ -174,10 +207,12 @@ func (s *Server) prepare(cred *syscall.Credential) error {
 	return nil
 }
 
-func (s *Server) initdb(ctx context.Context, bin string, cred *syscall.Credential) error {
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", s.dataDir, "-U", "postgres",
-		"--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "--no-instructions")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+// initdb makes a new cluster that nobody can connect to yet: secure sets
+// the password and the rule that lets the master in.
+func (s *Server) initdb(ctx context.Context) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, "initdb"), "-D", s.dataDir, "-U", "postgres",
+		"--auth=reject", "--encoding=UTF8", "--locale=C.UTF-8", "--no-instructions")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
 	cmd.Dir = s.dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("initdb: %w: %s", err, lastLines(string(out), 5))
@@ -185,32 +220,62 @@ func (s *Server) initdb(ctx context.Context, bin string, cred *syscall.Credentia
 	return nil
 }
 
-func (s *Server) start(bin string, cred *syscall.Credential) error {
-	logFile, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+// launch starts the postmaster and waits until it accepts the master.
+func (s *Server) launch(ctx context.Context) error {
+	p, err := s.startProcess()
 	if err != nil {
-		return fmt.Errorf("open embedded database log: %w", err)
+		return err
 	}
-	s.cmd = exec.Command(filepath.Join(bin, "postgres"), "-D", s.dataDir,
-		"-c", "listen_addresses=", "-c", "unix_socket_directories="+s.sockDir,
-		"-c", "max_connections=200", "-c", "fsync=on")
-	s.cmd.Dir = s.dir
-	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
-	// Pdeathsig: if the master dies without stopping us, the server stops too
-	// and the next start reuses the directory.
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGINT}
-	if err := s.cmd.Start(); err != nil {
-		logFile.Close()
-		return fmt.Errorf("start embedded database: %w", err)
+	if err := s.waitReady(ctx, p); err != nil {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Signal(syscall.SIGQUIT) // not ready: no clean shutdown to wait for
+			<-p.done
+		}
+		return err
 	}
-	go func() {
-		err := s.cmd.Wait()
-		logFile.Close()
-		s.done <- err
-	}()
 	return nil
 }
 
-func (s *Server) waitReady(ctx context.Context) error {
+// errStopping is launch's answer once Stop was called.
+var errStopping = errors.New("embedded database is stopping")
+
+func (s *Server) startProcess() (*process, error) {
+	logFile, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open embedded database log: %w", err)
+	}
+	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", s.dataDir,
+		"-c", "listen_addresses=", "-c", "unix_socket_directories="+s.sockDir, "-c", "unix_socket_permissions=0700",
+		"-c", "hba_file="+filepath.Join(s.dataDir, "pg_hba.conf"), "-c", "password_encryption=scram-sha-256",
+		"-c", "max_connections=200", "-c", "fsync=on")
+	cmd.Dir = s.dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// Pdeathsig: if the master dies without stopping us, the server stops too
+	// and the next start waits for it, then reuses the directory.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true, Pdeathsig: syscall.SIGINT}
+	p := &process{cmd: cmd, done: make(chan struct{})}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping {
+		logFile.Close()
+		return nil, errStopping
+	}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("start embedded database: %w", err)
+	}
+	s.proc = p
+	go func() {
+		p.err = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+func (s *Server) waitReady(ctx context.Context, p *process) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	for {
@@ -220,15 +285,19 @@ func (s *Server) waitReady(ctx context.Context) error {
 			return nil
 		}
 		select {
-		case exitErr := <-s.done:
-			s.done <- exitErr
-			log, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
-			return fmt.Errorf("embedded database exited: %v: %s", exitErr, lastLines(string(log), 5))
+		case <-p.done:
+			return fmt.Errorf("embedded database exited: %v: %s", p.err, s.logTail(5))
 		case <-ctx.Done():
 			return fmt.Errorf("embedded database not ready: %w", err)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// logTail is the last n lines of the server's log.
+func (s *Server) logTail(n int) string {
+	log, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
+	return lastLines(string(log), n)
 }
 
 // socketDir keeps the socket path under the kernel's 107-byte limit.

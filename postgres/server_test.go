@@ -13,29 +13,18 @@ import (
 )
 
 func TestStartInitializesThenReusesTheDirectory(t *testing.T) {
-	if _, err := BinDir(); err != nil {
-		t.Skip(err)
-	}
 	dir := tempDir(t)
 	ctx := context.Background()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	srv, err := Start(ctx, dir, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := start(t, dir)
 	execSQL(t, srv.URL("postgres"), "CREATE TABLE kept (v int); INSERT INTO kept VALUES (7)")
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
 
-	start := time.Now()
-	srv, err = Start(ctx, dir, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("restart with an existing directory took %v", time.Since(start))
-	defer srv.Stop()
+	begin := time.Now()
+	srv = start(t, dir)
+	t.Logf("restart with an existing directory took %v", time.Since(begin))
 	conn, err := pgx.Connect(ctx, srv.URL("postgres"))
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +45,22 @@ func TestSocketDirStaysShortForLongPaths(t *testing.T) {
 		t.Fatalf("short dir: got %q", got)
 	}
 }
+
+// start starts a server in dir, stopped when t ends.
+func start(t *testing.T, dir string) *Server {
+	t.Helper()
+	if _, err := BinDir(); err != nil {
+		t.Skip(err)
+	}
+	srv, err := Start(context.Background(), dir, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	return srv
+}
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func execSQL(t *testing.T, url, sql string) {
 	t.Helper()

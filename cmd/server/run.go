@@ -43,6 +43,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	var databaseDown func() string
 	if pg != nil {
 		defer func() {
 			if err := pg.Stop(); err != nil {
@@ -51,6 +52,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 				logger.Info("embedded database stopped")
 			}
 		}()
+		go pg.Run(ctx) // restarts it should it die
+		databaseDown = pg.Down
 	}
 	database, err := db.Open(ctx, dbURL, logger)
 	if err != nil {
@@ -93,7 +96,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		MaxBodyBytes:    cfg.MaxRequestBodyBytes,
 	}, handlers.Deps{DB: database, Services: control.NewServices(database, runner, metrics, logger), Configs: configs,
 		Queue: runner.Queue, Admission: runner.Admission, Logger: logger, Logs: logs,
-		Terminals: st.terminals, Changes: changes})
+		Terminals: st.terminals, Changes: changes, DatabaseDown: databaseDown})
 
 	go runner.Tasks.WatchIdle(ctx, h.Proxy().LastActivity, 5*time.Second)
 
@@ -172,7 +175,8 @@ func startDatabase(ctx context.Context, cfg masterconf.Config, logger *slog.Logg
 	return pg.URL(cfg.DB.Name), pg, nil
 }
 
-// expireSessions removes expired sessions every hour.
+// expireSessions removes expired sessions every hour; while the database
+// is unavailable it waits for the next hour.
 func expireSessions(ctx context.Context, database *db.DB, logger *slog.Logger) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
@@ -181,7 +185,9 @@ func expireSessions(ctx context.Context, database *db.DB, logger *slog.Logger) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if n, err := database.DeleteExpiredSessions(ctx); err != nil {
+			if n, err := database.DeleteExpiredSessions(ctx); db.Unavailable(err) || ctx.Err() != nil {
+				continue
+			} else if err != nil {
 				logger.Error("delete expired sessions", "err", err)
 			} else if n > 0 {
 				logger.Info("deleted expired sessions", "count", n)

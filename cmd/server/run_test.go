@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,12 +29,17 @@ import (
 
 // start runs the master with args until the returned stop is called, and
 // returns its address.
-func start(t *testing.T, args ...string) (addr string, stop func() error) {
+func start(t testing.TB, args ...string) (addr string, stop func() error) {
+	return startLogging(t, io.Discard, args...)
+}
+
+// startLogging is start with the master's log written to stderr.
+func startLogging(t testing.TB, stderr io.Writer, args ...string) (addr string, stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, args, func(string) string { return "" }, io.Discard, ready) }()
+	go func() { done <- run(ctx, args, func(string) string { return "" }, stderr, ready) }()
 	select {
 	case addr = <-ready:
 	case err := <-done:
@@ -43,7 +49,7 @@ func start(t *testing.T, args ...string) (addr string, stop func() error) {
 		cancel()
 		t.Fatal("master did not start within 60s")
 	}
-	return addr, func() error { cancel(); return <-done }
+	return addr, sync.OnceValue(func() error { cancel(); return <-done }) // safe to call twice
 }
 
 func TestTheMasterServesHTTPSOnItsEmbeddedDatabaseAndRestarts(t *testing.T) {
@@ -102,7 +108,7 @@ func TestBadConfigStopsStartUp(t *testing.T) {
 	}
 }
 
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -224,6 +224,21 @@ func (m *Master) Validations(token string, id int64) map[string]bool {
 	return out
 }
 
+// Metrics lists a trial's stored reports of group (training or
+// validation).
+func (m *Master) Metrics(token string, trialID int64, group string) []resolute.MetricsReport {
+	var ms resolute.MetricsResponse
+	m.Call("GET", fmt.Sprintf("/api/v1/trials/%d/metrics?group=%s", trialID, group), token, nil, &ms)
+	return ms.Metrics
+}
+
+// Checkpoints lists an experiment's checkpoints.
+func (m *Master) Checkpoints(token string, id int64) []resolute.Checkpoint {
+	var cs resolute.CheckpointsResponse
+	m.Call("GET", fmt.Sprintf("/api/v1/experiments/%d/checkpoints", id), token, nil, &cs)
+	return cs.Checkpoints
+}
+
 // PackDir is a gzipped tar of dir as det packs a context directory.
 func PackDir(t testing.TB, dir string) []byte {
 	t.Helper()
@@ -236,6 +251,14 @@ func PackDir(t testing.TB, dir string) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// SteadyTrial is the directory of the Core API trial that reports
+// training metrics at every step and checkpoints every few
+// (e2e/testdata/steady-trial).
+func SteadyTrial() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "testdata", "steady-trial")
 }
 
 // SlowTrial is the directory of the slow Core API trial the end-to-end

@@ -56,6 +56,9 @@ type Options struct {
 	Scheduler scheduler.Config
 	// Live tunes the change listener (the benchmark's table topics).
 	Live []live.Option
+	// DatabaseDown stands for the embedded database's supervisor (GET
+	// /health); nil: none, as with an external database.
+	DatabaseDown func() string
 }
 
 // Start runs a master on a fresh database until t ends.
@@ -134,7 +137,7 @@ func Start(t testing.TB, opts Options) *Master {
 		MaxBodyBytes:    opts.MaxBodyBytes,
 	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Runner, metrics, logger), Configs: configs,
 		Queue: m.Runner.Queue, Admission: m.Runner.Admission, Logger: logger, Logs: logs,
-		Terminals: m.RM, Changes: changes})
+		Terminals: m.RM, Changes: changes, DatabaseDown: opts.DatabaseDown})
 	go m.Tasks.WatchIdle(ctx, h.Proxy().LastActivity, 200*time.Millisecond)
 	m.srv.Config.Handler = h.Handler()
 	m.srv.Start()

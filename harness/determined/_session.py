@@ -142,9 +142,12 @@ def _ssl_context(master_url: str) -> Optional[ssl.SSLContext]:
 class Session:
     """Sends JSON requests to the master with the task's allocation token.
 
-    Connection errors and 502/503/504 answers are retried with exponential backoff, at most
-    ``max_retries`` times; any other error status raises an :class:`APIException` carrying the
-    master's ``{"error": {"message"}}``.
+    Connection errors and 502/503/504 answers are retried with exponential backoff (from
+    ``backoff`` up to ``max_backoff`` seconds between tries) for ``retry_seconds`` (default
+    ``DET_MASTER_RETRY_SECONDS`` or 300), and at most ``max_retries`` times when that is set: a
+    master restarting, or restarting its database (503 meanwhile), is waited for, so the task
+    loses nothing. Any other error status raises an :class:`APIException` carrying the master's
+    ``{"error": {"message"}}``.
     """
 
     def __init__(
@@ -152,9 +155,10 @@ class Session:
         master_url: str,
         token: Optional[str],
         *,
-        max_retries: int = 5,
+        max_retries: Optional[int] = None,
         backoff: float = 0.5,
-        max_backoff: float = 10.0,
+        max_backoff: float = 5.0,
+        retry_seconds: Optional[float] = None,
         timeout: float = 60.0,
     ) -> None:
         if "://" not in master_url:
@@ -164,6 +168,9 @@ class Session:
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_backoff = max_backoff
+        if retry_seconds is None:
+            retry_seconds = float(os.environ.get("DET_MASTER_RETRY_SECONDS") or 300)
+        self.retry_seconds = retry_seconds
         self.timeout = timeout
         self._ssl = _ssl_context(self.master_url)
 
@@ -197,27 +204,36 @@ class Session:
             data = b"{}"
             headers["Content-Type"] = "application/json"
         retries = self.max_retries if max_retries is None else max_retries
+        deadline = time.monotonic() + self.retry_seconds
         attempt = 0
+        warned = False
         while True:
+            delay = min(self.max_backoff, self.backoff * (2**attempt))
+            # Another try only when it would start before the deadline.
+            may_retry = (retries is None or attempt < retries) and time.monotonic() + delay < deadline
             req = urllib.request.Request(url, data=data, headers=headers, method=method)
             try:
                 with urllib.request.urlopen(
                     req, timeout=timeout or self.timeout, context=self._ssl
                 ) as resp:
+                    if warned:
+                        logger.info(f"{method} {path}: the master answers again")
                     return Response(resp.status, resp.read())
             except urllib.error.HTTPError as e:
                 raw = e.read() if e.fp is not None else b""
-                if e.code in RETRY_STATUSES and attempt < retries:
-                    logger.warning(f"{method} {path}: HTTP {e.code}, retrying")
-                else:
+                if e.code not in RETRY_STATUSES or not may_retry:
                     raise _exception_for(method, path, e.code, raw) from None
+                why = f"HTTP {e.code}"
             except (urllib.error.URLError, ConnectionError, socket.timeout, OSError) as e:
-                if attempt >= retries:
+                if not may_retry:
                     raise MasterNotFoundException(
                         f"{method} {path}: cannot reach the master at {self.master_url}: {e}"
                     ) from e
-                logger.warning(f"{method} {path}: {e}, retrying")
-            delay = min(self.max_backoff, self.backoff * (2**attempt))
+                why = str(e)
+            if not warned:
+                # Once per call: an outage of a minute is not a page of warnings.
+                logger.warning(f"{method} {path}: {why}; retrying for up to {self.retry_seconds:g}s")
+                warned = True
             attempt += 1
             time.sleep(delay)
 

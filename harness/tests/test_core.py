@@ -569,6 +569,24 @@ class SessionTest(MasterTestCase):
         s.post("/api/v1/trials/11/progress", json={"progress": 0.1, "is_raw": True})
         self.assertEqual(len(self.master.calls("POST", "/api/v1/trials/11/progress")), 3)
 
+    def test_retries_503_until_the_master_answers(self) -> None:
+        # A database restart: the master answers 503 for a while.
+        for _ in range(12):
+            self.master.fail_next.append((r"/progress$", 503, {}))
+        s = _session.Session(self.master.url, TOKEN, backoff=0.01, max_backoff=0.02)
+        s.post("/api/v1/trials/11/progress", json={"progress": 0.1, "is_raw": True})
+        self.assertEqual(len(self.master.calls("POST", "/api/v1/trials/11/progress")), 13)
+
+    def test_retrying_is_bounded_in_time(self) -> None:
+        for _ in range(1000):
+            self.master.fail_next.append((r"/progress$", 503, {}))
+        s = _session.Session(self.master.url, TOKEN, backoff=0.01, max_backoff=0.05, retry_seconds=0.5)
+        start = time.monotonic()
+        with self.assertRaises(_session.APIException) as cm:
+            s.post("/api/v1/trials/11/progress", json={})
+        self.assertEqual(cm.exception.status, 503)
+        self.assertLess(time.monotonic() - start, 3)
+
     def test_4xx_message(self) -> None:
         self.master.fail_next.append(
             (r"/progress$", 403, {"error": {"code": "permission_denied", "message": "no way"}}))
