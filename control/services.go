@@ -44,7 +44,7 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 		Allocations: &Allocations{db: database},
 		Models:      &Models{db: database, logger: logger},
 		Templates:   &Templates{db: database, logger: logger},
-		Users:       &Users{db: database, logger: logger},
+		Users:       &Users{db: database, logger: logger, taskUIDBase: run.Tasks.c.opts.TaskUIDBase},
 		RunMetadata: &RunMetadata{db: database},
 	}
 }
