@@ -3,6 +3,7 @@ import json
 import os
 import pathlib
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -284,6 +285,13 @@ class MetricsTest(MasterTestCase):
         self.assertEqual(p, pathlib.Path(self.tmp, "checkpoints", "cluster-1", "tensorboard",
                                          "experiment", "7", "trial", "11"))
         self.assertTrue(p.is_dir())
+        # Every user's tasks write TensorBoard files here: the directories above each
+        # experiment's are sticky and writable by all, as /tmp; the experiment's are its owner's.
+        base = pathlib.Path(self.tmp, "checkpoints")
+        for shared in (base, base / "cluster-1", base / "cluster-1" / "tensorboard",
+                       base / "cluster-1" / "tensorboard" / "experiment"):
+            self.assertEqual(stat.S_IMODE(shared.stat().st_mode), 0o1777, shared)
+        self.assertEqual(stat.S_IMODE(p.parent.parent.stat().st_mode) & 0o002, 0)
 
     def test_multi_slot_requires_distributed(self) -> None:
         self.set_env(DET_SLOT_IDS="[0,1]")

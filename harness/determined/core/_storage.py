@@ -32,6 +32,24 @@ def _unsupported(kind: str) -> UnsupportedStorageError:
     )
 
 
+def makedirs_shared(path: pathlib.Path) -> None:
+    """Make ``path`` and its missing parents as directories that every user's tasks may add to:
+    mode 1777, sticky as /tmp is, so each user deletes only their own. Tasks run as their owners'
+    Unix users, and shared storage holds everyone's checkpoints and TensorBoard files; a directory
+    the first writer made 0755 would shut every other user out."""
+    missing = []
+    p = path
+    while not p.exists() and p.parent != p:
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir()
+        except FileExistsError:
+            continue  # another task made it, shared as well
+        os.chmod(d, 0o1777)
+
+
 class SharedFSStorageManager:
     """Stores each checkpoint as the directory ``<base_path>/<storage_id>/``."""
 
@@ -51,7 +69,7 @@ class SharedFSStorageManager:
     def store_path(self, storage_id: str) -> Iterator[pathlib.Path]:
         """Yield a fresh temporary directory next to the final location; on success it is renamed
         to ``<base>/<storage_id>`` atomically, on failure removed."""
-        self._base_path.mkdir(parents=True, exist_ok=True)
+        makedirs_shared(self._base_path)
         final = self._path(storage_id)
         if final.exists():
             raise FileExistsError(f"checkpoint directory {final} already exists")
