@@ -77,7 +77,7 @@ func Start(t testing.TB, opts Options) *Master {
 	}
 	// Tasks run as their owners' Unix users (when tests run as root): they
 	// must reach the harness and their work dirs, and write checkpoints.
-	dir := reachableTempDir(t)
+	dir := TempDir(t)
 	checkpoints := filepath.Join(dir, "checkpoints")
 	if opts.Defaults == nil {
 		opts.Defaults, err = expconf.MasterDefaults(map[string]any{"type": "shared_fs", "host_path": checkpoints}, nil)
@@ -154,9 +154,10 @@ func Start(t testing.TB, opts Options) *Master {
 	return m
 }
 
-// reachableTempDir is a temporary directory that task users can pass
-// through (t.TempDir's parent is mode 0700), removed when t ends.
-func reachableTempDir(t testing.TB) string {
+// TempDir is a temporary directory that tasks, which run as their owners'
+// Unix users, can pass through (t.TempDir's parent is mode 0700), removed
+// when t ends: for what tests give tasks to run or read.
+func TempDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "resolute-master-")
 	if err == nil {
