@@ -59,6 +59,14 @@ func DefaultTaskUser(base int, u resolute.User) (resolute.TaskUser, error) {
 	return resolute.TaskUser{UID: int(id), GID: int(id), User: u.Username, Group: u.Username}, nil
 }
 
+// taskUserOf is what u's tasks run as: their link, or their default ids.
+func taskUserOf(base int, u resolute.User) (resolute.TaskUser, error) {
+	if g := u.AgentUserGroup; g != nil {
+		return resolute.TaskUser{UID: g.UID, GID: g.GID, User: g.User, Group: g.Group, Linked: true}, nil
+	}
+	return DefaultTaskUser(base, u)
+}
+
 // taskUser is what the tasks of user id run as: their link, or their
 // default ids.
 func (c *core) taskUser(ctx context.Context, userID int64) (resolute.TaskUser, error) {
@@ -66,8 +74,5 @@ func (c *core) taskUser(ctx context.Context, userID int64) (resolute.TaskUser, e
 	if err != nil {
 		return resolute.TaskUser{}, fmt.Errorf("the task's owner: %w", err)
 	}
-	if g := u.AgentUserGroup; g != nil {
-		return resolute.TaskUser{UID: g.UID, GID: g.GID, User: g.User, Group: g.Group, Linked: true}, nil
-	}
-	return DefaultTaskUser(c.opts.TaskUIDBase, u)
+	return taskUserOf(c.opts.TaskUIDBase, u)
 }

@@ -143,6 +143,12 @@ func (s *Users) Edit(ctx context.Context, a authz.Actor, id int64, req resolute.
 	return u, err
 }
 
+// TaskUser is what u's tasks run as: their linked agent user, or their
+// default ids (task_uid_base + id).
+func (s *Users) TaskUser(u resolute.User) (resolute.TaskUser, error) {
+	return taskUserOf(s.taskUIDBase, u)
+}
+
 // logAgentLink says in the master's log who linked whom to what: which Unix
 // user runs someone's tasks matters as much as who is an administrator.
 func (s *Users) logAgentLink(a authz.Actor, u resolute.User, link *resolute.AgentUserGroup) {
