@@ -178,7 +178,7 @@ func (a *app) userCreateCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&admin, "admin", false, "make the user an administrator")
-	cmd.Flags().StringVar(&password, "password", "", "the user's password")
+	cmd.Flags().StringVar(&password, "password", "", "the user's password (other users of this machine can read a command line: leave it out to be asked)")
 	return cmd
 }
 
