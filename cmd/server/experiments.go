@@ -83,6 +83,9 @@ func startLocal(cfg masterconf.Config, logger *slog.Logger) (control.ResourceMan
 	}
 	snap := rm.Capacity()
 	logger.Info("local resource manager ready", "slots", len(snap.Slots), "slot_type", slotType(snap), "task_python", rt.Python)
+	if os.Geteuid() == 0 {
+		logger.Info("tasks run as their owners' linked Unix users, or as uid task_uid_base + user id", "task_uid_base", cfg.TaskUIDBase)
+	}
 	pools, err := cfg.Pools(len(snap.Slots))
 	if err != nil {
 		rm.Close()
