@@ -19,11 +19,16 @@ import (
 // shell, a log line or an environment variable would read differently.
 var agentNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9._-]{0,31}$`)
 
+// MinAgentID is the least uid and gid a user may be linked to: those below
+// are the system's own accounts and groups (Debian's SYS_UID_MAX is 999),
+// such as the embedded database's user, whose files a task must not own.
+const MinAgentID = 1000
+
 // CheckAgentUserGroup checks a link an administrator asks for: uid and gid
-// between 1 and resolute.MaxTaskUID (0 is root's: tasks never run as root)
-// and outside the default ids, base and above (another user's tasks run
-// there), and names of 1-32 letters, digits, '.', '_' or '-' that start
-// with a letter or '_'.
+// between MinAgentID and resolute.MaxTaskUID (0 is root's: tasks never run
+// as root) and outside the default ids, base and above (another user's
+// tasks run there), and names of 1-32 letters, digits, '.', '_' or '-'
+// that start with a letter or '_'.
 func CheckAgentUserGroup(g resolute.AgentUserGroup, base int) error {
 	for _, id := range []struct {
 		field string
@@ -33,7 +38,10 @@ func CheckAgentUserGroup(g resolute.AgentUserGroup, base int) error {
 		case id.v == 0:
 			return resolute.Errorf(resolute.EInvalid, "%s: 0 is root's; tasks never run as root", id.field)
 		case id.v < 0 || id.v > resolute.MaxTaskUID:
-			return resolute.Errorf(resolute.EInvalid, "%s: must be between 1 and %d (got %d)", id.field, resolute.MaxTaskUID, id.v)
+			return resolute.Errorf(resolute.EInvalid, "%s: must be between %d and %d (got %d)", id.field, MinAgentID, resolute.MaxTaskUID, id.v)
+		case id.v < MinAgentID:
+			return resolute.Errorf(resolute.EInvalid, "%s: %d belongs to the system (ids below %d), such as the database's; "+
+				"link the uid and gid of a person or a service account", id.field, id.v, MinAgentID)
 		case id.v >= base:
 			return resolute.Errorf(resolute.EInvalid, "%s: %d is at or above task_uid_base (%d), where unlinked users' tasks run; link ids below it",
 				id.field, id.v, base)

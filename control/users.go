@@ -73,11 +73,6 @@ func (s *Users) Edit(ctx context.Context, a authz.Actor, id int64, req resolute.
 	if link != nil && *link == (resolute.AgentUserGroup{}) {
 		link = nil // unlink
 	}
-	if link != nil {
-		if err := CheckAgentUserGroup(*link, s.taskUIDBase); err != nil {
-			return resolute.User{}, err
-		}
-	}
 	u, err := inTx(ctx, s.db, func(q *db.Queries) (resolute.User, error) {
 		// The administrators first, then the user, always in that order:
 		// two edits that each remove an administrator then cannot both
@@ -104,6 +99,11 @@ func (s *Users) Edit(ctx context.Context, a authz.Actor, id int64, req resolute.
 		}
 		if u.Admin != old.Admin || u.Active != old.Active || req.AgentUserGroup != nil {
 			if err := authz.Can(a, authz.Administer, authz.Cluster); err != nil {
+				return old.User, err
+			}
+		}
+		if link != nil {
+			if err := CheckAgentUserGroup(*link, s.taskUIDBase); err != nil {
 				return old.User, err
 			}
 		}

@@ -47,16 +47,18 @@ func TestAnAdministratorLinksAUserToAnAgentUserThroughTheAPI(t *testing.T) {
 	}
 
 	bad := map[string]struct{ body, want string }{
-		"uid 0":                         {`{"agentUid":0,"agentGid":5,"agentUser":"a","agentGroup":"a"}`, "agentUid: 0 is root's; tasks never run as root"},
-		"gid 0":                         {`{"agentUid":5,"agentGid":0,"agentUser":"a","agentGroup":"a"}`, "agentGid: 0 is root's"},
-		"a negative uid":                {`{"agentUid":-5,"agentGid":5,"agentUser":"a","agentGroup":"a"}`, "agentUid: must be between 1 and 4294967294 (got -5)"},
-		"the uid of no one (-1)":        {`{"agentUid":4294967295,"agentGid":5,"agentUser":"a","agentGroup":"a"}`, "agentUid: must be between 1 and 4294967294"},
-		"a default id of another user":  {`{"agentUid":2000000001,"agentGid":5,"agentUser":"a","agentGroup":"a"}`, "agentUid: 2000000001 is at or above task_uid_base (2000000000)"},
-		"a non-numeric uid":             {`{"agentUid":"1001","agentGid":5,"agentUser":"a","agentGroup":"a"}`, "agentUid"},
-		"a user name with a shell's ;":  {`{"agentUid":5,"agentGid":5,"agentUser":"a;rm","agentGroup":"a"}`, `agentUser: use 1-32 letters`},
-		"a group name with a newline":   {`{"agentUid":5,"agentGid":5,"agentUser":"a","agentGroup":"a\nb"}`, "agentGroup: use 1-32 letters"},
-		"a missing user name":           {`{"agentUid":5,"agentGid":5,"agentGroup":"a"}`, "agentUser: use 1-32 letters"},
-		"a user name starting with '-'": {`{"agentUid":5,"agentGid":5,"agentUser":"-a","agentGroup":"a"}`, "agentUser: use 1-32 letters"},
+		"uid 0":                         {`{"agentUid":0,"agentGid":5000,"agentUser":"a","agentGroup":"a"}`, "agentUid: 0 is root's; tasks never run as root"},
+		"gid 0":                         {`{"agentUid":5000,"agentGid":0,"agentUser":"a","agentGroup":"a"}`, "agentGid: 0 is root's"},
+		"a negative uid":                {`{"agentUid":-5,"agentGid":5000,"agentUser":"a","agentGroup":"a"}`, "agentUid: must be between 1000 and 4294967294 (got -5)"},
+		"the uid of no one (-1)":        {`{"agentUid":4294967295,"agentGid":5000,"agentUser":"a","agentGroup":"a"}`, "agentUid: must be between 1000 and 4294967294"},
+		"a system account's uid":        {`{"agentUid":101,"agentGid":5000,"agentUser":"postgres","agentGroup":"a"}`, "agentUid: 101 belongs to the system (ids below 1000)"},
+		"a system group":                {`{"agentUid":5000,"agentGid":6,"agentUser":"a","agentGroup":"disk"}`, "agentGid: 6 belongs to the system"},
+		"a default id of another user":  {`{"agentUid":2000000001,"agentGid":5000,"agentUser":"a","agentGroup":"a"}`, "agentUid: 2000000001 is at or above task_uid_base (2000000000)"},
+		"a non-numeric uid":             {`{"agentUid":"1001","agentGid":5000,"agentUser":"a","agentGroup":"a"}`, "agentUid"},
+		"a user name with a shell's ;":  {`{"agentUid":5000,"agentGid":5000,"agentUser":"a;rm","agentGroup":"a"}`, `agentUser: use 1-32 letters`},
+		"a group name with a newline":   {`{"agentUid":5000,"agentGid":5000,"agentUser":"a","agentGroup":"a\nb"}`, "agentGroup: use 1-32 letters"},
+		"a missing user name":           {`{"agentUid":5000,"agentGid":5000,"agentGroup":"a"}`, "agentUser: use 1-32 letters"},
+		"a user name starting with '-'": {`{"agentUid":5000,"agentGid":5000,"agentUser":"-a","agentGroup":"a"}`, "agentUser: use 1-32 letters"},
 	}
 	for name, tc := range bad {
 		var e resolute.ErrorResponse
@@ -119,11 +121,11 @@ func TestTheUserPageShowsAndEditsTheAgentUser(t *testing.T) {
 		form       url.Values
 		field, msg string
 	}{
-		"uid 0":             {url.Values{"agent_uid": {"0"}, "agent_gid": {"5"}, "agent_user": {"a"}, "agent_group": {"a"}}, "agent_uid", "0 is root&#39;s; tasks never run as root"},
-		"a non-numeric gid": {url.Values{"agent_uid": {"5"}, "agent_gid": {"five"}, "agent_user": {"a"}, "agent_group": {"a"}}, "agent_gid", "must be a whole number"},
-		"a negative uid":    {url.Values{"agent_uid": {"-1"}, "agent_gid": {"5"}, "agent_user": {"a"}, "agent_group": {"a"}}, "agent_uid", "must be between 1 and"},
-		"an odd user name":  {url.Values{"agent_uid": {"5"}, "agent_gid": {"5"}, "agent_user": {"$(id)"}, "agent_group": {"a"}}, "agent_user", "use 1-32 letters"},
-		"a missing group":   {url.Values{"agent_uid": {"5"}, "agent_gid": {"5"}, "agent_user": {"a"}}, "agent_group", "is required"},
+		"uid 0":             {url.Values{"agent_uid": {"0"}, "agent_gid": {"5000"}, "agent_user": {"a"}, "agent_group": {"a"}}, "agent_uid", "0 is root&#39;s; tasks never run as root"},
+		"a non-numeric gid": {url.Values{"agent_uid": {"5000"}, "agent_gid": {"five"}, "agent_user": {"a"}, "agent_group": {"a"}}, "agent_gid", "must be a whole number"},
+		"a negative uid":    {url.Values{"agent_uid": {"-1"}, "agent_gid": {"5000"}, "agent_user": {"a"}, "agent_group": {"a"}}, "agent_uid", "must be between 1000 and"},
+		"an odd user name":  {url.Values{"agent_uid": {"5000"}, "agent_gid": {"5000"}, "agent_user": {"$(id)"}, "agent_group": {"a"}}, "agent_user", "use 1-32 letters"},
+		"a missing group":   {url.Values{"agent_uid": {"5000"}, "agent_gid": {"5000"}, "agent_user": {"a"}}, "agent_group", "is required"},
 	}
 	for name, tc := range bad {
 		resp, body := post(t, admin, m, page+"/agent-user", tc.form)

@@ -426,7 +426,7 @@ func UserEditPage(p UserPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "</div><p class=\"muted\">Tasks never run as root (uid or gid 0). Leave all four empty to remove the link. A new link applies to tasks started after it.</p><button class=\"btn secondary\" type=\"submit\">Save Unix user</button></form><h2>Reset password</h2><form class=\"panel\" method=\"post\" action=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "</div><p class=\"muted\">Tasks never run as root, nor as the system's users and groups (ids below 1000). Leave all four empty to remove the link. A new link applies to tasks started after it.</p><button class=\"btn secondary\" type=\"submit\">Save Unix user</button></form><h2>Reset password</h2><form class=\"panel\" method=\"post\" action=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -240,11 +240,11 @@ func TestLinkWithAgentUser(t *testing.T) {
 		args []string
 		want string
 	}{
-		"uid 0 is refused": {[]string{"--agent-uid", "0", "--agent-gid", "5", "--agent-user", "a", "--agent-group", "a"},
+		"uid 0 is refused": {[]string{"--agent-uid", "0", "--agent-gid", "5000", "--agent-user", "a", "--agent-group", "a"},
 			"Error: agentUid: 0 is root's; tasks never run as root\n"},
-		"a flag is missing": {[]string{"--agent-uid", "5", "--agent-gid", "5", "--agent-user", "a"},
+		"a flag is missing": {[]string{"--agent-uid", "5000", "--agent-gid", "5000", "--agent-user", "a"},
 			`required flag(s) "agent-group" not set`},
-		"a non-numeric uid": {[]string{"--agent-uid", "ann", "--agent-gid", "5", "--agent-user", "a", "--agent-group", "a"},
+		"a non-numeric uid": {[]string{"--agent-uid", "ann", "--agent-gid", "5000", "--agent-user", "a", "--agent-group", "a"},
 			`invalid argument "ann" for "--agent-uid"`},
 	} {
 		r := c.run("", append([]string{"user", "link-with-agent-user", "ann"}, tc.args...)...)
