@@ -154,6 +154,15 @@ class OffClusterTest(unittest.TestCase):
         self.assertTrue(os.path.isfile(
             os.path.join(self.tmp, ".local", "share", "determined", sid, "f")))
 
+    def test_own_storage_off_cluster_is_not_shared(self) -> None:
+        # A directory of one's own is made as any other, not writable by all as a cluster's is.
+        mine = pathlib.Path(self.tmp, "mine", "ckpts")
+        with det.core.init(checkpoint_storage=str(mine)) as ctx:
+            with ctx.checkpoint.store_path({"steps_completed": 1}) as (path, sid):
+                pass
+        for d in (mine, mine.parent):
+            self.assertEqual(stat.S_IMODE(d.stat().st_mode) & 0o002, 0, d)
+
     def test_invalid_hp_off_cluster(self) -> None:
         with self.assertRaises(SystemExit) as cm:
             with det.core.init(checkpoint_storage=self.tmp):
