@@ -53,6 +53,9 @@ type PatchUserRequest struct {
 	DisplayName *string `json:"displayName,omitempty"`
 	Admin       *bool   `json:"admin,omitempty"`
 	Active      *bool   `json:"active,omitempty"`
+	// AgentUserGroup links the user to the Unix user and group their tasks
+	// run as (administrators only); an empty one ({}) removes the link.
+	AgentUserGroup *AgentUserGroup `json:"agentUserGroup,omitempty"`
 }
 
 // SetPasswordRequest is the body of POST /api/v1/users/{id}/password.

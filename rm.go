@@ -37,6 +37,11 @@ type LaunchSpec struct {
 	// PythonPath entries are put before PYTHONPATH; relative ones are taken
 	// from WorkDir. (Each resource manager puts the harness there itself.)
 	PythonPath []string
+	// RunAs is the Unix user the task runs as: its owner's linked agent
+	// user, or their default ids. The local resource manager runs the
+	// processes as it (when the master is root, else as the master's user);
+	// on Kubernetes a linked one sets the pod's runAsUser and runAsGroup.
+	RunAs TaskUser
 
 	// What a resource manager that runs containers (Kubernetes) needs
 	// besides; the local resource manager ignores these.

@@ -282,6 +282,10 @@ func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []sc
 	if err != nil {
 		return err
 	}
+	runAs, err := x.c.taskUser(ctx, e.UserID)
+	if err != nil {
+		return err
+	}
 	runID := strings.TrimPrefix(a.ID, t.TaskID()+".")
 	env := x.trialEnv(cfg, e, t, a, token, runID, len(slots) > 0)
 	spec := resolute.LaunchSpec{
@@ -292,6 +296,7 @@ func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []sc
 		PodSpec: cfg.Environment.PodSpec, Priority: cfg.Resources.Priority,
 		Mounts:       mountsOf(cfg.BindMounts, cfg.CheckpointStorage),
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,
+		RunAs: runAs,
 	}
 	if t.LatestCheckpoint != "" {
 		x.c.taskLog(ctx, a, "INFO", "resuming from checkpoint "+t.LatestCheckpoint)

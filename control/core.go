@@ -30,6 +30,9 @@ type RunOptions struct {
 	// (master notebook_timeout, tensorboard_timeout); 0 turns them off.
 	NotebookTimeout    time.Duration
 	TensorboardTimeout time.Duration
+	// TaskUIDBase gives unlinked users' tasks their Unix ids: base + user
+	// id (master task_uid_base); 0 means resolute.DefaultTaskUIDBase.
+	TaskUIDBase int
 }
 
 // Pool is a resource pool.
@@ -65,6 +68,9 @@ func WithClock(now func() time.Time) Option {
 func NewRunner(database *db.DB, configs *Configs, rm ResourceManager, opts RunOptions, logger *slog.Logger, options ...Option) *Runner {
 	if opts.KillGrace == 0 {
 		opts.KillGrace = 10 * time.Second
+	}
+	if opts.TaskUIDBase == 0 {
+		opts.TaskUIDBase = resolute.DefaultTaskUIDBase
 	}
 	if len(opts.Pools) == 0 {
 		opts.Pools = []Pool{{Name: "default", Scheduler: scheduler.Config{Type: scheduler.TypePriority,

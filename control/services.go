@@ -33,6 +33,10 @@ type Services struct {
 // and tasks, and metrics stores what trials report.
 func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *slog.Logger) *Services {
 	exps := run.Experiments
+	taskUIDBase := resolute.DefaultTaskUIDBase // links are checked against the runner's
+	if run.Tasks != nil {
+		taskUIDBase = run.Tasks.c.opts.TaskUIDBase
+	}
 	return &Services{
 		Experiments: exps,
 		Tasks:       run.Tasks,
@@ -44,7 +48,7 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 		Allocations: &Allocations{db: database},
 		Models:      &Models{db: database, logger: logger},
 		Templates:   &Templates{db: database, logger: logger},
-		Users:       &Users{db: database, logger: logger},
+		Users:       &Users{db: database, logger: logger, taskUIDBase: taskUIDBase},
 		RunMetadata: &RunMetadata{db: database},
 	}
 }

@@ -238,6 +238,10 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 	if err != nil {
 		return err
 	}
+	runAs, err := x.c.taskUser(ctx, t.UserID)
+	if err != nil {
+		return err
+	}
 	env := map[string]string{}
 	vars := cfg.Environment.EnvironmentVariables.CPU
 	if len(slots) > 0 && len(cfg.Environment.EnvironmentVariables.CUDA) > 0 {
@@ -259,7 +263,8 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 		ContextTarGz: tgz, Env: env, SlotAgents: agents, TaskType: t.Type, User: t.Username, Pool: t.ResourcePool,
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: t.Priority, Mounts: mountsOf(cfg.BindMounts, nil),
-		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage}
+		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,
+		RunAs: runAs}
 	listen := x.c.rm.ListenAddr()
 	prefix := "/proxy/" + t.ID + "/"
 	switch t.Type {
@@ -278,8 +283,12 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 			return err
 		}
 		env["NOTEBOOK_PORT"] = strconv.Itoa(port)
+		// The token goes in the environment, which only the task's own
+		// user can read (/proc/<pid>/environ), never on the command line,
+		// which everyone on the machine can (/proc/<pid>/cmdline).
 		env["DET_NOTEBOOK_TOKEN"] = t.ServiceToken
-		spec.Entrypoint = jupyterCommand(listen, port, prefix, t.ServiceToken)
+		env["JUPYTER_TOKEN"] = t.ServiceToken
+		spec.Entrypoint = jupyterCommand(listen, port, prefix)
 	case resolute.TaskTensorBoard:
 		// The resource manager looks tensorboard up where the task runs:
 		// a missing program fails the launch, or the task with the shell's
@@ -316,13 +325,14 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 
 // jupyterCommand runs the classic notebook server of Debian's
 // python3-notebook (or JupyterLab's server when installed) under base URL
-// prefix with the task's token, on listen: the task's python3 (the task
-// Python on the master's machine, the image's in a pod).
-func jupyterCommand(listen string, port int, prefix, token string) []string {
+// prefix on listen: the task's python3 (the task Python on the master's
+// machine, the image's in a pod). It reads its token from JUPYTER_TOKEN
+// (notebook 6.4 and later), so no secret is on its command line.
+func jupyterCommand(listen string, port int, prefix string) []string {
 	return []string{"python3", "-m", "notebook", "--no-browser", "--ip=" + listen, "--port=" + strconv.Itoa(port),
-		"--NotebookApp.port_retries=0", "--NotebookApp.base_url=" + prefix, "--NotebookApp.token=" + token,
+		"--NotebookApp.port_retries=0", "--NotebookApp.base_url=" + prefix,
 		"--NotebookApp.allow_remote_access=True", "--NotebookApp.notebook_dir=.",
-		"--allow-root"} // tasks run as the master's user, which may be root here
+		"--allow-root"} // an unlinked user's pod runs as its image's user, which may be root
 }
 
 // freePort asks the kernel for a free loopback port.

@@ -18,6 +18,8 @@ import (
 type Users struct {
 	db     *db.DB
 	logger *slog.Logger
+	// taskUIDBase is where unlinked users' task ids start; links stay below.
+	taskUIDBase int
 }
 
 // MaxPasswordLen is the longest password bcrypt reads in full.
@@ -57,16 +59,21 @@ func (s *Users) Create(ctx context.Context, a authz.Actor, spec resolute.UserSpe
 }
 
 // Edit changes what req gives of a user: the display name (the user or an
-// administrator), the admin and active flags (administrators only). It
-// refuses to leave the cluster without an active administrator, and
-// deactivating a user ends their sessions.
+// administrator), the admin and active flags and the linked agent user
+// (administrators only; an empty one unlinks). It refuses to leave the
+// cluster without an active administrator, and deactivating a user ends
+// their sessions. A new link applies to tasks launched after it.
 func (s *Users) Edit(ctx context.Context, a authz.Actor, id int64, req resolute.PatchUserRequest) (resolute.User, error) {
 	if req.DisplayName != nil {
 		if err := CheckLength("displayName", *req.DisplayName, MaxNameLen); err != nil {
 			return resolute.User{}, err
 		}
 	}
-	return inTx(ctx, s.db, func(q *db.Queries) (resolute.User, error) {
+	link := req.AgentUserGroup
+	if link != nil && *link == (resolute.AgentUserGroup{}) {
+		link = nil // unlink
+	}
+	u, err := inTx(ctx, s.db, func(q *db.Queries) (resolute.User, error) {
 		// The administrators first, then the user, always in that order:
 		// two edits that each remove an administrator then cannot both
 		// count the other one, nor deadlock.
@@ -90,14 +97,31 @@ func (s *Users) Edit(ctx context.Context, a authz.Actor, id int64, req resolute.
 		if req.Active != nil {
 			u.Active = *req.Active
 		}
-		if u.Admin != old.Admin || u.Active != old.Active {
+		if u.Admin != old.Admin || u.Active != old.Active || req.AgentUserGroup != nil {
 			if err := authz.Can(a, authz.Administer, authz.Cluster); err != nil {
+				return old.User, err
+			}
+		}
+		if link != nil {
+			if err := CheckAgentUserGroup(*link, s.taskUIDBase); err != nil {
 				return old.User, err
 			}
 		}
 		u, err = q.UpdateUser(ctx, id, u.DisplayName, u.Admin, u.Active)
 		if err != nil {
 			return u, err
+		}
+		if req.AgentUserGroup != nil {
+			if err := q.SetAgentUserGroup(ctx, id, link); err != nil {
+				return u, err
+			}
+		}
+		g, linked, err := q.AgentUserGroup(ctx, id)
+		if err != nil {
+			return u, err
+		}
+		if linked {
+			u.AgentUserGroup = &g
 		}
 		n, err := q.CountActiveAdmins(ctx)
 		if err != nil {
@@ -113,6 +137,28 @@ func (s *Users) Edit(ctx context.Context, a authz.Actor, id int64, req resolute.
 		}
 		return u, nil
 	})
+	if err == nil && req.AgentUserGroup != nil {
+		s.logAgentLink(a, u, link)
+	}
+	return u, err
+}
+
+// TaskUser is what u's tasks run as: their linked agent user, or their
+// default ids (task_uid_base + id).
+func (s *Users) TaskUser(u resolute.User) (resolute.TaskUser, error) {
+	return taskUserOf(s.taskUIDBase, u)
+}
+
+// logAgentLink says in the master's log who linked whom to what: which Unix
+// user runs someone's tasks matters as much as who is an administrator.
+func (s *Users) logAgentLink(a authz.Actor, u resolute.User, link *resolute.AgentUserGroup) {
+	if link == nil {
+		s.logger.Info("user unlinked from their agent user: their tasks run as their default ids",
+			"username", u.Username, "task_uid", int64(s.taskUIDBase)+u.ID, "by", a.Username())
+		return
+	}
+	s.logger.Info("user linked to an agent user: their tasks run as it", "username", u.Username,
+		"agent_uid", link.UID, "agent_gid", link.GID, "agent_user", link.User, "agent_group", link.Group, "by", a.Username())
 }
 
 // SetPassword changes a user's password: users their own, giving their

@@ -2,7 +2,10 @@ package db
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db/gen"
@@ -14,10 +17,18 @@ type UserWithHash struct {
 	PasswordHash string
 }
 
-// User returns the user with id.
+// User returns the user with id, with their linked agent user.
 func (q *Queries) User(ctx context.Context, id int64) (resolute.User, error) {
-	u, err := q.q.GetUser(ctx, id)
-	return toUser(u), translate(err, "user %d", id)
+	row, err := q.q.GetUser(ctx, id)
+	if err != nil {
+		return resolute.User{}, translate(err, "user %d", id)
+	}
+	u := toUser(row)
+	g, linked, err := q.AgentUserGroup(ctx, id)
+	if linked {
+		u.AgentUserGroup = &g
+	}
+	return u, err
 }
 
 // UserByUsername returns the user called name, with the password hash.
@@ -26,17 +37,53 @@ func (q *Queries) UserByUsername(ctx context.Context, name string) (UserWithHash
 	return UserWithHash{User: toUser(u), PasswordHash: u.PasswordHash}, translate(err, "user %q", name)
 }
 
-// Users lists every user by name.
+// Users lists every user by name, with their linked agent users.
 func (q *Queries) Users(ctx context.Context) ([]resolute.User, error) {
 	rows, err := q.q.ListUsers(ctx)
 	if err != nil {
 		return nil, translate(err, "users")
 	}
+	links, err := q.q.ListAgentUserGroups(ctx)
+	if err != nil {
+		return nil, translate(err, "agent users")
+	}
+	byUser := make(map[int64]*resolute.AgentUserGroup, len(links))
+	for _, g := range links {
+		byUser[g.UserID] = toAgentUserGroup(g)
+	}
 	users := make([]resolute.User, len(rows))
 	for i, u := range rows {
 		users[i] = toUser(u)
+		users[i].AgentUserGroup = byUser[u.ID]
 	}
 	return users, nil
+}
+
+// AgentUserGroup returns the Unix user and group a user's tasks run as;
+// linked is false when no administrator linked one (the default applies).
+func (q *Queries) AgentUserGroup(ctx context.Context, userID int64) (g resolute.AgentUserGroup, linked bool, err error) {
+	row, err := q.q.GetAgentUserGroup(ctx, userID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return g, false, nil
+	}
+	if err != nil {
+		return g, false, translate(err, "agent user of user %d", userID)
+	}
+	return *toAgentUserGroup(row), true, nil
+}
+
+// SetAgentUserGroup links a user to the Unix user and group g, or removes
+// the link when g is nil.
+func (q *Queries) SetAgentUserGroup(ctx context.Context, userID int64, g *resolute.AgentUserGroup) error {
+	if g == nil {
+		return translate(q.q.DeleteAgentUserGroup(ctx, userID), "agent user of user %d", userID)
+	}
+	return translate(q.q.SetAgentUserGroup(ctx, gen.SetAgentUserGroupParams{UserID: userID,
+		AgentUid: int64(g.UID), AgentGid: int64(g.GID), AgentUser: g.User, AgentGroup: g.Group}), "agent user of user %d", userID)
+}
+
+func toAgentUserGroup(g gen.AgentUserGroup) *resolute.AgentUserGroup {
+	return &resolute.AgentUserGroup{UID: int(g.AgentUid), GID: int(g.AgentGid), User: g.AgentUser, Group: g.AgentGroup}
 }
 
 // CreateUser adds a user; passwordHash "" means no password.

@@ -36,7 +36,7 @@ max_restarts: 0
 // with every trial, and every validation reported before the kill is kept.
 func TestKillingTheMasterMidSearchLosesNothing(t *testing.T) {
 	dbURL, _ := url.Parse(dbtest.NewURL(t))
-	m := mastertest.New(t, mastertest.Build(t), "--data-dir", filepath.Join(t.TempDir(), "data"), "--resource-manager-slots", "4",
+	m := mastertest.New(t, mastertest.Build(t), "--data-dir", filepath.Join(mastertest.TempDir(t), "data"), "--resource-manager-slots", "4",
 		"--db-host", dbURL.Query().Get("host"), "--db-name", dbURL.Path[1:], "--db-ssl-mode", "disable")
 	m.Start()
 	token := m.Login("admin")

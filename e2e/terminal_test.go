@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"regexp"
 	"testing"
 	"time"
@@ -37,10 +38,15 @@ func TestAShellsTerminalRunsCommandsInTheBrowserForItsOwnerOnly(t *testing.T) {
 	must(t, expect(t, page.Locator("#new-terminal")).ToHaveAttribute("target", "_blank"))
 	must(t, expect(t, page.Locator("#new-terminal")).ToHaveAttribute("href", shell.ServiceAddress))
 	rows := page.Locator(".xterm-rows")
-	must(t, expect(t, rows).ToContainText("#")) // the prompt
+	must(t, expect(t, rows).ToContainText("$")) // the prompt: not root's
 	must(t, page.Keyboard().Type("echo $((40+2))-done"))
 	must(t, page.Keyboard().Press("Enter"))
 	must(t, expect(t, rows).ToContainText("42-done"))
+	if os.Geteuid() == 0 { // the master can switch users: admin's default uid, task_uid_base + 1
+		must(t, page.Keyboard().Type("echo uid=$(id -u)"))
+		must(t, page.Keyboard().Press("Enter"))
+		must(t, expect(t, rows).ToContainText("uid=2000000001"))
+	}
 
 	// The terminal follows the window: a narrower one has fewer columns.
 	must(t, page.SetViewportSize(640, 480))

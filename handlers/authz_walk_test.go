@@ -151,6 +151,7 @@ func attacks(v victim) map[string]attack {
 		"POST /admin/users":                          {path: "/admin/users", form: form("username", "mallory", "password", "pw")},
 		"POST /admin/users/{id}":                     {path: "/admin/users/" + v.aliceID, form: form("display_name", "x", "active", "on")},
 		"POST /admin/users/{id}/password":            {path: "/admin/users/" + v.aliceID + "/password", form: form("password", "bobknows")},
+		"POST /admin/users/{id}/agent-user":          {path: "/admin/users/" + v.aliceID + "/agent-user", form: form("agent_uid", "1", "agent_gid", "1", "agent_user", "bin", "agent_group", "bin")},
 
 		// The task API, which only a trial's own allocation may use.
 		"POST /api/v1/trials/{id}/metrics": {path: "/api/v1/trials/" + tr + "/metrics",

@@ -124,6 +124,7 @@ func (s *Server) Routes() chi.Router {
 			r.Get("/admin/users/{id}", s.handleUserEditPage)
 			r.Post("/admin/users/{id}", s.handleUserEditForm)
 			r.Post("/admin/users/{id}/password", s.handleUserPasswordForm)
+			r.Post("/admin/users/{id}/agent-user", s.handleUserAgentForm)
 			r.Get("/logs", s.handleLogsPage)
 			r.Get("/logs/lines", s.handleLogLines)
 		})

@@ -60,7 +60,7 @@ srv.serve_forever()
 // config that puts it on the TensorBoard's PATH.
 func tensorboardEnv(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := handlerstest.TempDir(t) // the TensorBoard's user runs it
 	if err := os.WriteFile(filepath.Join(dir, "tensorboard"), []byte(standInTensorBoard), 0o755); err != nil {
 		t.Fatal(err)
 	}

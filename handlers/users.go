@@ -37,12 +37,17 @@ func (s *Server) handleAPIUserGet(w http.ResponseWriter, r *http.Request) {
 
 // handleAPIUserByName serves GET /api/v1/users/{username}/by-username.
 func (s *Server) handleAPIUserByName(w http.ResponseWriter, r *http.Request) {
-	u, err := s.db.UserByUsername(r.Context(), chi.URLParam(r, "username"))
+	named, err := s.db.UserByUsername(r.Context(), chi.URLParam(r, "username"))
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, resolute.UserResponse{User: u.User})
+	u, err := s.db.User(r.Context(), named.ID) // with the linked agent user
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.UserResponse{User: u})
 }
 
 // handleAPIUserCreate serves POST /api/v1/users (administrators).
@@ -171,7 +176,7 @@ func (s *Server) handleUserEditPage(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	s.page(w, r, views.UserEditPage(views.UserPage{Shell: s.shell(r, "User "+u.Username, "admin"), Target: u}))
+	s.renderUserPage(w, r, http.StatusOK, u, agentFormOf(u.AgentUserGroup), nil)
 }
 
 // handleUserEditForm serves POST /admin/users/{id}.
@@ -194,8 +199,7 @@ func (s *Server) handleUserEditForm(w http.ResponseWriter, r *http.Request) {
 	_, err = s.svc.Users.Edit(r.Context(), actorFrom(r), id, resolute.PatchUserRequest{DisplayName: &display, Admin: &admin, Active: &active})
 	if code := resolute.ErrorCode(err); code == resolute.EInvalid || code == resolute.EConflict {
 		u.DisplayName = display
-		s.render(w, r, http.StatusUnprocessableEntity, views.UserEditPage(views.UserPage{
-			Shell: s.shell(r, "User "+u.Username, "admin"), Target: u, Errors: views.FormErrors{"form": resolute.ErrorMessage(err)}}))
+		s.renderUserPage(w, r, http.StatusUnprocessableEntity, u, agentFormOf(u.AgentUserGroup), views.FormErrors{"form": resolute.ErrorMessage(err)})
 		return
 	} else if err != nil {
 		s.error(w, r, err)
@@ -226,8 +230,7 @@ func (s *Server) handleUserPasswordForm(w http.ResponseWriter, r *http.Request) 
 	}
 	if err := s.svc.Users.SetPassword(r.Context(), actorFrom(r), id, resolute.SetPasswordRequest{Password: r.PostFormValue("password")}, tokenFrom(r)); err != nil {
 		if resolute.ErrorCode(err) == resolute.EInvalid {
-			s.render(w, r, http.StatusUnprocessableEntity, views.UserEditPage(views.UserPage{
-				Shell: s.shell(r, "User "+u.Username, "admin"), Target: u, Errors: views.FormErrors{"password": fieldMessage(err)}}))
+			s.renderUserPage(w, r, http.StatusUnprocessableEntity, u, agentFormOf(u.AgentUserGroup), views.FormErrors{"password": fieldMessage(err)})
 			return
 		}
 		s.error(w, r, err)

@@ -226,6 +226,8 @@ func (r PodRequest) prepareBase(p *corev1.Pod, name string, labels map[string]st
 		Image:      r.Image,
 		Command:    []string{"sh", "-c", initScript},
 		WorkingDir: WorkDir,
+		// As the task's user, so that the work directory's files are its.
+		SecurityContext: r.linkedUser(nil),
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: configMapVolume, MountPath: ConfigMapDir, ReadOnly: true},
 			{Name: workDirVolume, MountPath: WorkDir},
@@ -307,7 +309,25 @@ func (r PodRequest) taskContainer(c *corev1.Container, pods, perPod int, w *warn
 			sc.RunAsUser, sc.RunAsGroup = nil, nil
 		}
 	}
+	c.SecurityContext = r.linkedUser(c.SecurityContext)
 	r.resources(&c.Resources, perPod, w)
+}
+
+// linkedUser is sc (nil for none) with the owner's linked agent user as
+// runAsUser and runAsGroup. An unlinked owner's containers keep the image's
+// user (or what a pod-level securityContext says): their default ids on
+// the master's machine mean nothing in an image.
+func (r PodRequest) linkedUser(sc *corev1.SecurityContext) *corev1.SecurityContext {
+	u := r.Spec.RunAs
+	if !u.Linked {
+		return sc
+	}
+	if sc == nil {
+		sc = &corev1.SecurityContext{}
+	}
+	uid, gid := int64(u.UID), int64(u.GID)
+	sc.RunAsUser, sc.RunAsGroup = &uid, &gid
+	return sc
 }
 
 // env is the task container's environment: LaunchSpec.Env sorted by name,

@@ -720,3 +720,57 @@ func TestBuildPodsMountsBindMountsAndStorageAsHostPaths(t *testing.T) {
 func onePod(r *PodRequest) {
 	r.Slots, r.Nodes, r.PodSlots = 8, r.Nodes[:1], r.PodSlots[:1]
 }
+
+// TestBuildPodsRunAsTheLinkedAgentUser: a linked owner's pods run their
+// work directory's unpacking and the task as the link's uid and gid, over
+// whatever the pod specs say there; an unlinked owner's keep the image's
+// user (their default ids mean nothing in an image).
+func TestBuildPodsRunAsTheLinkedAgentUser(t *testing.T) {
+	tests := map[string]struct {
+		runAs     resolute.TaskUser
+		user      *corev1.Pod
+		want      *corev1.SecurityContext
+		wantWarns int
+	}{
+		"a linked owner's tasks run as the link": {
+			runAs: resolute.TaskUser{UID: 1001, GID: 1002, User: "ann", Group: "ml", Linked: true},
+			want:  &corev1.SecurityContext{RunAsUser: ptr(int64(1001)), RunAsGroup: ptr(int64(1002))},
+		},
+		"the link wins over a pod spec's root, which is warned of, and the rest of the securityContext stays": {
+			runAs: resolute.TaskUser{UID: 1001, GID: 1002, User: "ann", Group: "ml", Linked: true},
+			user: podWith(corev1.PodSpec{Containers: []corev1.Container{{Name: "determined-container",
+				SecurityContext: &corev1.SecurityContext{RunAsUser: ptr(int64(0)), ReadOnlyRootFilesystem: ptr(true)}}}}),
+			want:      &corev1.SecurityContext{RunAsUser: ptr(int64(1001)), RunAsGroup: ptr(int64(1002)), ReadOnlyRootFilesystem: ptr(true)},
+			wantWarns: 1,
+		},
+		"an unlinked owner's default ids are not used": {
+			runAs: resolute.TaskUser{UID: 2_000_000_003, GID: 2_000_000_003, User: "bo", Group: "bo"},
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := trialRequest()
+			r.Spec.RunAs, r.UserPodSpec = tt.runAs, tt.user
+			_, pods, warns, err := BuildPods(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warns) != tt.wantWarns {
+				t.Errorf("warnings = %q, want %d", warns, tt.wantWarns)
+			}
+			for _, p := range pods {
+				if diff := cmp.Diff(tt.want, p.Spec.Containers[0].SecurityContext); diff != "" {
+					t.Errorf("%s: the task container's securityContext (-want +got):\n%s", p.Name, diff)
+				}
+				var wantInit *corev1.SecurityContext
+				if tt.runAs.Linked {
+					wantInit = &corev1.SecurityContext{RunAsUser: ptr(int64(tt.runAs.UID)), RunAsGroup: ptr(int64(tt.runAs.GID))}
+				}
+				init := p.Spec.InitContainers[len(p.Spec.InitContainers)-1]
+				if diff := cmp.Diff(wantInit, init.SecurityContext); init.Name != InitContainerName || diff != "" {
+					t.Errorf("%s: %s's securityContext (-want +got):\n%s", p.Name, init.Name, diff)
+				}
+			}
+		})
+	}
+}

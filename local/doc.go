@@ -9,6 +9,16 @@
 // touch the database, and knows nothing of experiments or trials: control/
 // turns its events into state changes.
 //
+// # Users
+//
+// Each allocation runs as the Unix user its launch names (LaunchSpec.RunAs),
+// never as root: its processes and terminals get that uid and gid and no
+// supplementary groups of the master's, a home of their own, and the work
+// directory, mode 0700. The master's state directory stays its own: the
+// leader's exit status comes back through a descriptor the master opened.
+// A master that is not root cannot switch users; it runs every task as
+// itself and says so (users.go).
+//
 // # Output capture
 //
 // A task's stdout and stderr go to files in the manager's state directory,

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -97,6 +98,10 @@ func (m *Manager) Exec(ctx context.Context, allocationID string, argv []string, 
 	if a.gone || a.pgid == 0 {
 		return nil, resolute.Errorf(resolute.EConflict, "allocation %s is not running", allocationID)
 	}
+	if m.switchUsers && a.cred == nil {
+		return nil, resolute.Errorf(resolute.EConflict, "allocation %s started before tasks ran as their own users; "+
+			"its terminals would run as root: kill it and start it again", allocationID)
+	}
 	env := slices.Clone(a.env)
 	if tty && !slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "TERM=") }) {
 		env = append(env, "TERM=xterm-256color")
@@ -116,6 +121,14 @@ func (m *Manager) Exec(ctx context.Context, allocationID string, argv []string, 
 		s.r, s.w = master, master
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		if c := a.cred; c != nil {
+			// As login does: the terminal is its user's, so programs that
+			// open it by name (tmux's server does) can.
+			if err := slave.Chown(c.UID, c.GID); err != nil {
+				closeAll([]*os.File{master, slave})
+				return nil, fmt.Errorf("exec in %s: give the terminal to uid %d: %w", allocationID, c.UID, err)
+			}
+		}
 		childEnds = []*os.File{slave}
 	} else {
 		inR, inW, err := os.Pipe()
@@ -132,6 +145,7 @@ func (m *Manager) Exec(ctx context.Context, allocationID string, argv []string, 
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		childEnds = []*os.File{inR, outW}
 	}
+	cmd.SysProcAttr.Credential = a.cred.sysCred()
 	err = cmd.Start()
 	closeAll(childEnds)
 	if err != nil {

@@ -1,12 +1,16 @@
 package local
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
 
+// TestTheLeaderRecordsItsExitStatus: the wrapper writes the status to the
+// descriptor the master opened, in a directory its user cannot enter.
 func TestTheLeaderRecordsItsExitStatus(t *testing.T) {
 	tests := map[string]struct {
 		script string
@@ -21,9 +25,21 @@ func TestTheLeaderRecordsItsExitStatus(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			path, argv := recordExit("/bin/sh", []string{"sh", "-c", tc.script}, filepath.Join(dir, exitFileName))
-			cmd := &exec.Cmd{Path: path, Args: argv}
-			err := cmd.Run()
+			f, err := os.OpenFile(filepath.Join(dir, exitFileName), os.O_WRONLY|os.O_CREATE, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			path, argv := recordExit("/bin/sh", []string{"sh", "-c", "[ -e /proc/self/fd/3 ] && echo the command holds the exit file >&2\n" + tc.script})
+			var stderr strings.Builder
+			cmd := &exec.Cmd{Path: path, Args: argv, ExtraFiles: []*os.File{f}, Stderr: &stderr}
+			if os.Geteuid() == 0 { // as a task's user, who cannot enter dir
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(taskUser.UID), Gid: uint32(taskUser.GID)}}
+			}
+			err = cmd.Run()
+			if strings.Contains(stderr.String(), "holds") {
+				t.Fatal("the command inherited the exit file's descriptor")
+			}
 			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
 			if tc.signal != 0 {
 				if !ws.Signaled() || ws.Signal() != tc.signal {

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,11 +18,30 @@ const patience = 20 * time.Second
 
 func noGPUs(context.Context) ([]GPU, error) { return nil, errors.New("no gpus in tests") }
 
+// taskUser is what the tests' tasks run as (when the tests run as root):
+// ids of no account, as an unlinked user's.
+var taskUser = resolute.TaskUser{UID: 2_000_000_001, GID: 2_000_000_001, User: "ann", Group: "ann"}
+
+// reachableDir is a temporary directory that task users can pass through
+// (t.TempDir's parent is mode 0700), removed when the test ends.
+func reachableDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "resolute-local-")
+	if err == nil {
+		err = os.Chmod(dir, 0o711)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // newManager returns a Manager with 4 CPU slots on a fresh state dir, closed
 // (after killing what still runs) when the test ends.
 func newManager(t *testing.T, mutate func(*Options)) *Manager {
 	t.Helper()
-	opts := Options{StateDir: filepath.Join(t.TempDir(), "state"), Slots: 4, Discover: noGPUs,
+	opts := Options{StateDir: filepath.Join(reachableDir(t), "state"), Slots: 4, Discover: noGPUs,
 		AgentID: "test-agent", PollInterval: 20 * time.Millisecond}
 	if mutate != nil {
 		mutate(&opts)
@@ -41,9 +61,10 @@ func cleanup(m *Manager) {
 	_ = m.Close()
 }
 
-// spec returns a spec running shell in a fresh work dir.
+// spec returns a spec running shell as taskUser in a fresh work dir.
 func spec(t *testing.T, id, shell string) AllocationSpec {
-	return AllocationSpec{AllocationID: id, TaskID: "task-" + id, WorkDir: filepath.Join(t.TempDir(), "work"), Shell: shell}
+	return AllocationSpec{AllocationID: id, TaskID: "task-" + id, WorkDir: filepath.Join(reachableDir(t), "work"), Shell: shell,
+		RunAs: taskUser}
 }
 
 func launch(t *testing.T, m *Manager, s AllocationSpec) {

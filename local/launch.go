@@ -28,8 +28,9 @@ type allocation struct {
 	dir        string // its directory in the state dir
 	workDir    string
 	env        []string
+	cred       *taskCred // what its processes run as; nil: the master's user
 	adopted    bool
-	note       string        // a line of the manager's own, sent after Started
+	notes      []string      // lines of the manager's own, sent after Started
 	exited     chan struct{} // closed once the leader has exited
 	tails      sync.WaitGroup
 
@@ -90,16 +91,16 @@ func (m *Manager) Launch(ctx context.Context, spec AllocationSpec) error {
 		exited: make(chan struct{}), sessions: make(map[*Stream]struct{}),
 	}
 	if spec.Image != "" && spec.TaskType == "TRIAL" {
-		a.note = fmt.Sprintf("the local resource manager runs tasks without containers: environment.image %q is recorded but not used", spec.Image)
+		a.notes = append(a.notes, fmt.Sprintf("the local resource manager runs tasks without containers: environment.image %q is recorded but not used", spec.Image))
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err := m.reserve(a); err != nil {
 		return err
 	}
-	cmd, err := m.prepare(ctx, a, spec)
+	cmd, exitFile, err := m.prepare(ctx, a, spec)
 	if err == nil {
-		err = m.start(a, cmd)
+		err = m.start(a, cmd, exitFile)
 	}
 	if err != nil {
 		m.release(a, true)
@@ -109,34 +110,54 @@ func (m *Manager) Launch(ctx context.Context, spec AllocationSpec) error {
 	return nil
 }
 
-// prepare fills the work dir, opens the output files and builds the command.
-func (m *Manager) prepare(ctx context.Context, a *allocation, spec AllocationSpec) (*exec.Cmd, error) {
+// prepare fills the work dir and hands it to the task's user, opens the
+// exit file and builds the command.
+func (m *Manager) prepare(ctx context.Context, a *allocation, spec AllocationSpec) (*exec.Cmd, *os.File, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	cred, note, err := m.credFor(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.cred = cred
+	if note != "" {
+		a.notes = append(a.notes, note)
+	}
+	if cred != nil { // the task's user must pass through the parents we make
+		if err := os.MkdirAll(filepath.Dir(a.workDir), 0o711); err != nil {
+			return nil, nil, fmt.Errorf("launch %s: create work dir: %w", a.id, err)
+		}
 	}
 	if err := os.MkdirAll(a.workDir, 0o700); err != nil {
-		return nil, fmt.Errorf("launch %s: create work dir: %w", a.id, err)
+		return nil, nil, fmt.Errorf("launch %s: create work dir: %w", a.id, err)
 	}
 	if err := fillWorkDir(a.workDir, spec.ContextTarGz, spec.Files, m.opts.MaxContextBytes); err != nil {
-		return nil, fmt.Errorf("launch %s: %w", a.id, err)
+		return nil, nil, fmt.Errorf("launch %s: %w", a.id, err)
+	}
+	if err := giveTree(a.workDir, cred); err != nil {
+		return nil, nil, fmt.Errorf("launch %s: give the work dir to uid %d: %w", a.id, cred.UID, err)
 	}
 	a.env = m.taskEnv(a, spec)
 	argv, path := []string{"sh", "-c", spec.Shell}, "/bin/sh"
 	if spec.Shell == "" {
-		var err error
 		argv = spec.Entrypoint
 		if path, err = lookPath(argv[0], a.env, a.workDir); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := os.MkdirAll(a.dir, 0o700); err != nil {
-		return nil, fmt.Errorf("launch %s: create state dir: %w", a.id, err)
+		return nil, nil, fmt.Errorf("launch %s: create state dir: %w", a.id, err)
 	}
-	path, argv = recordExit(path, argv, filepath.Join(a.dir, exitFileName))
+	exitFile, err := os.OpenFile(filepath.Join(a.dir, exitFileName), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("launch %s: open exit file: %w", a.id, err)
+	}
+	path, argv = recordExit(path, argv)
 	return &exec.Cmd{
-		Path: path, Args: argv, Dir: a.workDir, Env: a.env,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-	}, nil
+		Path: path, Args: argv, Dir: a.workDir, Env: a.env, ExtraFiles: []*os.File{exitFile},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Credential: cred.sysCred()},
+	}, exitFile, nil
 }
 
 // exitFileName holds an allocation's exit status, written by the task's own
@@ -145,14 +166,17 @@ func (m *Manager) prepare(ctx context.Context, a *allocation, spec AllocationSpe
 const exitFileName = "exit"
 
 // recordExit wraps a command in a shell that runs it, writes its exit status
-// to exitFile and exits with it. The shell's no-op trap lets the group's
-// SIGTERM reach the command (handled signals are reset on exec) while the
-// shell itself lives on to record the status; a command killed by a signal
-// makes the shell die of the same signal, so the exit reads the same.
-func recordExit(path string, argv []string, exitFile string) (string, []string) {
-	script := `f=$1; shift; trap : TERM INT HUP; "$@"; c=$?; echo "$c" > "$f.tmp" && mv "$f.tmp" "$f"; ` +
+// to its descriptor 3 (the exit file, which the master opens: the file lies
+// in the master's state directory, which the task's user cannot enter) and
+// exits with it. The command itself runs without descriptor 3. The shell's
+// no-op trap lets the group's SIGTERM reach the command (handled signals are
+// reset on exec) while the shell itself lives on to record the status; a
+// command killed by a signal makes the shell die of the same signal, so the
+// exit reads the same.
+func recordExit(path string, argv []string) (string, []string) {
+	script := `trap : TERM INT HUP; "$@" 3>&-; c=$?; echo "$c" >&3; ` +
 		`if [ "$c" -gt 128 ]; then trap - TERM INT HUP; kill -$((c - 128)) $$; fi; exit "$c"`
-	return "/bin/sh", append([]string{"sh", "-c", script, "sh", exitFile, path}, argv[1:]...)
+	return "/bin/sh", append([]string{"sh", "-c", script, "sh", path}, argv[1:]...)
 }
 
 // readExit returns the exit status an allocation's leader recorded.
@@ -167,7 +191,8 @@ func readExit(dir string) (int, bool) {
 
 // start runs cmd with its output going to files in a.dir, then records the
 // state file and starts the tailers and the waiter.
-func (m *Manager) start(a *allocation, cmd *exec.Cmd) error {
+func (m *Manager) start(a *allocation, cmd *exec.Cmd, exitFile *os.File) error {
+	defer exitFile.Close() // the child has its own copy
 	outs := make([]*os.File, 2)
 	for i, name := range []string{Stdout, Stderr} {
 		f, err := os.OpenFile(filepath.Join(a.dir, name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
@@ -193,8 +218,8 @@ func (m *Manager) start(a *allocation, cmd *exec.Cmd) error {
 		m.log.Warn("cannot write allocation state; it cannot be recovered after a restart", "allocation", a.id, "error", err)
 	}
 	m.events.push(Started{AllocationID: a.id, PID: pid, Addr: loopback, Time: a.startedAt})
-	if a.note != "" { // queued at once, as Started
-		m.events.add(Log{AllocationID: a.id, Time: a.startedAt, Stream: Stdout, Level: "INFO", Line: a.note, Message: a.note}, false)
+	for _, note := range a.notes { // queued at once, as Started
+		m.events.add(Log{AllocationID: a.id, Time: a.startedAt, Stream: Stdout, Level: "INFO", Line: note, Message: note}, false)
 	}
 	m.startTailers(a, 0, 0)
 	go m.wait(a, cmd)
@@ -245,14 +270,18 @@ func (m *Manager) finish(a *allocation, ex Exited) {
 	m.events.push(ex)
 }
 
-// taskEnv builds the task's environment: base, then spec.Env, then the
-// manager's own variables (the task Python's unless spec.Env names it).
+// taskEnv builds the task's environment: base, then who the task runs as
+// (HOME, USER, LOGNAME), then spec.Env, then the manager's own variables
+// (the task Python's unless spec.Env names it).
 func (m *Manager) taskEnv(a *allocation, spec AllocationSpec) []string {
 	vars := make(map[string]string)
 	for _, kv := range m.baseEnv {
 		if k, v, ok := strings.Cut(kv, "="); ok {
 			vars[k] = v
 		}
+	}
+	for k, v := range a.cred.identityEnv() { // not the master's HOME and USER
+		vars[k] = v
 	}
 	for k, v := range spec.Env {
 		vars[k] = v

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -70,6 +71,24 @@ type Options struct {
 	Python string
 	// Logger gets the manager's own diagnostics; nil discards them.
 	Logger *slog.Logger
+
+	// What tasks running as their own Unix users need (see users.go); used
+	// only when the master is root. New checks that task users can reach
+	// each of these directories, and the harness, and fails saying which
+	// they cannot.
+
+	// WorkRoot, when set, is where the work directories are (control's
+	// RunOptions.WorkRoot): made mode 0711, so that task users enter their
+	// own and list none.
+	WorkRoot string
+	// HomeRoot holds the home directories of task users without one of
+	// their own (mode 0711; each home its user's, 0700); "" means "homes"
+	// next to StateDir.
+	HomeRoot string
+	// SharedDirs are directories every task writes to (shared_fs
+	// checkpoint storage): a missing one is made mode 01777 (sticky, as
+	// /tmp); an existing one must let others write.
+	SharedDirs []string
 }
 
 // InheritedEnv names the variables of the master's environment that tasks
@@ -117,6 +136,9 @@ type Manager struct {
 	stop    chan struct{} // closed by Close: tailers and watchers end
 	readers sync.WaitGroup
 
+	// switchUsers says tasks run as their specs' users: the master is root.
+	switchUsers bool
+
 	mu       sync.Mutex
 	closed   bool
 	slots    []Slot
@@ -151,15 +173,28 @@ func New(opts Options) (*Manager, error) {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 500 * time.Millisecond
 	}
+	if opts.HomeRoot == "" {
+		opts.HomeRoot = filepath.Join(filepath.Dir(filepath.Clean(opts.StateDir)), "homes")
+	}
 	m := &Manager{
-		opts:   opts,
-		log:    opts.Logger,
-		events: newQueue(opts.MaxQueuedLogs),
-		stop:   make(chan struct{}),
-		allocs: make(map[string]*allocation),
+		opts:        opts,
+		log:         opts.Logger,
+		events:      newQueue(opts.MaxQueuedLogs),
+		stop:        make(chan struct{}),
+		allocs:      make(map[string]*allocation),
+		switchUsers: os.Geteuid() == 0,
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if m.switchUsers {
+		if err := m.prepareTaskDirs(); err != nil {
+			return nil, err
+		}
+	} else {
+		m.log.Warn("the master does not run as root, so every task runs as the master's own user: "+
+			"any task can read every other task's tokens, files and environment, and the master's files; "+
+			"run the master as root to run tasks as their owners' Unix users", "uid", os.Geteuid())
 	}
 	m.baseEnv = opts.BaseEnv
 	if m.baseEnv == nil {

@@ -27,12 +27,15 @@ type state struct {
 	Slots        []int     `json:"slots"`
 	WorkDir      string    `json:"workDir"`
 	Env          []string  `json:"env"` // holds the task's tokens: the file is 0600
+	// Cred is what its processes run as, and its terminals must; absent
+	// when it runs as the master's user.
+	Cred *taskCred `json:"cred,omitempty"`
 }
 
 func writeState(a *allocation) error {
 	b, err := json.Marshal(state{
 		AllocationID: a.id, TaskID: a.taskID, PID: a.pid, PGID: a.pgid, StartTicks: a.startTicks,
-		StartedAt: a.startedAt, Slots: a.slots, WorkDir: a.workDir, Env: a.env,
+		StartedAt: a.startedAt, Slots: a.slots, WorkDir: a.workDir, Env: a.env, Cred: a.cred,
 	})
 	if err != nil {
 		return err
@@ -151,7 +154,7 @@ func (m *Manager) known(id string) (running, known bool) {
 // (from the current end) and watching for its exit.
 func (m *Manager) adopt(st state, dir string) (*allocation, error) {
 	a := &allocation{
-		id: st.AllocationID, taskID: st.TaskID, dir: dir, workDir: st.WorkDir, env: st.Env,
+		id: st.AllocationID, taskID: st.TaskID, dir: dir, workDir: st.WorkDir, env: st.Env, cred: st.Cred,
 		adopted: true, exited: make(chan struct{}), sessions: make(map[*Stream]struct{}),
 		pid: st.PID, pgid: st.PGID, startTicks: st.StartTicks, startedAt: st.StartedAt,
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 func TestRecoverAdoptsRunningAllocations(t *testing.T) {
-	stateDir := filepath.Join(t.TempDir(), "state")
+	stateDir := filepath.Join(reachableDir(t), "state")
 	opts := func(o *Options) { o.StateDir = stateDir }
 	m1 := newManager(t, opts)
 	s := spec(t, "survivor", `echo before; while [ ! -e go ]; do sleep 0.02; done; echo after; exec sleep 60`)
@@ -68,7 +68,7 @@ func TestRecoverAdoptsRunningAllocations(t *testing.T) {
 }
 
 func TestRecoverIgnoresEndedAndReusedProcesses(t *testing.T) {
-	stateDir := filepath.Join(t.TempDir(), "state")
+	stateDir := filepath.Join(reachableDir(t), "state")
 	me, err := readProcStat(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestRecoverIgnoresEndedAndReusedProcesses(t *testing.T) {
 }
 
 func TestRecoverReportsTheStatusOfAnAllocationThatEndedWhileNoMasterRan(t *testing.T) {
-	stateDir := filepath.Join(t.TempDir(), "state")
+	stateDir := filepath.Join(reachableDir(t), "state")
 	dir := filepath.Join(stateDir, "done")
 	a := &allocation{id: "done", dir: dir, pid: 1 << 30, pgid: 1 << 30}
 	if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/expconf"
 )
 
@@ -45,7 +46,20 @@ type Config struct {
 	NotebookTimeout int `yaml:"notebook_timeout"`
 	// TensorboardTimeout is the idle timeout of TensorBoards, in seconds.
 	TensorboardTimeout int `yaml:"tensorboard_timeout"`
+
+	// TaskUIDBase gives the tasks of users no administrator linked to an
+	// agent user ids of their own: uid and gid task_uid_base + user id.
+	// Default resolute.DefaultTaskUIDBase (2000000000).
+	TaskUIDBase int `yaml:"task_uid_base"`
 }
+
+// The bounds of task_uid_base: above the ids of ordinary accounts
+// (login.defs' UID_MAX is 60000), and low enough that users' ids fit below
+// resolute.MaxTaskUID.
+const (
+	MinTaskUIDBase = 65536
+	MaxTaskUIDBase = 4_000_000_000
+)
 
 // DB is where the database is. With no Host the master runs its own
 // PostgreSQL in <data_dir>/postgres.
@@ -193,6 +207,7 @@ func Default() Config {
 		MaxRequestBodyBytes: 1 << 20,
 		ResourceManager:     ResourceManager{Type: "local"},
 		TensorboardTimeout:  300,
+		TaskUIDBase:         resolute.DefaultTaskUIDBase,
 	}
 }
 
@@ -343,6 +358,10 @@ func (c *Config) validate() Errors {
 	}
 	if c.TensorboardTimeout < 0 {
 		bad("tensorboard_timeout", "must not be negative (got %d)", c.TensorboardTimeout)
+	}
+	if c.TaskUIDBase < MinTaskUIDBase || c.TaskUIDBase > MaxTaskUIDBase {
+		bad("task_uid_base", "must be between %d and %d: unlinked users' tasks run as uid task_uid_base + user id, which must not be a real account's (got %d)",
+			MinTaskUIDBase, MaxTaskUIDBase, c.TaskUIDBase)
 	}
 	return errs
 }

@@ -36,7 +36,7 @@ resource_pools:
     description: the A100s
 notebook_timeout: 1800
 `, map[string]string{"RESOLUTE_PORT": "9100", "RESOLUTE_DB_NAME": "det", "RESOLUTE_LOG_FORMAT": "json"},
-		"--port", "9200", "--resource-manager-slots", "4")
+		"--port", "9200", "--resource-manager-slots", "4", "--task-uid-base", "3000000000")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +50,7 @@ notebook_timeout: 1800
 	want.ResourceManager.Slots = 4
 	want.ResourcePools = []ResourcePool{{PoolName: "gpu", Description: "the A100s"}}
 	want.NotebookTimeout = 1800
+	want.TaskUIDBase = 3_000_000_000
 	want.CheckpointStorage = map[string]any{"type": "shared_fs", "host_path": "/srv/resolute/checkpoints"}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Fatalf("config (-want +got):\n%s", diff)
@@ -90,6 +91,14 @@ func TestLoadRejectsBadInputNamingTheKey(t *testing.T) {
 		"a bad duration": {
 			yaml: "security: {session_lifetime: forever}\n",
 			want: []string{`security.session_lifetime: expected a duration like 30m or 168h, got "forever" (line 1)`},
+		},
+		"task_uid_base below the ids of ordinary accounts' range is refused": {
+			yaml: "task_uid_base: 1000\n",
+			want: []string{"task_uid_base: must be between 65536 and 4000000000"},
+		},
+		"task_uid_base too near the top of the uid range is refused, from the environment too": {
+			env:  map[string]string{"RESOLUTE_TASK_UID_BASE": "4294967000"},
+			want: []string{"task_uid_base: must be between 65536 and 4000000000", "(got 4294967000)"},
 		},
 		"pools need names": {
 			yaml: "resource_pools: [{description: x}, {pool_name: a}, {pool_name: a}]\n",

@@ -155,6 +155,17 @@ type UserPage struct {
 	Shell  Shell
 	Target resolute.User
 	Errors FormErrors
+	// Agent is the agent user form's fields: the link, or what was typed.
+	Agent AgentUserForm
+	// RunsAs is what the user's tasks run as now: the link, or the
+	// default ids.
+	RunsAs resolute.TaskUser
+}
+
+// AgentUserForm is the Unix user and group an administrator links a user
+// to, as typed; all empty means no link.
+type AgentUserForm struct {
+	UID, GID, User, Group string
 }
 
 // Account is the signed-in user's own page.

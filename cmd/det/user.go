@@ -16,7 +16,8 @@ func (a *app) userCmd() *cobra.Command {
 	cmd := group("user", "Manage users and log in", "u")
 	cmd.AddCommand(a.userLoginCmd(), a.userLogoutCmd(), a.userWhoamiCmd(), a.userListCmd(),
 		a.userCreateCmd(), a.userChangePasswordCmd(), a.userEditCmd(),
-		a.userActiveCmd("activate", true), a.userActiveCmd("deactivate", false))
+		a.userActiveCmd("activate", true), a.userActiveCmd("deactivate", false),
+		a.userLinkAgentCmd(), a.userUnlinkAgentCmd())
 	return cmd
 }
 
@@ -177,7 +178,7 @@ func (a *app) userCreateCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&admin, "admin", false, "make the user an administrator")
-	cmd.Flags().StringVar(&password, "password", "", "the user's password")
+	cmd.Flags().StringVar(&password, "password", "", "the user's password (other users of this machine can read a command line: leave it out to be asked)")
 	return cmd
 }
 
@@ -266,6 +267,41 @@ func (a *app) userActiveCmd(verb string, active bool) *cobra.Command {
 	}
 }
 
+func (a *app) userLinkAgentCmd() *cobra.Command {
+	var g resolute.AgentUserGroup
+	cmd := &cobra.Command{
+		Use:   "link-with-agent-user USERNAME --agent-uid UID --agent-gid GID --agent-user NAME --agent-group NAME",
+		Short: "Run a user's tasks as a Unix user and group (administrators)",
+		Long: "Run a user's tasks as a Unix user and group: on this machine the processes' uid and gid,\n" +
+			"on Kubernetes the pods' runAsUser and runAsGroup. Tasks started afterwards use it.\n" +
+			"Without a link, a user's tasks run as uid and gid task_uid_base + their user id.",
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.patchUser(cmd, args[0], resolute.PatchUserRequest{AgentUserGroup: &g})
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&g.UID, "agent-uid", 0, "the uid the user's tasks run as")
+	f.IntVar(&g.GID, "agent-gid", 0, "the gid the user's tasks run as")
+	f.StringVar(&g.User, "agent-user", "", "the name of that user (the tasks' USER)")
+	f.StringVar(&g.Group, "agent-group", "", "the name of that group")
+	for _, name := range []string{"agent-uid", "agent-gid", "agent-user", "agent-group"} {
+		_ = cmd.MarkFlagRequired(name)
+	}
+	return cmd
+}
+
+func (a *app) userUnlinkAgentCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "unlink-agent-user USERNAME",
+		Short: "Run a user's tasks as their default ids again (administrators)",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.patchUser(cmd, args[0], resolute.PatchUserRequest{AgentUserGroup: &resolute.AgentUserGroup{}})
+		},
+	}
+}
+
 func (a *app) patchUser(cmd *cobra.Command, username string, req resolute.PatchUserRequest) error {
 	ctx := cmd.Context()
 	s, err := a.login(ctx)
@@ -283,6 +319,12 @@ func (a *app) patchUser(cmd *cobra.Command, username string, req resolute.PatchU
 }
 
 func describeUser(w io.Writer, u resolute.User) error {
-	return fields(w, [][2]string{{"Username", u.Username}, {"Display Name", u.DisplayName},
-		{"Admin", yesNo(u.Admin)}, {"Active", yesNo(u.Active)}})
+	rows := [][2]string{{"Username", u.Username}, {"Display Name", u.DisplayName},
+		{"Admin", yesNo(u.Admin)}, {"Active", yesNo(u.Active)}}
+	if g := u.AgentUserGroup; g != nil {
+		rows = append(rows, [2]string{"Agent User", fmt.Sprintf("%s (uid %d), group %s (gid %d)", g.User, g.UID, g.Group, g.GID)})
+	} else {
+		rows = append(rows, [2]string{"Agent User", "none (tasks run as task_uid_base + user id)"})
+	}
+	return fields(w, rows)
 }

@@ -210,3 +210,58 @@ func TestUsers(t *testing.T) {
 	c.ok("", "-u", "admin", "user", "activate", "bob")
 	c.ok("pw3\n", "user", "login", "bob")
 }
+
+func TestLinkWithAgentUser(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, handlerstest.Options{})
+	c.loginAdmin()
+	c.ok("", "user", "create", "ann", "--password", "pw")
+
+	out := c.ok("", "user", "link-with-agent-user", "ann", "--agent-uid", "1001", "--agent-gid", "1002",
+		"--agent-user", "ann", "--agent-group", "ml")
+	if !strings.Contains(out, "Agent User:    ann (uid 1001), group ml (gid 1002)\n") {
+		t.Errorf("link-with-agent-user printed:\n%s", out)
+	}
+	var u resolute.User
+	var users []resolute.User
+	if err := json.Unmarshal([]byte(c.ok("", "user", "list", "--json")), &users); err != nil {
+		t.Fatal(err)
+	}
+	for _, each := range users {
+		if each.Username == "ann" {
+			u = each
+		}
+	}
+	if diff := cmp.Diff(&resolute.AgentUserGroup{UID: 1001, GID: 1002, User: "ann", Group: "ml"}, u.AgentUserGroup); diff != "" {
+		t.Errorf("ann's link (-want +got):\n%s", diff)
+	}
+
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"uid 0 is refused": {[]string{"--agent-uid", "0", "--agent-gid", "5000", "--agent-user", "a", "--agent-group", "a"},
+			"Error: agentUid: 0 is root's; tasks never run as root\n"},
+		"a flag is missing": {[]string{"--agent-uid", "5000", "--agent-gid", "5000", "--agent-user", "a"},
+			`required flag(s) "agent-group" not set`},
+		"a non-numeric uid": {[]string{"--agent-uid", "ann", "--agent-gid", "5000", "--agent-user", "a", "--agent-group", "a"},
+			`invalid argument "ann" for "--agent-uid"`},
+	} {
+		r := c.run("", append([]string{"user", "link-with-agent-user", "ann"}, tc.args...)...)
+		if r.code == 0 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%s: %+v, want a failure saying %q", name, r, tc.want)
+		}
+	}
+
+	c.ok("", "user", "create", "bob", "--password", "pw")
+	c.ok("pw\n", "user", "login", "bob")
+	r := c.run("", "user", "link-with-agent-user", "bob", "--agent-uid", "1", "--agent-gid", "1", "--agent-user", "bin", "--agent-group", "bin")
+	if want := (result{stderr: "Error: only administrators may do this\n", code: 1}); r != want {
+		t.Errorf("bob links himself: %+v", r)
+	}
+
+	out = c.ok("", "-u", "admin", "user", "unlink-agent-user", "ann")
+	if !strings.Contains(out, "Agent User:    none (tasks run as task_uid_base + user id)\n") {
+		t.Errorf("unlink-agent-user printed:\n%s", out)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -70,13 +71,21 @@ func startLocal(cfg masterconf.Config, logger *slog.Logger) (control.ResourceMan
 	if err != nil {
 		return nil, nil, fmt.Errorf("task_python: %w", err)
 	}
+	shared, err := sharedCheckpointDirs(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	rm, err := local.New(local.Options{StateDir: filepath.Join(cfg.DataDir, "allocations"), Slots: cfg.ResourceManager.Slots,
-		HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python, Logger: logger.With("component", "local")})
+		HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python, Logger: logger.With("component", "local"),
+		WorkRoot: workRoot(cfg), HomeRoot: filepath.Join(cfg.DataDir, "homes"), SharedDirs: shared})
 	if err != nil {
 		return nil, nil, fmt.Errorf("local resource manager: %w", err)
 	}
 	snap := rm.Capacity()
 	logger.Info("local resource manager ready", "slots", len(snap.Slots), "slot_type", slotType(snap), "task_python", rt.Python)
+	if os.Geteuid() == 0 {
+		logger.Info("tasks run as their owners' linked Unix users, or as uid task_uid_base + user id", "task_uid_base", cfg.TaskUIDBase)
+	}
 	pools, err := cfg.Pools(len(snap.Slots))
 	if err != nil {
 		rm.Close()
@@ -101,11 +110,35 @@ func runOptions(cfg masterconf.Config, clusterID string, confPools []masterconf.
 		logger.Info("resource pool", "pool", p.Name, "slots", len(pool.SlotIDs), "scheduler", p.Scheduler.Type, "preemption", p.Scheduler.Preemption)
 	}
 	return control.RunOptions{
-		MasterURL: cfg.TaskMasterURL(), ClusterID: clusterID, WorkRoot: filepath.Join(cfg.DataDir, "work"),
+		MasterURL: cfg.TaskMasterURL(), ClusterID: clusterID, WorkRoot: workRoot(cfg), TaskUIDBase: cfg.TaskUIDBase,
 		KillGrace: 10 * time.Second, Pools: pools, ComputePool: cfg.ComputePool(), AuxPool: cfg.AuxPool(),
 		NotebookTimeout:    time.Duration(cfg.NotebookTimeout) * time.Second,
 		TensorboardTimeout: time.Duration(cfg.TensorboardTimeout) * time.Second,
 	}
+}
+
+// workRoot is where allocations' work directories are.
+func workRoot(cfg masterconf.Config) string { return filepath.Join(cfg.DataDir, "work") }
+
+// sharedCheckpointDirs are the directories every task writes checkpoints
+// to: the master's shared_fs checkpoint storage. Tasks run as their own
+// users, so it is shared as /tmp is (mode 01777); the default one, under
+// data_dir, is the master's own and made so (when tasks run as their
+// users), even when an older master made it 0755.
+func sharedCheckpointDirs(cfg masterconf.Config) ([]string, error) {
+	if cfg.CheckpointStorage["type"] != "shared_fs" {
+		return nil, nil
+	}
+	dir, ok := cfg.CheckpointStorage["host_path"].(string)
+	if !ok || dir == "" {
+		return nil, nil
+	}
+	if os.Geteuid() == 0 && filepath.Clean(dir) == filepath.Join(cfg.DataDir, "checkpoints") {
+		if err := os.Chmod(dir, os.ModeSticky|0o777); err != nil && !os.IsNotExist(err) {
+			return nil, fmt.Errorf("checkpoint storage: %w", err)
+		}
+	}
+	return []string{dir}, nil
 }
 
 func slotType(s local.Snapshot) string {

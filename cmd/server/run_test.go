@@ -134,6 +134,29 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string) {
 }
 
 func TestAnExternalDatabaseIsUsedWhenHostIsSet(t *testing.T) {
+	host, name := externalDatabase(t)
+	// Task users must pass through the data dir (t.TempDir's parent is 0700).
+	dataDir, err := os.MkdirTemp("", "resolute-run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dataDir, 0o711)
+	t.Cleanup(func() { os.RemoveAll(dataDir) })
+	addr, stop := start(t, "--db-host", host, "--db-name", name, "--db-ssl-mode", "disable",
+		"--port", freePort(t), "--data-dir", dataDir)
+	resp, err := http.Get("http://" + addr + "/health")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("health: %v %v", resp, err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// externalDatabase makes a fresh database on the test server and returns
+// the server's host (or socket directory) and the database's name.
+func externalDatabase(t *testing.T) (host, name string) {
+	t.Helper()
 	raw := os.Getenv("RESOLUTE_TEST_DATABASE_URL")
 	if raw == "" {
 		t.Skip("needs RESOLUTE_TEST_DATABASE_URL (make test sets it)")
@@ -142,7 +165,7 @@ func TestAnExternalDatabaseIsUsedWhenHostIsSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := u.Query().Get("host")
+	host = u.Query().Get("host")
 	if host == "" {
 		host = u.Hostname()
 	}
@@ -150,7 +173,7 @@ func TestAnExternalDatabaseIsUsedWhenHostIsSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := "run_test_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	name = "run_test_" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	if _, err := conn.Exec(context.Background(), "CREATE DATABASE "+name); err != nil {
 		t.Fatal(err)
 	}
@@ -158,13 +181,23 @@ func TestAnExternalDatabaseIsUsedWhenHostIsSet(t *testing.T) {
 		conn.Exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)")
 		conn.Close(context.Background())
 	})
-	addr, stop := start(t, "--db-host", host, "--db-name", name, "--db-ssl-mode", "disable",
-		"--port", freePort(t), "--data-dir", t.TempDir())
-	resp, err := http.Get("http://" + addr + "/health")
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("health: %v %v", resp, err)
+	return host, name
+}
+
+// TestADataDirTaskUsersCannotReachStopsStartUp: tasks run as their owners'
+// users, who must pass through data_dir to their work dirs and the
+// harness; a master that cannot give them that says how to.
+func TestADataDirTaskUsersCannotReachStopsStartUp(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a master running as root runs tasks as other users")
 	}
-	if err := stop(); err != nil {
-		t.Fatal(err)
+	host, name := externalDatabase(t)
+	closed := t.TempDir() // its parent is mode 0700
+	err := run(context.Background(), []string{"--db-host", host, "--db-name", name, "--db-ssl-mode", "disable",
+		"--port", freePort(t), "--data-dir", closed},
+		func(string) string { return "" }, io.Discard, nil)
+	if err == nil || !strings.Contains(err.Error(), "tasks run as their own Unix users, who cannot enter "+filepath.Dir(closed)) ||
+		!strings.Contains(err.Error(), "`chmod o+x "+filepath.Dir(closed)+"`") {
+		t.Fatalf("start = %v, want the reason and the chmod", err)
 	}
 }

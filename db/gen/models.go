@@ -8,6 +8,14 @@ import (
 	"time"
 )
 
+type AgentUserGroup struct {
+	UserID     int64
+	AgentUid   int64
+	AgentGid   int64
+	AgentUser  string
+	AgentGroup string
+}
+
 type Allocation struct {
 	ID           string
 	TaskID       string

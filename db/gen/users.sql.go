@@ -82,6 +82,32 @@ func (q *Queries) CreateUserIfMissing(ctx context.Context, arg CreateUserIfMissi
 	return i, err
 }
 
+const deleteAgentUserGroup = `-- name: DeleteAgentUserGroup :exec
+DELETE FROM agent_user_groups WHERE user_id = $1
+`
+
+func (q *Queries) DeleteAgentUserGroup(ctx context.Context, userID int64) error {
+	_, err := q.db.Exec(ctx, deleteAgentUserGroup, userID)
+	return err
+}
+
+const getAgentUserGroup = `-- name: GetAgentUserGroup :one
+SELECT user_id, agent_uid, agent_gid, agent_user, agent_group FROM agent_user_groups WHERE user_id = $1
+`
+
+func (q *Queries) GetAgentUserGroup(ctx context.Context, userID int64) (AgentUserGroup, error) {
+	row := q.db.QueryRow(ctx, getAgentUserGroup, userID)
+	var i AgentUserGroup
+	err := row.Scan(
+		&i.UserID,
+		&i.AgentUid,
+		&i.AgentGid,
+		&i.AgentUser,
+		&i.AgentGroup,
+	)
+	return i, err
+}
+
 const getUser = `-- name: GetUser :one
 SELECT id, username, display_name, password_hash, admin, active, created_at FROM users WHERE id = $1
 `
@@ -118,6 +144,36 @@ func (q *Queries) GetUserByUsername(ctx context.Context, username string) (User,
 		&i.CreatedAt,
 	)
 	return i, err
+}
+
+const listAgentUserGroups = `-- name: ListAgentUserGroups :many
+SELECT user_id, agent_uid, agent_gid, agent_user, agent_group FROM agent_user_groups
+`
+
+func (q *Queries) ListAgentUserGroups(ctx context.Context) ([]AgentUserGroup, error) {
+	rows, err := q.db.Query(ctx, listAgentUserGroups)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AgentUserGroup
+	for rows.Next() {
+		var i AgentUserGroup
+		if err := rows.Scan(
+			&i.UserID,
+			&i.AgentUid,
+			&i.AgentGid,
+			&i.AgentUser,
+			&i.AgentGroup,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const listUsers = `-- name: ListUsers :many
@@ -187,6 +243,33 @@ func (q *Queries) LockUser(ctx context.Context, id int64) (int64, error) {
 	var id_2 int64
 	err := row.Scan(&id_2)
 	return id_2, err
+}
+
+const setAgentUserGroup = `-- name: SetAgentUserGroup :exec
+INSERT INTO agent_user_groups (user_id, agent_uid, agent_gid, agent_user, agent_group)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (user_id) DO UPDATE
+SET agent_uid = EXCLUDED.agent_uid, agent_gid = EXCLUDED.agent_gid,
+    agent_user = EXCLUDED.agent_user, agent_group = EXCLUDED.agent_group
+`
+
+type SetAgentUserGroupParams struct {
+	UserID     int64
+	AgentUid   int64
+	AgentGid   int64
+	AgentUser  string
+	AgentGroup string
+}
+
+func (q *Queries) SetAgentUserGroup(ctx context.Context, arg SetAgentUserGroupParams) error {
+	_, err := q.db.Exec(ctx, setAgentUserGroup,
+		arg.UserID,
+		arg.AgentUid,
+		arg.AgentGid,
+		arg.AgentUser,
+		arg.AgentGroup,
+	)
+	return err
 }
 
 const setUserPassword = `-- name: SetUserPassword :exec

@@ -37,3 +37,19 @@ SELECT id FROM users WHERE id = $1 FOR UPDATE;
 -- Taken before a change that may leave no active administrator, so two
 -- such changes cannot both see the other's administrator still there.
 SELECT id FROM users WHERE admin AND active ORDER BY id FOR UPDATE;
+
+-- name: GetAgentUserGroup :one
+SELECT * FROM agent_user_groups WHERE user_id = $1;
+
+-- name: ListAgentUserGroups :many
+SELECT * FROM agent_user_groups;
+
+-- name: SetAgentUserGroup :exec
+INSERT INTO agent_user_groups (user_id, agent_uid, agent_gid, agent_user, agent_group)
+VALUES ($1, $2, $3, $4, $5)
+ON CONFLICT (user_id) DO UPDATE
+SET agent_uid = EXCLUDED.agent_uid, agent_gid = EXCLUDED.agent_gid,
+    agent_user = EXCLUDED.agent_user, agent_group = EXCLUDED.agent_group;
+
+-- name: DeleteAgentUserGroup :exec
+DELETE FROM agent_user_groups WHERE user_id = $1;

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -48,6 +49,23 @@ func Build(t testing.TB) string {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// TempDir is a temporary directory for a master's data_dir: tasks run as
+// their owners' Unix users and must pass through it to their work dirs,
+// the harness and checkpoint storage (t.TempDir's parent is mode 0700, and
+// the master refuses such a data_dir). It is removed when t ends.
+func TempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "resolute-e2e-")
+	if err == nil {
+		err = os.Chmod(dir, 0o711)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // New returns a master of bin on a free port, not yet started; args come

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -77,7 +78,10 @@ func Start(t testing.TB, opts Options) *Master {
 	if err := d.Bootstrap(context.Background(), hash); err != nil {
 		t.Fatal(err)
 	}
-	checkpoints := t.TempDir()
+	// Tasks run as their owners' Unix users (when tests run as root): they
+	// must reach the harness and their work dirs, and write checkpoints.
+	dir := TempDir(t)
+	checkpoints := filepath.Join(dir, "checkpoints")
 	if opts.Defaults == nil {
 		opts.Defaults, err = expconf.MasterDefaults(map[string]any{"type": "shared_fs", "host_path": checkpoints}, nil)
 		if err != nil {
@@ -101,14 +105,14 @@ func Start(t testing.TB, opts Options) *Master {
 	m.URL = "http://" + m.srv.Listener.Addr().String()
 
 	// Trials run as real processes with the real harness.
-	dir := t.TempDir()
 	rt, err := harness.Install(filepath.Join(dir, "harness"), harness.DefaultPython())
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.RM, err = local.New(local.Options{StateDir: filepath.Join(dir, "allocations"), Slots: opts.Slots,
 		Discover:   func(context.Context) ([]local.GPU, error) { return nil, nil },
-		HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python})
+		HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python,
+		WorkRoot: filepath.Join(dir, "work"), SharedDirs: []string{checkpoints}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +155,22 @@ func Start(t testing.TB, opts Options) *Master {
 		m.srv.Close()
 	})
 	return m
+}
+
+// TempDir is a temporary directory that tasks, which run as their owners'
+// Unix users, can pass through (t.TempDir's parent is mode 0700), removed
+// when t ends: for what tests give tasks to run or read.
+func TempDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "resolute-master-")
+	if err == nil {
+		err = os.Chmod(dir, 0o711)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
 
 // pools is the one pool of a test master.

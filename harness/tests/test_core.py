@@ -3,6 +3,7 @@ import json
 import os
 import pathlib
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -153,6 +154,15 @@ class OffClusterTest(unittest.TestCase):
         self.assertTrue(os.path.isfile(
             os.path.join(self.tmp, ".local", "share", "determined", sid, "f")))
 
+    def test_own_storage_off_cluster_is_not_shared(self) -> None:
+        # A directory of one's own is made as any other, not writable by all as a cluster's is.
+        mine = pathlib.Path(self.tmp, "mine", "ckpts")
+        with det.core.init(checkpoint_storage=str(mine)) as ctx:
+            with ctx.checkpoint.store_path({"steps_completed": 1}) as (path, sid):
+                pass
+        for d in (mine, mine.parent):
+            self.assertEqual(stat.S_IMODE(d.stat().st_mode) & 0o002, 0, d)
+
     def test_invalid_hp_off_cluster(self) -> None:
         with self.assertRaises(SystemExit) as cm:
             with det.core.init(checkpoint_storage=self.tmp):
@@ -284,6 +294,13 @@ class MetricsTest(MasterTestCase):
         self.assertEqual(p, pathlib.Path(self.tmp, "checkpoints", "cluster-1", "tensorboard",
                                          "experiment", "7", "trial", "11"))
         self.assertTrue(p.is_dir())
+        # Every user's tasks write TensorBoard files here: the directories above each
+        # experiment's are sticky and writable by all, as /tmp; the experiment's are its owner's.
+        base = pathlib.Path(self.tmp, "checkpoints")
+        for shared in (base, base / "cluster-1", base / "cluster-1" / "tensorboard",
+                       base / "cluster-1" / "tensorboard" / "experiment"):
+            self.assertEqual(stat.S_IMODE(shared.stat().st_mode), 0o1777, shared)
+        self.assertEqual(stat.S_IMODE(p.parent.parent.stat().st_mode) & 0o002, 0)
 
     def test_multi_slot_requires_distributed(self) -> None:
         self.set_env(DET_SLOT_IDS="[0,1]")

@@ -32,11 +32,32 @@ def _unsupported(kind: str) -> UnsupportedStorageError:
     )
 
 
+def makedirs_shared(path: pathlib.Path) -> None:
+    """Make ``path`` and its missing parents as directories that every user's tasks may add to:
+    mode 1777, sticky as /tmp is, so each user deletes only their own. Tasks run as their owners'
+    Unix users, and shared storage holds everyone's checkpoints and TensorBoard files; a directory
+    the first writer made 0755 would shut every other user out."""
+    missing = []
+    p = path
+    while not p.exists() and p.parent != p:
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir()
+        except FileExistsError:
+            continue  # another task made it, shared as well
+        os.chmod(d, 0o1777)
+
+
 class SharedFSStorageManager:
     """Stores each checkpoint as the directory ``<base_path>/<storage_id>/``."""
 
-    def __init__(self, base_path: Union[str, os.PathLike]) -> None:
+    def __init__(self, base_path: Union[str, os.PathLike], shared: bool = False) -> None:
         self._base_path = pathlib.Path(os.fspath(base_path))
+        # A cluster's storage holds every user's checkpoints: its base is made as /tmp is (see
+        # makedirs_shared). One's own directory off-cluster is not.
+        self._shared = shared
 
     @property
     def base_path(self) -> pathlib.Path:
@@ -51,7 +72,10 @@ class SharedFSStorageManager:
     def store_path(self, storage_id: str) -> Iterator[pathlib.Path]:
         """Yield a fresh temporary directory next to the final location; on success it is renamed
         to ``<base>/<storage_id>`` atomically, on failure removed."""
-        self._base_path.mkdir(parents=True, exist_ok=True)
+        if self._shared:
+            makedirs_shared(self._base_path)
+        else:
+            self._base_path.mkdir(parents=True, exist_ok=True)
         final = self._path(storage_id)
         if final.exists():
             raise FileExistsError(f"checkpoint directory {final} already exists")
@@ -183,12 +207,12 @@ def build(config: Dict[str, Any]) -> SharedFSStorageManager:
     """Build a storage manager from an experiment config's ``checkpoint_storage`` section."""
     kind = config.get("type")
     if kind == "shared_fs":
-        return SharedFSStorageManager(_shared_fs_base(config))
+        return SharedFSStorageManager(_shared_fs_base(config), shared=True)
     if kind == "directory":
         path = config.get("container_path")
         if not path:
             raise ValueError("directory checkpoint_storage requires container_path")
-        return SharedFSStorageManager(path)
+        return SharedFSStorageManager(path, shared=True)
     if kind in ("s3", "gcs", "azure"):
         raise _unsupported(kind)
     raise ValueError(f"unknown checkpoint_storage type {kind!r}")

@@ -7,6 +7,7 @@ import threading
 from typing import Any, Callable, Dict, List, Optional, Set
 
 from determined import _session
+from determined.core import _storage
 from determined.core._distributed import DistributedContext
 
 logger = logging.getLogger("determined.core")
@@ -245,6 +246,9 @@ class TrainContext:
         """The directory to write TensorBoard event files to."""
         if self._tensorboard_path is None:
             raise ValueError("no TensorBoard path is available for this task")
+        # <base>/<cluster>/tensorboard/experiment is every user's; <id>/trial/<id> below it the
+        # experiment owner's.
+        _storage.makedirs_shared(self._tensorboard_path.parents[2])
         self._tensorboard_path.mkdir(parents=True, exist_ok=True)
         return self._tensorboard_path
 

@@ -1,0 +1,228 @@
+package local
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/resolute-ml/resolute"
+)
+
+// Tasks run as the Unix users their specs name (LaunchSpec.RunAs), never as
+// the master's: another user's task must not read their tokens (in
+// /proc/<pid>/environ, which only a process's own user can read), their
+// work directory or the master's files. That takes a master that runs as
+// root; one that does not runs every task as itself, and says so.
+
+// taskCred is the identity an allocation's processes run as. A nil
+// *taskCred means the master's own (the master is not root).
+type taskCred struct {
+	UID    int      `json:"uid"`
+	GID    int      `json:"gid"`
+	Groups []uint32 `json:"groups,omitempty"` // supplementary groups: a linked user's, from /etc/group
+	User   string   `json:"user"`
+	Home   string   `json:"home"`
+}
+
+// sysCred is the credential exec gives the processes; its empty Groups
+// drops the master's supplementary groups.
+func (c *taskCred) sysCred() *syscall.Credential {
+	if c == nil {
+		return nil
+	}
+	groups := c.Groups
+	if groups == nil {
+		groups = []uint32{}
+	}
+	return &syscall.Credential{Uid: uint32(c.UID), Gid: uint32(c.GID), Groups: groups}
+}
+
+// credFor works out what a spec's processes run as, and makes its home
+// directory. It returns a line for the task's log when the master cannot
+// honour an administrator's link.
+func (m *Manager) credFor(spec AllocationSpec) (*taskCred, string, error) {
+	u := spec.RunAs
+	if !m.switchUsers {
+		if u.Linked {
+			return nil, fmt.Sprintf("this task runs as the master's user (uid %d), not as %s (uid %d) that its owner is linked to: "+
+				"the master does not run as root, so it cannot switch users", os.Geteuid(), u.User, u.UID), nil
+		}
+		return nil, "", nil
+	}
+	if u.UID <= 0 || u.GID <= 0 || u.UID > resolute.MaxTaskUID || u.GID > resolute.MaxTaskUID {
+		return nil, "", resolute.Errorf(resolute.EInvalid, "launch %s: tasks never run as root: a task must run as a Unix user of its own (got uid %d, gid %d)",
+			spec.AllocationID, u.UID, u.GID)
+	}
+	c := &taskCred{UID: u.UID, GID: u.GID, User: u.User}
+	if u.Linked {
+		c.Groups, c.Home = accountOf(u.UID)
+	}
+	if c.Home == "" {
+		c.Home = filepath.Join(m.opts.HomeRoot, strconv.Itoa(u.UID))
+		if err := m.makeHome(c); err != nil {
+			return nil, "", fmt.Errorf("launch %s: home directory of uid %d: %w", spec.AllocationID, u.UID, err)
+		}
+	}
+	return c, "", nil
+}
+
+// accountOf returns the supplementary groups and home directory of the
+// account of uid in the system's user database, when it has one: a linked
+// user is often a person with an account, whose tasks should see their own
+// files and groups. The home counts only when it is a directory uid owns.
+func accountOf(uid int) (groups []uint32, home string) {
+	acct, err := user.LookupId(strconv.Itoa(uid))
+	if err != nil {
+		return nil, ""
+	}
+	if ids, err := acct.GroupIds(); err == nil {
+		for _, id := range ids {
+			if g, err := strconv.ParseUint(id, 10, 32); err == nil {
+				groups = append(groups, uint32(g))
+			}
+		}
+	}
+	if fi, err := os.Stat(acct.HomeDir); err == nil && fi.IsDir() && acct.HomeDir != "/" {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
+			home = acct.HomeDir
+		}
+	}
+	return groups, home
+}
+
+// makeHome makes a task user's home under HomeRoot: theirs, mode 0700.
+// Only root can add entries to HomeRoot, so what is there is ours to fix.
+func (m *Manager) makeHome(c *taskCred) error {
+	if err := os.Mkdir(c.Home, 0o700); err != nil && !os.IsExist(err) {
+		return err
+	}
+	fi, err := os.Lstat(c.Home)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", c.Home)
+	}
+	if err := os.Lchown(c.Home, c.UID, c.GID); err != nil {
+		return err
+	}
+	return os.Chmod(c.Home, 0o700)
+}
+
+// giveTree hands a filled work directory to the task's user: every entry,
+// deepest first, and dir itself last. Until then dir is root's and mode
+// 0700, so no process of that user can swap a directory of the tree for a
+// link while it is walked.
+func giveTree(dir string, c *taskCred) error {
+	if c == nil {
+		return nil
+	}
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return err
+	}
+	for i := len(paths) - 1; i >= 0; i-- {
+		if err := os.Lchown(paths[i], c.UID, c.GID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// identityEnv are the variables that say who the task runs as.
+func (c *taskCred) identityEnv() map[string]string {
+	if c == nil {
+		return nil
+	}
+	return map[string]string{"HOME": c.Home, "USER": c.User, "LOGNAME": c.User}
+}
+
+// prepareTaskDirs makes the directories every task uses reachable by task
+// users, and checks that they are: the work and home roots (0711: enter,
+// not list), the shared directories (created 01777, as /tmp; existing ones
+// must let others write), and the harness.
+func (m *Manager) prepareTaskDirs() error {
+	var reach []string
+	for _, d := range []string{m.opts.WorkRoot, m.opts.HomeRoot} {
+		if d == "" {
+			continue
+		}
+		if err := os.MkdirAll(d, 0o711); err != nil {
+			return fmt.Errorf("local: create %s: %w", d, err)
+		}
+		if err := os.Chmod(d, 0o711); err != nil { // ours: an older master made it 0700
+			return fmt.Errorf("local: %w", err)
+		}
+		reach = append(reach, d)
+	}
+	for _, d := range m.opts.SharedDirs {
+		if _, err := os.Stat(d); os.IsNotExist(err) {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return fmt.Errorf("local: create %s: %w", d, err)
+			}
+			if err := os.Chmod(d, os.ModeSticky|0o777); err != nil {
+				return fmt.Errorf("local: %w", err)
+			}
+		}
+		fi, err := os.Stat(d)
+		if err != nil {
+			return fmt.Errorf("local: %w", err)
+		}
+		if fi.Mode().Perm()&0o003 != 0o003 {
+			return fmt.Errorf("tasks run as their own Unix users and write to %s, which others cannot write to (mode %v): "+
+				"`chmod 1777 %s` (sticky, as /tmp: each user deletes only their own files)", d, fi.Mode().Perm(), d)
+		}
+		reach = append(reach, d)
+	}
+	for _, d := range []string{m.opts.HarnessDir, m.opts.BinDir} {
+		if d != "" {
+			reach = append(reach, d)
+		}
+	}
+	for _, d := range reach {
+		if err := checkReachable(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkReachable fails when a user other than the owner cannot pass
+// through dir or one of its parents (they lack o+x); parts that do not
+// exist yet are not checked.
+func checkReachable(dir string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for p := dir; ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		switch {
+		case os.IsNotExist(err) && p != "/":
+			continue // made later, by its first task: its parents count
+		case err != nil:
+			return fmt.Errorf("local: %w", err)
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf("tasks run as their own Unix users, who cannot enter %s (mode %v) to reach %s: "+
+				"choose a data_dir outside it, or `chmod o+x %s`", p, fi.Mode().Perm(), dir, p)
+		}
+		if p == "/" {
+			return nil
+		}
+	}
+}
