@@ -1,0 +1,99 @@
+package contextdir_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"io/fs"
+	"testing"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/contextdir"
+)
+
+// tarSeeds are archives that keep and that break the rules.
+func tarSeeds(t testing.TB) [][]byte {
+	return [][]byte{
+		nil, []byte("not gzip"), []byte{0x1f, 0x8b},
+		tarGz(t, dir("model"), file("model/train.py", "print(1)"), symlink("l", "model/train.py"), hardlink("h", "model/train.py")),
+		tarGz(t, symlink("a", "b/.."), symlink("b", ".")),
+		tarGz(t, symlink("l1", "l2"), symlink("l2", "../x")),
+		tarGz(t, dir("d"), symlink("d", "..")),
+		tarGz(t, symlink("d", "."), file("d/f", "x")),
+		tarGz(t, file("../evil", "x")),
+		tarGz(t, hardlink("h", "f"), file("f", "x")),
+		tarGz(t, file("a", "x"), entry{name: "b", body: "y", size: 100}),
+	}
+}
+
+// FuzzUnpackTar checks, for any bytes, that the upload check and the
+// launch's unpacking agree, and that unpacking never writes outside its
+// directory.
+func FuzzUnpackTar(f *testing.F) {
+	for _, s := range tarSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkErr := contextdir.Check(bytes.NewReader(data))
+		_, unpackErr, beside := unpack(t, data)
+		if len(beside) > 0 {
+			t.Fatalf("unpacking wrote beside the work dir: %v", beside)
+		}
+		if (checkErr == nil) != (unpackErr == nil) || resolute.ErrorMessage(checkErr) != resolute.ErrorMessage(unpackErr) {
+			t.Fatalf("check: %v; unpack: %v; want the same answer", checkErr, unpackErr)
+		}
+		if checkErr != nil && resolute.ErrorCode(checkErr) == "" {
+			t.Fatalf("check: %v is not a refusal with a code", checkErr)
+		}
+	})
+}
+
+// zipOf packs entries (a name ending in "/" is a directory; mode 0 means a
+// file of mode 0644) as a zip.
+func zipOf(t testing.TB, entries map[string]fs.FileMode) []byte {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, mode := range entries {
+		h := &zip.FileHeader{Name: name, Method: zip.Deflate}
+		if mode == 0 {
+			mode = 0o644
+		}
+		h.SetMode(mode)
+		w, err := zw.CreateHeader(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode.IsRegular() || mode&fs.ModeSymlink != 0 {
+			w.Write([]byte("content of " + name))
+		}
+	}
+	zw.Close()
+	return buf.Bytes()
+}
+
+// FuzzZipToTar checks, for any bytes, that the web form's zip conversion
+// fails cleanly or makes an archive that the upload check accepts and a
+// launch unpacks.
+func FuzzZipToTar(f *testing.F) {
+	f.Add([]byte("PK\x05\x06" + string(make([]byte, 18))))
+	f.Add(zipOf(f, map[string]fs.FileMode{"model/": fs.ModeDir | 0o755, "model/train.py": 0, `win\path.py`: 0}))
+	f.Add(zipOf(f, map[string]fs.FileMode{"../evil.py": 0}))
+	f.Add(zipOf(f, map[string]fs.FileMode{"C:/evil.py": 0}))
+	f.Add(zipOf(f, map[string]fs.FileMode{"link": fs.ModeSymlink | 0o777}))
+	f.Add(zipOf(f, map[string]fs.FileMode{"a": 0, "a/b": 0}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var out bytes.Buffer
+		err := contextdir.FromZip(&out, bytes.NewReader(data))
+		if err != nil {
+			if resolute.ErrorCode(err) == "" {
+				t.Fatalf("FromZip: %v is not a refusal with a code", err)
+			}
+			return
+		}
+		if err := contextdir.Check(bytes.NewReader(out.Bytes())); err != nil {
+			t.Fatalf("the check refuses what FromZip made: %v", err)
+		}
+		if _, err, beside := unpack(t, out.Bytes()); err != nil || len(beside) > 0 {
+			t.Fatalf("unpacking what FromZip made: %v (beside the work dir: %v)", err, beside)
+		}
+	})
+}
