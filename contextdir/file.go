@@ -81,8 +81,13 @@ func (f *File) ReadAt(p []byte, off int64) (int, error) {
 	return f.f.ReadAt(p, off)
 }
 
-// Size is how many bytes were written.
-func (f *File) Size() int64 { return f.size }
+// Size is how many bytes were written; nil has none.
+func (f *File) Size() int64 {
+	if f == nil {
+		return 0
+	}
+	return f.size
+}
 
 // Close closes the file, which frees its space. It may be called more than
 // once, and on nil.

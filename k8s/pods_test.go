@@ -298,7 +298,7 @@ func TestBuildPodsErrors(t *testing.T) {
 			r.Spec.Files = map[string][]byte{"../x": nil}
 		}},
 		"a context over the ConfigMap limit": {change: func(r *PodRequest) {
-			r.Spec.ContextTarGz = make([]byte, corev1.MaxSecretSize+1)
+			r.Context = make([]byte, corev1.MaxSecretSize+1)
 		}, wantCode: resolute.ETooLarge},
 	}
 	for name, tt := range tests {
@@ -326,12 +326,12 @@ func TestBuildPodsConfigMapArchives(t *testing.T) {
 		"run.sh":                   []byte("#!/bin/sh\n"),
 		"det/overwritten-by-files": []byte("files"),
 	}
-	r.Spec.ContextTarGz = tarGz(t, map[string]string{"model_def.py": "import torch\n", "det/overwritten-by-files": "context"})
+	r.Context = tarGz(t, map[string]string{"model_def.py": "import torch\n", "det/overwritten-by-files": "context"})
 	cm, _, _, err := BuildPods(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(cm.BinaryData["context.tar.gz"], r.Spec.ContextTarGz) {
+	if !bytes.Equal(cm.BinaryData["context.tar.gz"], r.Context) {
 		t.Error("context.tar.gz is not the task's context")
 	}
 

@@ -22,11 +22,8 @@ const (
 	SlotCUDA = "cuda"
 )
 
-// Defaults of Options.
-const (
-	DefaultMaxContextBytes = 512 << 20
-	DefaultMaxQueuedLogs   = 100_000
-)
+// DefaultMaxQueuedLogs is Options.MaxQueuedLogs's default.
+const DefaultMaxQueuedLogs = 100_000
 
 // maxFinished is how many ended allocations the manager remembers, so that
 // killing them is a no-op rather than not_found.
@@ -49,9 +46,6 @@ type Options struct {
 	// means the variables of the master's environment named in InheritedEnv,
 	// so the master's own secrets never reach tasks.
 	BaseEnv []string
-	// MaxContextBytes caps the unpacked size of a ContextTarGz; 0 means
-	// DefaultMaxContextBytes.
-	MaxContextBytes int64
 	// MaxQueuedLogs is how many events may wait in Events before log tailing
 	// pauses; 0 means DefaultMaxQueuedLogs.
 	MaxQueuedLogs int
@@ -68,6 +62,14 @@ type Options struct {
 	// Python, when set, is every task's DET_PYTHON_EXECUTABLE unless its
 	// environment names one.
 	Python string
+	// KeepWorkDirs keeps the work directories of allocations that ended
+	// (for debugging); by default each is removed when its allocation ends.
+	KeepWorkDirs bool
+	// WorkRoot, when set, is the directory whose entries are the work
+	// directories of this manager's allocations (named after them):
+	// Recover removes those that belong to no allocation that still runs,
+	// unless KeepWorkDirs.
+	WorkRoot string
 	// Logger gets the manager's own diagnostics; nil discards them.
 	Logger *slog.Logger
 }
@@ -141,9 +143,6 @@ func New(opts Options) (*Manager, error) {
 	}
 	if opts.AgentID == "" {
 		opts.AgentID, _ = os.Hostname()
-	}
-	if opts.MaxContextBytes <= 0 {
-		opts.MaxContextBytes = DefaultMaxContextBytes
 	}
 	if opts.MaxQueuedLogs <= 0 {
 		opts.MaxQueuedLogs = DefaultMaxQueuedLogs

@@ -71,7 +71,8 @@ func startLocal(cfg masterconf.Config, logger *slog.Logger) (control.ResourceMan
 		return nil, nil, fmt.Errorf("task_python: %w", err)
 	}
 	rm, err := local.New(local.Options{StateDir: filepath.Join(cfg.DataDir, "allocations"), Slots: cfg.ResourceManager.Slots,
-		HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python, Logger: logger.With("component", "local")})
+		HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python, Logger: logger.With("component", "local"),
+		WorkRoot: workRoot(cfg), KeepWorkDirs: cfg.ResourceManager.KeepWorkDirs})
 	if err != nil {
 		return nil, nil, fmt.Errorf("local resource manager: %w", err)
 	}
@@ -101,12 +102,15 @@ func runOptions(cfg masterconf.Config, clusterID string, confPools []masterconf.
 		logger.Info("resource pool", "pool", p.Name, "slots", len(pool.SlotIDs), "scheduler", p.Scheduler.Type, "preemption", p.Scheduler.Preemption)
 	}
 	return control.RunOptions{
-		MasterURL: cfg.TaskMasterURL(), ClusterID: clusterID, WorkRoot: filepath.Join(cfg.DataDir, "work"),
+		MasterURL: cfg.TaskMasterURL(), ClusterID: clusterID, WorkRoot: workRoot(cfg),
 		KillGrace: 10 * time.Second, Pools: pools, ComputePool: cfg.ComputePool(), AuxPool: cfg.AuxPool(),
 		NotebookTimeout:    time.Duration(cfg.NotebookTimeout) * time.Second,
 		TensorboardTimeout: time.Duration(cfg.TensorboardTimeout) * time.Second,
 	}
 }
+
+// workRoot holds the allocations' work directories, one per allocation.
+func workRoot(cfg masterconf.Config) string { return filepath.Join(cfg.DataDir, "work") }
 
 func slotType(s local.Snapshot) string {
 	if len(s.Slots) > 0 {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -36,6 +37,7 @@ type Master struct {
 	Runner        *control.Runner
 	RM            *local.Manager
 	CheckpointDir string // the default shared_fs storage
+	UploadDir     string // where uploads are spooled
 	srv           *httptest.Server
 }
 
@@ -56,6 +58,8 @@ type Options struct {
 	Scheduler scheduler.Config
 	// Live tunes the change listener (the benchmark's table topics).
 	Live []live.Option
+	// MaxConcurrentUploads defaults to handlers.DefaultMaxConcurrentUploads.
+	MaxConcurrentUploads int
 }
 
 // Start runs a master on a fresh database until t ends.
@@ -103,7 +107,11 @@ func Start(t testing.TB, opts Options) *Master {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.RM, err = local.New(local.Options{StateDir: filepath.Join(dir, "allocations"), Slots: opts.Slots,
+	m.UploadDir = filepath.Join(dir, "uploads")
+	if err := os.Mkdir(m.UploadDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	m.RM, err = local.New(local.Options{StateDir: filepath.Join(dir, "allocations"), Slots: opts.Slots, WorkRoot: filepath.Join(dir, "work"),
 		Discover:   func(context.Context) ([]local.GPU, error) { return nil, nil },
 		HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python})
 	if err != nil {
@@ -132,6 +140,7 @@ func Start(t testing.TB, opts Options) *Master {
 			ResourceManager: "local", URL: m.URL},
 		SessionLifetime: time.Hour,
 		MaxBodyBytes:    opts.MaxBodyBytes,
+		UploadDir:       m.UploadDir, MaxConcurrentUploads: opts.MaxConcurrentUploads,
 	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Runner, metrics, logger), Configs: configs,
 		Queue: m.Runner.Queue, Admission: m.Runner.Admission, Logger: logger, Logs: logs,
 		Terminals: m.RM, Changes: changes})
