@@ -81,7 +81,7 @@ func New(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, db: d.DB, svc: d.Services, configs: d.Configs, queue: d.Queue, admission: d.Admission, logger: d.Logger, logs: d.Logs, assets: web.New(),
 		throttle: auth.NewThrottle(time.Now), now: time.Now, terminals: d.Terminals, changes: d.Changes,
-		uploads: newUploadSlots(cfg.UploadDir, cfg.MaxConcurrentUploads),
+		uploads: newUploadSlots(cfg.UploadDir, cfg.MaxConcurrentUploads, d.Logger),
 	}
 	s.proxy = s.newProxy()
 	s.activity = s.proxy.Touch

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 
@@ -27,18 +28,22 @@ const maxUploadBytes = contextdir.MaxArchiveBytes*4/3 + 8<<20
 
 // uploadSlots lets at most cap(slots) requests upload at once.
 type uploadSlots struct {
-	dir   string
-	slots chan struct{}
+	dir    string
+	slots  chan struct{}
+	logger *slog.Logger
 }
 
-func newUploadSlots(dir string, n int) *uploadSlots {
+func newUploadSlots(dir string, n int, logger *slog.Logger) *uploadSlots {
 	if dir == "" {
 		dir = os.TempDir()
 	}
 	if n <= 0 {
 		n = DefaultMaxConcurrentUploads
 	}
-	return &uploadSlots{dir: dir, slots: make(chan struct{}, n)}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &uploadSlots{dir: dir, slots: make(chan struct{}, n), logger: logger}
 }
 
 // upload is what one request uploads: the temporary files it made, and
@@ -57,6 +62,13 @@ func (u *upload) enter(ctx context.Context) error {
 	if u.held {
 		return nil
 	}
+	select {
+	case u.slots.slots <- struct{}{}:
+		u.held = true
+		return nil
+	default:
+	}
+	u.slots.logger.Info("an upload waits for its turn", "max_concurrent_uploads", cap(u.slots.slots))
 	select {
 	case u.slots.slots <- struct{}{}:
 		u.held = true
