@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -460,4 +461,39 @@ func gunzip(t *testing.T, b []byte) io.Reader {
 		t.Fatal(err)
 	}
 	return zr
+}
+
+func TestAContextOverWhatAConfigMapHoldsIsRefusedBeforeItIsReadWhole(t *testing.T) {
+	read := 0
+	spec := resolute.LaunchSpec{Context: func(context.Context) io.Reader {
+		return &countingZeros{n: corev1.MaxSecretSize * 4, read: &read}
+	}}
+	_, err := readContext(context.Background(), spec)
+	if resolute.ErrorCode(err) != resolute.ETooLarge || !strings.Contains(err.Error(), ".detignore") {
+		t.Fatalf("readContext: %v; want too_large saying how to leave files out", err)
+	}
+	if read > corev1.MaxSecretSize+64<<10 {
+		t.Errorf("read %d bytes of a context over the %d a ConfigMap holds", read, corev1.MaxSecretSize)
+	}
+	small := []byte("a small context")
+	spec.Context = func(context.Context) io.Reader { return bytes.NewReader(small) }
+	if got, err := readContext(context.Background(), spec); err != nil || !bytes.Equal(got, small) {
+		t.Errorf("readContext of a small context: %q, %v", got, err)
+	}
+}
+
+// countingZeros is n zero bytes, counting what was read.
+type countingZeros struct {
+	n    int
+	read *int
+}
+
+func (z *countingZeros) Read(p []byte) (int, error) {
+	if *z.read >= z.n {
+		return 0, io.EOF
+	}
+	k := min(len(p), z.n-*z.read)
+	clear(p[:k])
+	*z.read += k
+	return k, nil
 }
