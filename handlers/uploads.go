@@ -17,7 +17,10 @@ import (
 // checked and stored from there by the service, and never held in memory
 // whole. At most Config.MaxConcurrentUploads requests hold an upload at
 // once, from the first byte of their context until they are answered;
-// further ones wait their turn while they live, their bodies unread.
+// further ones wait their turn while they live, their contexts unread (the
+// client's sending stalls), and the wait is logged. Waiting rather than a
+// 503 suits the CLI and the browser form alike, which would otherwise have
+// to send the whole context again.
 
 // DefaultMaxConcurrentUploads is Config.MaxConcurrentUploads's default.
 const DefaultMaxConcurrentUploads = 4
