@@ -17,7 +17,8 @@
 //   - A name appears once; only a directory may repeat a directory. So no
 //     later entry replaces an earlier one (a directory turned into a link,
 //     a link into a file).
-//   - A hard link names a regular file that comes before it.
+//   - A hard link names a regular file that comes before it; a file has at
+//     most 1000 names (file systems cap them).
 //   - A symbolic link's target is relative, and once the whole archive is
 //     known, following the link the way the kernel would (each link in a
 //     chain from the directory it is in, ".." after a link from where the

@@ -4,6 +4,8 @@ import (
 	"archive/zip"
 	"bytes"
 	"io/fs"
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/resolute-ml/resolute"
@@ -47,12 +49,13 @@ func FuzzUnpackTar(f *testing.F) {
 	})
 }
 
-// zipOf packs entries (a name ending in "/" is a directory; mode 0 means a
-// file of mode 0644) as a zip.
+// zipOf packs entries in the order of their names (mode 0 means a file of
+// mode 0644) as a zip.
 func zipOf(t testing.TB, entries map[string]fs.FileMode) []byte {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	for name, mode := range entries {
+	for _, name := range slices.Sorted(maps.Keys(entries)) {
+		mode := entries[name]
 		h := &zip.FileHeader{Name: name, Method: zip.Deflate}
 		if mode == 0 {
 			mode = 0o644

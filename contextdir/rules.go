@@ -26,6 +26,10 @@ const (
 // maxPartBytes is the longest part of a name Linux file systems take.
 const maxPartBytes = 255
 
+// maxHardLinks is how many names a file may have: file systems cap it
+// (ext4 at 65,000), and no code needs many.
+const maxHardLinks = 1000
+
 // maxLinkHops is how many links the kernel follows in one lookup (Linux's
 // MAXSYMLINKS) before it gives up with ELOOP.
 const maxLinkHops = 40
@@ -39,11 +43,12 @@ const (
 	kindLink
 )
 
-// node is one entry of the tree: a directory, a file, or a symbolic link
-// to target.
+// node is one entry of the tree: a directory, a file (with its number of
+// names), or a symbolic link to target.
 type node struct {
 	kind   kind
 	target string
+	names  *int // shared by the names of one file
 }
 
 // tree is the directory an archive unpacks to, as far as the rules need to
@@ -123,7 +128,7 @@ func (t *tree) add(h *tar.Header) (e Entry, skip bool, err error) {
 			return e, false, tooLarge("unpacks to more than %d MiB", MaxUnpackedBytes>>20)
 		}
 		e.Size = h.Size
-		t.nodes[name] = node{kind: kindFile}
+		t.nodes[name] = node{kind: kindFile, names: new(1)}
 	case tar.TypeDir:
 		t.nodes[name] = node{kind: kindDir}
 	case tar.TypeSymlink:
@@ -135,11 +140,15 @@ func (t *tree) add(h *tar.Header) (e Entry, skip bool, err error) {
 		t.links = append(t.links, name)
 	case tar.TypeLink:
 		target, err := cleanName(h.Linkname)
-		if err != nil || target == "" || t.nodes[target].kind != kindFile {
+		file := t.nodes[target]
+		if err != nil || target == "" || file.kind != kindFile {
 			return e, false, invalid("%q is a hard link to %q, which is not a file that comes before it in the archive", name, h.Linkname)
 		}
+		if *file.names++; *file.names > maxHardLinks {
+			return e, false, invalid("%q: %q would have more than %d names (hard links)", name, target, maxHardLinks)
+		}
 		e.Link = target
-		t.nodes[name] = node{kind: kindFile}
+		t.nodes[name] = file // the same file: its names counted together
 	}
 	return e, false, nil
 }

@@ -163,6 +163,9 @@ func TestWhatTheUploadCheckAcceptsALaunchUnpacks(t *testing.T) {
 		"a hard link to a link is refused": {
 			entries: []entry{symlink("l", "x"), hardlink("h", "l")}, refused: `"h" is a hard link to "l"`,
 		},
+		"a file of more than 1000 names, counted through any of them, is refused": {
+			entries: manyHardLinks(1000), refused: `"h999": "h0" would have more than 1000 names`,
+		},
 		"an archive that ends inside a file is refused": {
 			entries: []entry{file("a.py", "x"), {name: "big.bin", body: "abc", size: 1 << 20}}, refused: `"big.bin": the archive breaks inside it`,
 		},
@@ -211,6 +214,15 @@ func TestWhatTheUploadCheckAcceptsALaunchUnpacks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyHardLinks is a file f, a hard link h0 to it, and n-1 more to h0.
+func manyHardLinks(n int) []entry {
+	entries := []entry{file("f", "x"), hardlink("h0", "f")}
+	for i := 1; i < n; i++ {
+		entries = append(entries, hardlink("h"+strconv.Itoa(i), "h0"))
+	}
+	return entries
 }
 
 func TestAnArchiveOfTooManyEntriesIsTooLarge(t *testing.T) {
