@@ -8,7 +8,7 @@
 //
 //   - Entries are regular files, directories, symbolic links and hard links;
 //     a pax global header (git archive writes one) is skipped. Anything else
-//     (devices, FIFOs, sparse files) is refused.
+//     (devices, FIFOs, old GNU sparse entries) is refused.
 //   - Names are relative, without "..", without NUL, at most MaxNameBytes
 //     long with no part longer than 255 bytes; "./" (the directory itself)
 //     is skipped.

@@ -29,13 +29,12 @@ func symlink(name, to string) entry       { return entry{name: name, link: to, t
 func hardlink(name, to string) entry      { return entry{name: name, link: to, typ: tar.TypeLink} }
 func special(name string, typ byte) entry { return entry{name: name, typ: typ} }
 
-// tarGz packs entries as a gzipped tar, as written: the test archives break
-// the rules on purpose.
-func tarGz(t testing.TB, entries ...entry) []byte {
+// tarOf packs entries as a tar, as written: the test archives break the
+// rules on purpose.
+func tarOf(t testing.TB, entries ...entry) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
+	tw := tar.NewWriter(&buf)
 	for _, e := range entries {
 		h := &tar.Header{Name: e.name, Linkname: e.link, Typeflag: e.typ, Mode: 0o644, Format: tar.FormatPAX}
 		if e.typ == tar.TypeXGlobalHeader {
@@ -51,17 +50,27 @@ func tarGz(t testing.TB, entries ...entry) []byte {
 			t.Fatalf("%s: %v", e.name, err)
 		}
 		if e.size != 0 {
-			zw.Close() // the archive ends here, inside the file
-			return buf.Bytes()
+			return buf.Bytes() // the archive ends here, inside the file
 		}
 		tw.Write([]byte(e.body))
 	}
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return buf.Bytes()
+}
+
+// gzipped compresses b.
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
 	zw.Close()
 	return buf.Bytes()
 }
+
+// tarGz packs entries as a gzipped tar.
+func tarGz(t testing.TB, entries ...entry) []byte { return gzipped(tarOf(t, entries...)) }
 
 // unpack runs Unpack into a fresh work dir and returns the dir, the error,
 // and what (if anything) appeared beside the work dir.
