@@ -1,6 +1,7 @@
 package resolute
 
 import (
+	"context"
 	"io"
 	"syscall"
 	"time"
@@ -20,9 +21,12 @@ type LaunchSpec struct {
 	// WorkDir is the absolute directory the task runs in; it is created
 	// with mode 0700 when missing.
 	WorkDir string
-	// ContextTarGz, when set, is a gzipped tar unpacked into WorkDir.
-	ContextTarGz []byte
-	// Files are written under WorkDir (after ContextTarGz, so they win) with
+	// Context, when set, reads the task's context directory (a gzipped tar,
+	// kept in the database) from its start, for unpacking into WorkDir by
+	// the rules of package contextdir; an empty read is no context. It is
+	// read as a stream: a resource manager never needs to hold it whole.
+	Context func(ctx context.Context) io.Reader
+	// Files are written under WorkDir (after Context, so they win) with
 	// mode 0700; keys are relative slash-separated paths.
 	Files map[string][]byte
 	// Env is added to the resource manager's base environment, which sets

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -278,10 +279,6 @@ func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []sc
 	if err != nil {
 		return err
 	}
-	tgz, err := x.c.db.ExperimentContext(ctx, e.ID)
-	if err != nil {
-		return err
-	}
 	runAs, err := x.c.taskUser(ctx, e.UserID)
 	if err != nil {
 		return err
@@ -290,7 +287,7 @@ func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []sc
 	env := x.trialEnv(cfg, e, t, a, token, runID, len(slots) > 0)
 	spec := resolute.LaunchSpec{
 		AllocationID: a.ID, TaskID: a.TaskID, Slots: slots, WorkDir: filepath.Join(x.c.opts.WorkRoot, a.ID),
-		ContextTarGz: tgz, Env: env, Shell: cfg.Entrypoint.Shell, Entrypoint: cfg.Entrypoint.Exec,
+		Context: func(ctx context.Context) io.Reader { return x.c.db.ExperimentContext(ctx, e.ID) }, Env: env, Shell: cfg.Entrypoint.Shell, Entrypoint: cfg.Entrypoint.Exec,
 		SlotAgents: agents, TaskType: "TRIAL", User: e.Username, Pool: e.ResourcePool,
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: cfg.Resources.Priority,

@@ -1,74 +1,32 @@
 package control
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
-	"errors"
 	"io"
-	"path"
-	"strings"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/auth"
+	"github.com/resolute-ml/resolute/contextdir"
 )
 
-// CheckContext checks an uploaded context directory (tar.gz): no absolute
-// paths, no "..", no links that leave the directory, no device files, and
-// at most maxUnpacked bytes once unpacked. An empty upload is an empty
-// context.
-func CheckContext(tgz []byte, maxUnpacked int64) error {
-	if len(tgz) == 0 {
+// checkContext checks an uploaded context directory (a gzipped tar) by the
+// rules every launch unpacks it with (package contextdir), reading it from
+// where the upload was spooled. Nil or empty is no context.
+func checkContext(a contextdir.Archive) error {
+	if a == nil || a.Size() == 0 {
 		return nil
 	}
-	bad := func(format string, args ...any) error {
-		return resolute.Errorf(resolute.EInvalid, "context: "+format, args...)
+	if a.Size() > contextdir.MaxArchiveBytes {
+		return resolute.Errorf(resolute.ETooLarge, "context: the archive is %d bytes; the limit is %d (96 MiB)", a.Size(), contextdir.MaxArchiveBytes)
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(tgz))
-	if err != nil {
-		return bad("not a gzipped tar archive: %v", err)
-	}
-	tr := tar.NewReader(zr)
-	var total int64
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return bad("broken archive: %v", err)
-		}
-		name := h.Name
-		if !safeRelative(name) {
-			return bad("%q: paths must stay inside the context directory", name)
-		}
-		switch h.Typeflag {
-		case tar.TypeReg, tar.TypeDir:
-		case tar.TypeSymlink, tar.TypeLink:
-			target := h.Linkname
-			if h.Typeflag == tar.TypeSymlink && !path.IsAbs(target) {
-				target = path.Join(path.Dir(name), target)
-			}
-			if !safeRelative(target) {
-				return bad("%q links to %q, outside the context directory", name, h.Linkname)
-			}
-		default:
-			return bad("%q: only files, directories and links may be uploaded", name)
-		}
-		total += h.Size
-		if total > maxUnpacked {
-			return resolute.Errorf(resolute.ETooLarge, "context: unpacks to more than %d bytes", maxUnpacked)
-		}
-	}
+	return contextdir.Check(contextdir.Reader(a))
 }
 
-// safeRelative reports whether p is a relative path that stays inside its
-// directory.
-func safeRelative(p string) bool {
-	if p == "" || path.IsAbs(p) || strings.HasPrefix(p, `\`) {
-		return false
+// contextReader is the reader a store reads an upload from; nil for none.
+func contextReader(a contextdir.Archive) io.Reader {
+	if a == nil || a.Size() == 0 {
+		return nil
 	}
-	clean := path.Clean(p)
-	return clean != ".." && !strings.HasPrefix(clean, "../")
+	return contextdir.Reader(a)
 }
 
 // newToken makes an allocation's session token and the hash kept of it.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
+	"github.com/resolute-ml/resolute/contextdir"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/searcher"
 )
@@ -14,10 +15,12 @@ type CreateRequest struct {
 	ConfigYAML string
 	Template   string
 	Overrides  []string
-	Context    []byte // tar.gz of the context directory
-	ProjectID  int64  // 0: the config's project/workspace, else the default project
-	Paused     bool
-	ParentID   *int64
+	// Context is the tar.gz of the context directory as uploaded (spooled
+	// to a temporary file); nil: none, or for a fork its parent's.
+	Context   contextdir.Archive
+	ProjectID int64 // 0: the config's project/workspace, else the default project
+	Paused    bool
+	ParentID  *int64
 }
 
 // Create validates a submission and stores the experiment, owned by the
@@ -30,10 +33,7 @@ func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateReque
 			return resolute.Experiment{}, err
 		}
 	}
-	if len(req.Context) > MaxContextBytes {
-		return resolute.Experiment{}, resolute.Errorf(resolute.ETooLarge, "the context directory is %d bytes; the limit is %d (96 MiB)", len(req.Context), MaxContextBytes)
-	}
-	if err := CheckContext(req.Context, MaxContextBytes*4); err != nil {
+	if err := checkContext(req.Context); err != nil {
 		return resolute.Experiment{}, err
 	}
 	cfg, err := x.c.configs.ExpandExperiment(ctx, []byte(req.ConfigYAML), req.Template, req.Overrides)
@@ -62,6 +62,10 @@ func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateReque
 	if req.Paused {
 		state = resolute.StatePaused
 	}
+	var contextFrom *int64
+	if req.ParentID != nil && contextReader(req.Context) == nil {
+		contextFrom = req.ParentID // the parent's, copied inside the database
+	}
 	var id int64
 	err = x.c.db.InTx(ctx, func(q *db.Queries) error {
 		p, err := q.ProjectForUpdate(ctx, projectID)
@@ -82,7 +86,8 @@ func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateReque
 			ProjectID: projectID, UserID: a.UserID(), Name: cfg.Name, Description: cfg.Description, Labels: cfg.Labels,
 			State: state, Config: configJSON, OriginalConfig: req.ConfigYAML, Template: req.Template, ParentID: req.ParentID,
 			SearcherState: snap, Seed: int64(seed), Priority: cfg.Resources.Priority, Weight: cfg.Resources.Weight,
-			MaxSlots: cfg.Resources.MaxSlots, ResourcePool: pool, Context: req.Context,
+			MaxSlots: cfg.Resources.MaxSlots, ResourcePool: pool,
+			Context: contextReader(req.Context), ContextFrom: contextFrom,
 		})
 		if err != nil {
 			return err
@@ -97,8 +102,8 @@ func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateReque
 	return x.c.db.Experiment(ctx, id)
 }
 
-// inherit fills a fork's config and context from its parent, which a must
-// be able to read.
+// inherit fills a fork's config from its parent, which a must be able to
+// read; Create copies the parent's context when the fork brings none.
 func (x *Experiments) inherit(ctx context.Context, a authz.Actor, req *CreateRequest) error {
 	parent, err := x.c.db.Experiment(ctx, *req.ParentID)
 	if err != nil {
@@ -113,11 +118,6 @@ func (x *Experiments) inherit(ctx context.Context, a authz.Actor, req *CreateReq
 		}
 		if req.Template == "" {
 			req.Template = parent.Template
-		}
-	}
-	if len(req.Context) == 0 {
-		if req.Context, err = x.c.db.ExperimentContext(ctx, parent.ID); err != nil {
-			return err
 		}
 	}
 	if req.ProjectID == 0 {

@@ -12,10 +12,6 @@ import (
 	"github.com/resolute-ml/resolute/searcher"
 )
 
-// MaxContextBytes is the largest context directory an experiment may upload
-// (as Determined's 96 MiB).
-const MaxContextBytes = 96 << 20
-
 // DefaultPreemptionTimeout is how long a trial asked to checkpoint and exit
 // has before it is killed (Determined's cluster default).
 const DefaultPreemptionTimeout = time.Hour

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
+	"github.com/resolute-ml/resolute/contextdir"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/expconf"
 )
@@ -32,7 +34,7 @@ type TaskRequest struct {
 	ConfigYAML string
 	Template   string
 	Overrides  []string
-	Context    []byte // tar.gz, optional
+	Context    contextdir.Archive // tar.gz as uploaded; nil: none
 	ProjectID  int64
 	// Entrypoint, for commands, comes from `det cmd run ENTRYPOINT...` and
 	// wins over the config's.
@@ -63,10 +65,7 @@ func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (res
 	if !ok {
 		return resolute.Task{}, resolute.Errorf(resolute.EInvalid, "type: unknown task type %q", req.Type)
 	}
-	if len(req.Context) > MaxContextBytes {
-		return resolute.Task{}, resolute.Errorf(resolute.ETooLarge, "the context directory is %d bytes; the limit is %d (96 MiB)", len(req.Context), MaxContextBytes)
-	}
-	if err := CheckContext(req.Context, MaxContextBytes*4); err != nil {
+	if err := checkContext(req.Context); err != nil {
 		return resolute.Task{}, err
 	}
 	if err := x.checkTensorBoardSources(ctx, req); err != nil {
@@ -117,7 +116,7 @@ func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (res
 	var id string
 	err = x.c.db.InTx(ctx, func(q *db.Queries) error {
 		id, err = q.CreateTask(ctx, db.NewTask{Type: req.Type, Description: taskDescription(req, cfg), Config: configJSON,
-			Context: req.Context, UserID: a.UserID(), ProjectID: projectID, ResourcePool: pool, Priority: cfg.Resources.Priority,
+			Context: contextReader(req.Context), UserID: a.UserID(), ProjectID: projectID, ResourcePool: pool, Priority: cfg.Resources.Priority,
 			Slots: cfg.Slots, ServiceToken: token, ExperimentIDs: req.ExperimentIDs, TrialIDs: req.TrialIDs})
 		if err != nil {
 			return err
@@ -234,10 +233,6 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 	if err != nil {
 		return err
 	}
-	tgz, err := x.c.db.TaskContext(ctx, t.ID)
-	if err != nil {
-		return err
-	}
 	runAs, err := x.c.taskUser(ctx, t.UserID)
 	if err != nil {
 		return err
@@ -260,7 +255,7 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 		env[k] = v
 	}
 	spec := resolute.LaunchSpec{AllocationID: a.ID, TaskID: t.ID, Slots: slots, WorkDir: filepath.Join(x.c.opts.WorkRoot, a.ID),
-		ContextTarGz: tgz, Env: env, SlotAgents: agents, TaskType: t.Type, User: t.Username, Pool: t.ResourcePool,
+		Context: func(ctx context.Context) io.Reader { return x.c.db.TaskContext(ctx, t.ID) }, Env: env, SlotAgents: agents, TaskType: t.Type, User: t.Username, Pool: t.ResourcePool,
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: t.Priority, Mounts: mountsOf(cfg.BindMounts, nil),
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,

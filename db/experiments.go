@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 
@@ -28,7 +29,10 @@ type NewExperiment struct {
 	Weight         float64
 	MaxSlots       *int
 	ResourcePool   string
-	Context        []byte // tar.gz of the context directory
+	// Context is read to its end as the tar.gz of the context directory;
+	// nil means none, or with ContextFrom the context of that experiment.
+	Context     io.Reader
+	ContextFrom *int64
 }
 
 // CreateExperiment stores an experiment and its context; it returns the id.
@@ -50,12 +54,8 @@ func (q *Queries) CreateExperiment(ctx context.Context, e NewExperiment) (int64,
 	if err != nil {
 		return 0, translate(err, "experiment %q", e.Name)
 	}
-	tgz := e.Context
-	if tgz == nil {
-		tgz = []byte{}
-	}
-	if err := q.q.CreateExperimentContext(ctx, gen.CreateExperimentContextParams{ExperimentID: id, Tgz: tgz}); err != nil {
-		return 0, translate(err, "context of experiment %d", id)
+	if err := q.storeExperimentContext(ctx, id, e.Context, e.ContextFrom); err != nil {
+		return 0, err
 	}
 	return id, nil
 }
@@ -73,12 +73,6 @@ func (q *Queries) ExperimentForUpdate(ctx context.Context, id int64) (resolute.E
 		return resolute.Experiment{}, translate(err, "experiment %d", id)
 	}
 	return q.Experiment(ctx, id)
-}
-
-// ExperimentContext returns the tar.gz of an experiment's context directory.
-func (q *Queries) ExperimentContext(ctx context.Context, id int64) ([]byte, error) {
-	b, err := q.q.GetExperimentContext(ctx, id)
-	return b, translate(err, "context of experiment %d", id)
 }
 
 // ExperimentOriginalConfig returns the YAML as submitted.

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 
@@ -15,7 +16,7 @@ type NewTask struct {
 	Type         string
 	Description  string
 	Config       []byte
-	Context      []byte
+	Context      io.Reader // read to its end as the tar.gz of the context directory; nil: none
 	UserID       int64
 	ProjectID    int64
 	ResourcePool string
@@ -34,28 +35,22 @@ func (q *Queries) CreateTask(ctx context.Context, t NewTask) (string, error) {
 		return "", translate(err, "task number")
 	}
 	id := strings.ToLower(t.Type) + "-" + strconv.FormatInt(n, 10)
-	if t.Context == nil {
-		t.Context = []byte{}
-	}
 	// A nil slice would be NULL; the columns are NOT NULL.
 	t.ExperimentIDs = append([]int64{}, t.ExperimentIDs...)
 	t.TrialIDs = append([]int64{}, t.TrialIDs...)
 	err = q.q.CreateTask(ctx, gen.CreateTaskParams{ID: id, Type: t.Type, Description: t.Description, Config: t.Config,
-		Context: t.Context, UserID: t.UserID, ProjectID: t.ProjectID, ResourcePool: t.ResourcePool, Priority: int32p(t.Priority),
+		UserID: t.UserID, ProjectID: t.ProjectID, ResourcePool: t.ResourcePool, Priority: int32p(t.Priority),
 		Slots: int32(t.Slots), ServiceToken: t.ServiceToken, ExperimentIds: t.ExperimentIDs, TrialIds: t.TrialIDs})
-	return id, translate(err, "task %s", id)
+	if err != nil {
+		return id, translate(err, "task %s", id)
+	}
+	return id, q.storeTaskContext(ctx, id, t.Context)
 }
 
 // Task returns the task with id.
 func (q *Queries) Task(ctx context.Context, id string) (resolute.Task, error) {
 	t, err := q.q.GetTask(ctx, id)
 	return toTask(t), translate(err, "task %s", id)
-}
-
-// TaskContext returns a task's uploaded context directory (tar.gz).
-func (q *Queries) TaskContext(ctx context.Context, id string) ([]byte, error) {
-	b, err := q.q.GetTaskContext(ctx, id)
-	return b, translate(err, "task %s", id)
 }
 
 // TaskFilter selects tasks; zero fields select all.

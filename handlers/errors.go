@@ -100,13 +100,21 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // decodeJSON reads a JSON body into v; bad JSON becomes a 400 that says
 // where, a too-large body a 413.
 func decodeJSON(r *http.Request, v any) error {
-	err := json.NewDecoder(r.Body).Decode(v)
+	return jsonError(json.NewDecoder(r.Body).Decode(v))
+}
+
+// jsonError turns an error of decoding JSON into a resolute error a person
+// can act on; nil stays nil, and resolute errors stay what they are.
+func jsonError(err error) error {
 	var syntax *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
 	var tooBig *http.MaxBytesError
+	var known *resolute.Error
 	switch {
 	case err == nil:
 		return nil
+	case errors.As(err, &known):
+		return known
 	case errors.As(err, &tooBig):
 		return resolute.Errorf(resolute.ETooLarge, "request body is larger than %d bytes", tooBig.Limit)
 	case errors.Is(err, io.EOF):

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -154,21 +156,27 @@ func (s *Server) handleAPIExperimentConfig(w http.ResponseWriter, r *http.Reques
 }
 
 // handleAPIExperimentModelDef serves GET /api/v1/experiments/{id}/model_def:
-// the context directory as uploaded (tar.gz).
+// the context directory as uploaded (tar.gz), streamed from the database a
+// chunk at a time.
 func (s *Server) handleAPIExperimentModelDef(w http.ResponseWriter, r *http.Request) {
 	e, err := s.experimentParam(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	tgz, err := s.db.ExperimentContext(r.Context(), e.ID)
-	if err != nil {
-		s.error(w, r, err)
+	tgz := bufio.NewReaderSize(s.db.ExperimentContext(r.Context(), e.ID), 64<<10)
+	if _, err := tgz.Peek(1); err != nil && !errors.Is(err, io.EOF) {
+		s.error(w, r, err) // nothing is sent yet: the error can still be told
 		return
 	}
 	w.Header().Set("Content-Type", "application/gzip")
 	w.Header().Set("Content-Disposition", `attachment; filename="experiment-`+strconv.FormatInt(e.ID, 10)+`.tar.gz"`)
-	w.Write(tgz)
+	if _, err := io.Copy(w, tgz); err != nil && r.Context().Err() == nil {
+		// Too late for a status: cut the response short, so that the
+		// client sees it broken rather than a shorter archive.
+		s.logger.Error("send the context directory", "experiment", e.ID, "err", err)
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // trialParam loads the trial of {id}; a task may load only its own.

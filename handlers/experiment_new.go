@@ -2,15 +2,13 @@ package handlers
 
 import (
 	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/resolute-ml/resolute"
-	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/contextdir"
 	"github.com/resolute-ml/resolute/expconf"
 	"github.com/resolute-ml/resolute/views"
 )
@@ -91,55 +89,26 @@ func configProblems(err error, template string) []views.ConfigProblem {
 // archiveFile is one file uploaded on its own as part of the code.
 type archiveFile struct {
 	name string
-	data []byte
+	data *contextdir.File
 }
 
-// filesToTgz packs files uploaded one by one (a multiple file input) as the
-// tar.gz experiments store, each at the top of the context directory or at
-// the relative path the browser gave.
-func filesToTgz(files []archiveFile) ([]byte, error) {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	var total int64
+// packFiles packs files uploaded one by one (a multiple file input) as the
+// tar.gz experiments store, each at the top of the context directory under
+// the base name the browser gave, in a temporary file of u.
+func packFiles(u *upload, files []archiveFile) (*contextdir.File, error) {
+	out, err := u.create()
+	if err != nil {
+		return nil, err
+	}
+	p := contextdir.NewPacker(out)
 	for _, f := range files {
-		name, ok := safeArchivePath(f.name)
-		if !ok {
-			return nil, resolute.Errorf(resolute.EInvalid, "code: %q: paths must stay inside the context directory", f.name)
-		}
-		if total += int64(len(f.data)); total > control.MaxContextBytes {
-			return nil, resolute.Errorf(resolute.ETooLarge, "code: the files are larger than 96 MiB together")
-		}
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: int64(len(f.data))}); err != nil {
-			return nil, fmt.Errorf("packing the code: %w", err)
-		}
-		if _, err := tw.Write(f.data); err != nil {
-			return nil, fmt.Errorf("packing the code: %w", err)
+		h := &tar.Header{Typeflag: tar.TypeReg, Name: f.name, Mode: 0o644, Size: f.data.Size()}
+		if err := p.Add(h, contextdir.Reader(f.data)); err != nil {
+			return nil, err
 		}
 	}
-	if err := tw.Close(); err != nil {
-		return nil, fmt.Errorf("packing the code: %w", err)
+	if err := p.Close(); err != nil {
+		return nil, err
 	}
-	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("packing the code: %w", err)
-	}
-	return buf.Bytes(), nil
-}
-
-// isTar says whether data is an uncompressed tar archive (ustar magic).
-func isTar(data []byte) bool {
-	return len(data) > 262 && bytes.HasPrefix(data[257:], []byte("ustar"))
-}
-
-// gzipBytes compresses an uncompressed tar as the tar.gz experiments store.
-func gzipBytes(data []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(data); err != nil {
-		return nil, fmt.Errorf("compressing the code: %w", err)
-	}
-	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("compressing the code: %w", err)
-	}
-	return buf.Bytes(), nil
+	return out, nil
 }

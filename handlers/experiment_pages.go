@@ -1,20 +1,15 @@
 package handlers
 
 import (
-	"archive/tar"
-	"archive/zip"
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
-	"path"
 	"strconv"
 	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/contextdir"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/views"
@@ -45,15 +40,17 @@ func (s *Server) renderExperimentForm(w http.ResponseWriter, r *http.Request, st
 // config (pasted or a file) and the code become an experiment; a rejected
 // submission comes back with every error beside its field.
 func (s *Server) handleExperimentCreateForm(w http.ResponseWriter, r *http.Request) {
-	f, code, err := readExperimentForm(r)
-	f.HadCode = len(code) > 0
+	u := s.newUpload()
+	defer u.Close()
+	f, code, err := readExperimentForm(r, u)
+	f.HadCode = code.Size() > 0
 	if err == nil {
-		code, err = contextArchive(code)
+		code, err = u.normalize(code)
 	}
 	var e resolute.Experiment
 	if err == nil {
 		e, err = s.svc.Experiments.Create(r.Context(), actorFrom(r), control.CreateRequest{ConfigYAML: f.YAML, Template: f.Template,
-			Context: code, ProjectID: f.ProjectID, Paused: f.Paused})
+			Context: archive(code), ProjectID: f.ProjectID, Paused: f.Paused})
 	}
 	switch resolute.ErrorCode(err) {
 	case "":
@@ -66,47 +63,60 @@ func (s *Server) handleExperimentCreateForm(w http.ResponseWriter, r *http.Reque
 	}
 }
 
-// readExperimentForm reads the new-experiment form; the code archive comes
-// back as uploaded.
-func readExperimentForm(r *http.Request) (views.ExperimentForm, []byte, error) {
+// readExperimentForm reads the new-experiment form; the code comes back
+// as uploaded (an archive, or the files packed as a tar.gz), in a
+// temporary file of u.
+func readExperimentForm(r *http.Request, u *upload) (views.ExperimentForm, *contextdir.File, error) {
 	var f views.ExperimentForm
 	mr, err := r.MultipartReader()
 	if err != nil {
 		return f, nil, resolute.Errorf(resolute.EInvalid, "malformed form: expected multipart/form-data: %v", err)
 	}
-	var file, code []byte
+	var file []byte
+	var code *contextdir.File
 	var files []archiveFile
+	var filesBytes int64
 	for {
 		part, err := nextPart(mr)
 		if errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
-			return f, nil, err
+			return f, code, err
 		}
-		limit := int64(1 << 20)
-		if part.FormName() == "code" || part.FormName() == "code_files" {
-			limit = control.MaxContextBytes
+		switch part.FormName() {
+		case "code":
+			if code, err = u.spool(r.Context(), part, contextdir.MaxArchiveBytes); err != nil {
+				return f, code, err
+			}
+			continue
+		case "code_files":
+			if part.FileName() == "" {
+				continue
+			}
+			data, err := u.spool(r.Context(), part, contextdir.MaxArchiveBytes-filesBytes)
+			if resolute.ErrorCode(err) == resolute.ETooLarge {
+				return f, code, resolute.Errorf(resolute.ETooLarge, "code: the files are larger than 96 MiB together")
+			} else if err != nil {
+				return f, code, err
+			}
+			filesBytes += data.Size()
+			files = append(files, archiveFile{part.FileName(), data})
+			continue
 		}
-		data, err := readPart(part, limit)
+		data, err := readPart(part, 1<<20)
 		if err != nil {
-			return f, nil, err
+			return f, code, err
 		}
 		switch v := string(data); part.FormName() {
 		case "yaml":
 			f.YAML = v
 		case "config_file":
 			file = data
-		case "code":
-			code = data
-		case "code_files":
-			if part.FileName() != "" {
-				files = append(files, archiveFile{part.FileName(), data})
-			}
 		case "template":
 			f.Template = v
 		case "project_id":
 			if f.ProjectID, err = strconv.ParseInt(v, 10, 64); err != nil {
-				return f, nil, resolute.Errorf(resolute.EInvalid, "project_id: expected an integer, got %q", v)
+				return f, code, resolute.Errorf(resolute.EInvalid, "project_id: expected an integer, got %q", v)
 			}
 		case "paused":
 			f.Paused = v != ""
@@ -115,10 +125,10 @@ func readExperimentForm(r *http.Request) (views.ExperimentForm, []byte, error) {
 	if len(file) > 0 {
 		f.YAML = string(file)
 	}
-	if len(files) > 0 && len(code) > 0 {
-		return f, nil, resolute.Errorf(resolute.EInvalid, "code: choose an archive or files, not both")
+	if len(files) > 0 && code.Size() > 0 {
+		return f, code, resolute.Errorf(resolute.EInvalid, "code: choose an archive or files, not both")
 	} else if len(files) > 0 {
-		tgz, err := filesToTgz(files)
+		tgz, err := packFiles(u, files)
 		return f, tgz, err
 	}
 	return f, code, nil
@@ -204,92 +214,4 @@ func searcherMetric(config json.RawMessage) (string, bool) {
 	}
 	json.Unmarshal(config, &c)
 	return c.Searcher.Metric, c.Searcher.SmallerIsBetter == nil || *c.Searcher.SmallerIsBetter
-}
-
-// contextArchive turns an uploaded code archive into the tar.gz experiments
-// store: a tar.gz as it is, a zip converted; nothing stays nothing.
-func contextArchive(data []byte) ([]byte, error) {
-	switch {
-	case len(data) == 0:
-		return nil, nil
-	case bytes.HasPrefix(data, []byte{0x1f, 0x8b}):
-		return data, nil
-	case bytes.HasPrefix(data, []byte("PK\x03\x04")), bytes.HasPrefix(data, []byte("PK\x05\x06")):
-		return zipToTgz(data, control.MaxContextBytes*4)
-	case isTar(data):
-		return gzipBytes(data)
-	}
-	return nil, resolute.Errorf(resolute.EInvalid, "code: expected a .tar.gz, .tgz, .tar or .zip archive")
-}
-
-// zipToTgz repacks a zip archive as a tar.gz of the same files and
-// directories. Absolute paths, paths through "..", links and archives that
-// unpack to more than maxUnpacked bytes are refused.
-func zipToTgz(data []byte, maxUnpacked int64) ([]byte, error) {
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return nil, resolute.Errorf(resolute.EInvalid, "code: not a readable zip archive: %v", err)
-	}
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	var total int64
-	for _, f := range zr.File {
-		name, ok := safeArchivePath(f.Name)
-		if !ok {
-			return nil, resolute.Errorf(resolute.EInvalid, "code: %q: paths must stay inside the context directory", f.Name)
-		}
-		mode := f.Mode()
-		switch {
-		case mode.IsDir():
-			err = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: name + "/", Mode: 0o755, ModTime: f.Modified})
-		case mode.IsRegular():
-			size := int64(f.UncompressedSize64)
-			if total += size; size < 0 || total > maxUnpacked {
-				return nil, resolute.Errorf(resolute.ETooLarge, "code: unpacks to more than %d bytes", maxUnpacked)
-			}
-			perm := int64(mode.Perm() | 0o600)
-			if err = tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: perm, Size: size, ModTime: f.Modified}); err == nil {
-				err = copyZipFile(tw, f, size)
-			}
-		default:
-			return nil, resolute.Errorf(resolute.EInvalid, "code: %q: only files and directories may be uploaded", f.Name)
-		}
-		if err != nil {
-			return nil, resolute.Errorf(resolute.EInvalid, "code: %q: %v", f.Name, err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, fmt.Errorf("packing the code: %w", err)
-	}
-	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("packing the code: %w", err)
-	}
-	return buf.Bytes(), nil
-}
-
-func copyZipFile(w io.Writer, f *zip.File, size int64) error {
-	rc, err := f.Open()
-	if err != nil {
-		return err
-	}
-	defer rc.Close()
-	_, err = io.CopyN(w, rc, size)
-	return err
-}
-
-// safeArchivePath cleans a path from an archive; it refuses absolute paths,
-// drive letters and paths that climb out through "..".
-func safeArchivePath(name string) (string, bool) {
-	name = strings.ReplaceAll(name, `\`, "/")
-	if name == "" || strings.HasPrefix(name, "/") || (len(name) > 1 && name[1] == ':') {
-		return "", false
-	}
-	for _, seg := range strings.Split(name, "/") {
-		if seg == ".." {
-			return "", false
-		}
-	}
-	clean := path.Clean(name)
-	return clean, clean != "." && clean != ""
 }

@@ -9,39 +9,46 @@ import (
 	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/contextdir"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 )
 
-// maxUploadBytes bounds an experiment submission: the 96 MiB context, its
-// base64 growth in JSON, and the config.
-const maxUploadBytes = control.MaxContextBytes*4/3 + 8<<20
-
-// readCreate reads a submission from JSON or multipart/form-data.
-func readCreate(r *http.Request) (resolute.CreateExperimentRequest, error) {
+// readCreate reads a submission from JSON or multipart/form-data; its
+// context directory is streamed to a temporary file of u.
+func readCreate(r *http.Request, u *upload, limit int64) (resolute.CreateExperimentRequest, *contextdir.File, error) {
 	var req resolute.CreateExperimentRequest
+	var tgz *contextdir.File
 	if !strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
-		err := decodeJSON(r, &req)
-		return req, err
+		err := decodeJSONUpload(r.Body, &req, "contextTgz", limit, func(body io.Reader) (err error) {
+			tgz, err = u.spool(r.Context(), body, contextdir.MaxArchiveBytes)
+			return err
+		})
+		return req, tgz, err
 	}
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return req, resolute.Errorf(resolute.EInvalid, "malformed multipart body: %v", err)
+		return req, nil, resolute.Errorf(resolute.EInvalid, "malformed multipart body: %v", err)
 	}
 	for {
 		part, err := nextPart(mr)
 		if errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
-			return req, err
+			return req, tgz, err
 		}
-		limit := int64(1 << 20)
 		if part.FormName() == "context" {
-			limit = control.MaxContextBytes
+			if tgz != nil {
+				return req, tgz, resolute.Errorf(resolute.EInvalid, "context: given twice")
+			}
+			if tgz, err = u.spool(r.Context(), part, contextdir.MaxArchiveBytes); err != nil {
+				return req, tgz, err
+			}
+			continue
 		}
-		data, err := readPart(part, limit)
+		data, err := readPart(part, 1<<20)
 		if err != nil {
-			return req, err
+			return req, tgz, err
 		}
 		v := string(data)
 		switch part.FormName() {
@@ -53,24 +60,22 @@ func readCreate(r *http.Request) (resolute.CreateExperimentRequest, error) {
 			req.Overrides = append(req.Overrides, v)
 		case "project_id":
 			if req.ProjectID, err = strconv.ParseInt(v, 10, 64); err != nil {
-				return req, resolute.Errorf(resolute.EInvalid, "project_id: expected an integer, got %q", v)
+				return req, tgz, resolute.Errorf(resolute.EInvalid, "project_id: expected an integer, got %q", v)
 			}
 		case "parent_id":
 			if req.ParentID, err = strconv.ParseInt(v, 10, 64); err != nil {
-				return req, resolute.Errorf(resolute.EInvalid, "parent_id: expected an integer, got %q", v)
+				return req, tgz, resolute.Errorf(resolute.EInvalid, "parent_id: expected an integer, got %q", v)
 			}
 		case "paused":
 			f := !(v == "true" || v == "1")
 			req.Activate = &f
 		case "validate_only":
 			req.ValidateOnly = v == "true" || v == "1"
-		case "context":
-			req.ContextTgz = data
 		default:
-			return req, resolute.Errorf(resolute.EInvalid, "%s: unknown field", part.FormName())
+			return req, tgz, resolute.Errorf(resolute.EInvalid, "%s: unknown field", part.FormName())
 		}
 	}
-	return req, nil
+	return req, tgz, nil
 }
 
 // nextPart returns the next part of a multipart body, io.EOF at its end; a
@@ -89,8 +94,7 @@ func nextPart(mr *multipart.Reader) (*multipart.Part, error) {
 	return part, nil
 }
 
-// readPart reads one part of at most limit bytes: the context directory
-// (96 MiB) or a small field.
+// readPart reads a small field of a multipart body, of at most limit bytes.
 func readPart(part *multipart.Part, limit int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(part, limit+1))
 	var tooBig *http.MaxBytesError
@@ -100,23 +104,18 @@ func readPart(part *multipart.Part, limit int64) ([]byte, error) {
 		return nil, resolute.Errorf(resolute.EInvalid, "reading %s: %v", part.FormName(), err)
 	}
 	if int64(len(data)) > limit {
-		if limit >= control.MaxContextBytes {
-			return nil, resolute.Errorf(resolute.ETooLarge, "%s: the context directory is larger than 96 MiB (%d bytes)", part.FormName(), control.MaxContextBytes)
-		}
 		return nil, resolute.Errorf(resolute.ETooLarge, "%s: larger than %d MiB", part.FormName(), limit>>20)
 	}
 	return data, nil
-}
-
-func uploadTooLarge(e *http.MaxBytesError) error {
-	return resolute.Errorf(resolute.ETooLarge, "the upload is larger than %d bytes; the context directory may be at most 96 MiB", e.Limit)
 }
 
 // handleAPIExperimentCreate serves POST /api/v1/experiments: a config and a
 // context directory (tar.gz) become an experiment; with validateOnly the
 // expanded config comes back and nothing is created.
 func (s *Server) handleAPIExperimentCreate(w http.ResponseWriter, r *http.Request) {
-	req, err := readCreate(r)
+	u := s.newUpload()
+	defer u.Close()
+	req, tgz, err := readCreate(r, u, s.cfg.MaxBodyBytes)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -131,7 +130,7 @@ func (s *Server) handleAPIExperimentCreate(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	creq := control.CreateRequest{ConfigYAML: req.Config, Template: req.Template, Overrides: req.Overrides,
-		Context: req.ContextTgz, ProjectID: req.ProjectID, Paused: req.Activate != nil && !*req.Activate}
+		Context: archive(tgz), ProjectID: req.ProjectID, Paused: req.Activate != nil && !*req.Activate}
 	if req.ParentID != 0 {
 		creq.ParentID = &req.ParentID
 	}

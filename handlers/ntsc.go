@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"io"
 	"net/http"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
+	"github.com/resolute-ml/resolute/contextdir"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 )
@@ -37,16 +39,24 @@ func withAddress(r *http.Request, t resolute.Task) resolute.Task {
 	return t
 }
 
-// handleAPITaskCreate serves POST /api/v1/{kind}.
+// handleAPITaskCreate serves POST /api/v1/{kind}; the context directory
+// (contextTgz) is streamed to a temporary file.
 func (s *Server) handleAPITaskCreate(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		u := s.newUpload()
+		defer u.Close()
 		var req resolute.CreateTaskRequest
-		if err := decodeJSON(r, &req); err != nil {
+		var tgz *contextdir.File
+		err := decodeJSONUpload(r.Body, &req, "contextTgz", s.cfg.MaxBodyBytes, func(body io.Reader) (err error) {
+			tgz, err = u.spool(r.Context(), body, contextdir.MaxArchiveBytes)
+			return err
+		})
+		if err != nil {
 			s.error(w, r, err)
 			return
 		}
 		t, err := s.svc.Tasks.Create(r.Context(), actorFrom(r), control.TaskRequest{Type: kinds[kind], ConfigYAML: req.Config,
-			Template: req.TemplateName, Overrides: req.Overrides, Context: req.ContextTgz, ProjectID: req.ProjectID,
+			Template: req.TemplateName, Overrides: req.Overrides, Context: archive(tgz), ProjectID: req.ProjectID,
 			Entrypoint: req.Entrypoint, ExperimentIDs: req.ExperimentIDs, TrialIDs: req.TrialIDs})
 		if err != nil {
 			s.error(w, r, err)

@@ -24,6 +24,13 @@ type Config struct {
 	// CheckpointDir is where shared_fs checkpoints of the master's default
 	// storage live, for downloads.
 	CheckpointDir string
+	// UploadDir holds the temporary files of uploads (the master's
+	// <data_dir>/uploads); empty means the system's temporary directory.
+	UploadDir string
+	// MaxConcurrentUploads is how many requests may upload a context
+	// directory at once; others wait their turn. 0 means
+	// DefaultMaxConcurrentUploads.
+	MaxConcurrentUploads int
 }
 
 // Deps are what the handlers call.
@@ -64,6 +71,7 @@ type Server struct {
 	throttle  *auth.Throttle
 	proxy     *proxy.Proxy
 	changes   *live.Listener
+	uploads   *uploadSlots
 	now       func() time.Time
 
 	databaseDown func() string
@@ -80,6 +88,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg: cfg, db: d.DB, svc: d.Services, configs: d.Configs, queue: d.Queue, admission: d.Admission, logger: d.Logger, logs: d.Logs, assets: web.New(),
 		throttle: auth.NewThrottle(time.Now), now: time.Now, terminals: d.Terminals, changes: d.Changes,
 		databaseDown: d.DatabaseDown,
+		uploads:      newUploadSlots(cfg.UploadDir, cfg.MaxConcurrentUploads, d.Logger),
 	}
 	s.proxy = s.newProxy()
 	s.activity = s.proxy.Touch

@@ -54,6 +54,9 @@ func (m *Manager) Launch(ctx context.Context, spec resolute.LaunchSpec) error {
 	if req.Image == "" {
 		req.Image = DefaultImage
 	}
+	if req.Context, err = readContext(ctx, spec); err != nil {
+		return err
+	}
 	if spec.RegistryAuth != nil {
 		req.ImagePullSecret = ObjectName(spec.AllocationID) + "-registry"
 	}

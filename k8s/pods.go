@@ -4,10 +4,12 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"path"
 	"regexp"
 	"slices"
@@ -59,9 +61,12 @@ const maxConfigMapBytes = corev1.MaxSecretSize
 
 // PodRequest is one allocation to turn into Kubernetes objects.
 type PodRequest struct {
-	// Spec gives AllocationID, TaskID, Env, Entrypoint or Shell, PythonPath,
-	// ContextTarGz and Files; its Slots and WorkDir are not used here.
-	Spec     resolute.LaunchSpec
+	// Spec gives AllocationID, TaskID, Env, Entrypoint or Shell, PythonPath
+	// and Files; its Slots, WorkDir and Context are not used here.
+	Spec resolute.LaunchSpec
+	// Context is the task's context directory (tar.gz), read from
+	// Spec.Context: it goes into the ConfigMap.
+	Context  []byte
 	TaskType string // TRIAL, COMMAND, NOTEBOOK, SHELL, TENSORBOARD or CHECKPOINT_GC
 	User     string
 	Pool     string
@@ -277,6 +282,24 @@ func LabelValue(s string) string {
 	})
 }
 
+// readContext reads a task's context directory for its ConfigMap, which
+// holds at most maxConfigMapBytes: a larger one is refused before it is
+// read whole.
+func readContext(ctx context.Context, spec resolute.LaunchSpec) ([]byte, error) {
+	if spec.Context == nil {
+		return nil, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(spec.Context(ctx), maxConfigMapBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxConfigMapBytes {
+		return nil, resolute.Errorf(resolute.ETooLarge, "the context directory takes more than %d bytes gzipped; "+
+			"on Kubernetes it travels in a ConfigMap, which holds at most that: leave large files out with .detignore", maxConfigMapBytes)
+	}
+	return b, nil
+}
+
 func buildConfigMap(r PodRequest, name string, labels map[string]string) (*corev1.ConfigMap, error) {
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
@@ -288,8 +311,8 @@ func buildConfigMap(r PodRequest, name string, labels map[string]string) (*corev
 	}
 	// Both keys are always there; the init container skips an empty one.
 	cm.BinaryData = map[string][]byte{ContextArchive: {}, FilesArchive: files}
-	if len(r.Spec.ContextTarGz) > 0 {
-		cm.BinaryData[ContextArchive] = r.Spec.ContextTarGz
+	if len(r.Context) > 0 {
+		cm.BinaryData[ContextArchive] = r.Context
 	}
 	size := 0
 	for _, b := range cm.BinaryData {

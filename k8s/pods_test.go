@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -298,7 +299,7 @@ func TestBuildPodsErrors(t *testing.T) {
 			r.Spec.Files = map[string][]byte{"../x": nil}
 		}},
 		"a context over the ConfigMap limit": {change: func(r *PodRequest) {
-			r.Spec.ContextTarGz = make([]byte, corev1.MaxSecretSize+1)
+			r.Context = make([]byte, corev1.MaxSecretSize+1)
 		}, wantCode: resolute.ETooLarge},
 	}
 	for name, tt := range tests {
@@ -326,12 +327,12 @@ func TestBuildPodsConfigMapArchives(t *testing.T) {
 		"run.sh":                   []byte("#!/bin/sh\n"),
 		"det/overwritten-by-files": []byte("files"),
 	}
-	r.Spec.ContextTarGz = tarGz(t, map[string]string{"model_def.py": "import torch\n", "det/overwritten-by-files": "context"})
+	r.Context = tarGz(t, map[string]string{"model_def.py": "import torch\n", "det/overwritten-by-files": "context"})
 	cm, _, _, err := BuildPods(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(cm.BinaryData["context.tar.gz"], r.Spec.ContextTarGz) {
+	if !bytes.Equal(cm.BinaryData["context.tar.gz"], r.Context) {
 		t.Error("context.tar.gz is not the task's context")
 	}
 
@@ -460,4 +461,39 @@ func gunzip(t *testing.T, b []byte) io.Reader {
 		t.Fatal(err)
 	}
 	return zr
+}
+
+func TestAContextOverWhatAConfigMapHoldsIsRefusedBeforeItIsReadWhole(t *testing.T) {
+	read := 0
+	spec := resolute.LaunchSpec{Context: func(context.Context) io.Reader {
+		return &countingZeros{n: corev1.MaxSecretSize * 4, read: &read}
+	}}
+	_, err := readContext(context.Background(), spec)
+	if resolute.ErrorCode(err) != resolute.ETooLarge || !strings.Contains(err.Error(), ".detignore") {
+		t.Fatalf("readContext: %v; want too_large saying how to leave files out", err)
+	}
+	if read > corev1.MaxSecretSize+64<<10 {
+		t.Errorf("read %d bytes of a context over the %d a ConfigMap holds", read, corev1.MaxSecretSize)
+	}
+	small := []byte("a small context")
+	spec.Context = func(context.Context) io.Reader { return bytes.NewReader(small) }
+	if got, err := readContext(context.Background(), spec); err != nil || !bytes.Equal(got, small) {
+		t.Errorf("readContext of a small context: %q, %v", got, err)
+	}
+}
+
+// countingZeros is n zero bytes, counting what was read.
+type countingZeros struct {
+	n    int
+	read *int
+}
+
+func (z *countingZeros) Read(p []byte) (int, error) {
+	if *z.read >= z.n {
+		return 0, io.EOF
+	}
+	k := min(len(p), z.n-*z.read)
+	clear(p[:k])
+	*z.read += k
+	return k, nil
 }

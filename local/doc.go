@@ -28,6 +28,16 @@
 // (hole punching) where the file system allows, and the files are removed
 // when the allocation ends.
 //
+// # Work directories
+//
+// An allocation runs in its work directory, which Launch fills with its
+// context (unpacked by package contextdir's rules, the ones its upload was
+// checked with) and its files. When the allocation ends the directory is
+// removed, unless Options.KeepWorkDirs keeps it for debugging; its output
+// is not in it. Recover removes the work directories of allocations that
+// ended while no master ran, and any other entry of Options.WorkRoot that
+// belongs to no allocation the manager has.
+//
 // # Events
 //
 // Events of one allocation come in order: Started, its Log lines (each stream

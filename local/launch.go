@@ -105,9 +105,22 @@ func (m *Manager) Launch(ctx context.Context, spec AllocationSpec) error {
 	if err != nil {
 		m.release(a, true)
 		_ = os.RemoveAll(a.dir)
+		m.removeWorkDir(a.workDir)
 		return err
 	}
 	return nil
+}
+
+// removeWorkDir removes an allocation's work directory once nothing runs in
+// it, unless the manager keeps them. Its output is not there: the master
+// has it in its database.
+func (m *Manager) removeWorkDir(dir string) {
+	if m.opts.KeepWorkDirs || dir == "" {
+		return
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		m.log.Warn("cannot remove an ended allocation's work directory", "dir", dir, "error", err)
+	}
 }
 
 // prepare fills the work dir and hands it to the task's user, opens the
@@ -132,7 +145,7 @@ func (m *Manager) prepare(ctx context.Context, a *allocation, spec AllocationSpe
 	if err := os.MkdirAll(a.workDir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("launch %s: create work dir: %w", a.id, err)
 	}
-	if err := fillWorkDir(a.workDir, spec.ContextTarGz, spec.Files, m.opts.MaxContextBytes); err != nil {
+	if err := fillWorkDir(ctx, a.workDir, spec.Context, spec.Files); err != nil {
 		return nil, nil, fmt.Errorf("launch %s: %w", a.id, err)
 	}
 	if err := giveTree(a.workDir, cred); err != nil {
@@ -266,6 +279,7 @@ func (m *Manager) finish(a *allocation, ex Exited) {
 	a.tails.Wait()
 	m.release(a, false)
 	_ = os.RemoveAll(a.dir)
+	m.removeWorkDir(a.workDir)
 	ex.Time = time.Now()
 	m.events.push(ex)
 }

@@ -23,11 +23,8 @@ const (
 	SlotCUDA = "cuda"
 )
 
-// Defaults of Options.
-const (
-	DefaultMaxContextBytes = 512 << 20
-	DefaultMaxQueuedLogs   = 100_000
-)
+// DefaultMaxQueuedLogs is Options.MaxQueuedLogs's default.
+const DefaultMaxQueuedLogs = 100_000
 
 // maxFinished is how many ended allocations the manager remembers, so that
 // killing them is a no-op rather than not_found.
@@ -50,9 +47,6 @@ type Options struct {
 	// means the variables of the master's environment named in InheritedEnv,
 	// so the master's own secrets never reach tasks.
 	BaseEnv []string
-	// MaxContextBytes caps the unpacked size of a ContextTarGz; 0 means
-	// DefaultMaxContextBytes.
-	MaxContextBytes int64
 	// MaxQueuedLogs is how many events may wait in Events before log tailing
 	// pauses; 0 means DefaultMaxQueuedLogs.
 	MaxQueuedLogs int
@@ -69,6 +63,9 @@ type Options struct {
 	// Python, when set, is every task's DET_PYTHON_EXECUTABLE unless its
 	// environment names one.
 	Python string
+	// KeepWorkDirs keeps the work directories of allocations that ended
+	// (for debugging); by default each is removed when its allocation ends.
+	KeepWorkDirs bool
 	// Logger gets the manager's own diagnostics; nil discards them.
 	Logger *slog.Logger
 
@@ -78,8 +75,10 @@ type Options struct {
 	// they cannot.
 
 	// WorkRoot, when set, is where the work directories are (control's
-	// RunOptions.WorkRoot): made mode 0711, so that task users enter their
-	// own and list none.
+	// RunOptions.WorkRoot), one per allocation, named after it: made mode
+	// 0711, so that task users enter their own and list none. Recover
+	// removes those that belong to no allocation that still runs, unless
+	// KeepWorkDirs.
 	WorkRoot string
 	// HomeRoot holds the home directories of task users without one of
 	// their own (mode 0711; each home its user's, 0700); "" means "homes"
@@ -163,9 +162,6 @@ func New(opts Options) (*Manager, error) {
 	}
 	if opts.AgentID == "" {
 		opts.AgentID, _ = os.Hostname()
-	}
-	if opts.MaxContextBytes <= 0 {
-		opts.MaxContextBytes = DefaultMaxContextBytes
 	}
 	if opts.MaxQueuedLogs <= 0 {
 		opts.MaxQueuedLogs = DefaultMaxQueuedLogs

@@ -131,6 +131,7 @@ func (m *Manager) Recover(ctx context.Context) ([]resolute.RecoveredAllocation, 
 				out = append(out, resolute.RecoveredAllocation{AllocationID: st.AllocationID, ExitCode: code})
 			}
 			_ = os.RemoveAll(dir)
+			m.removeWorkDir(st.WorkDir)
 			continue
 		}
 		if _, err := m.adopt(st, dir); err != nil {
@@ -138,7 +139,31 @@ func (m *Manager) Recover(ctx context.Context) ([]resolute.RecoveredAllocation, 
 		}
 		out = append(out, resolute.RecoveredAllocation{AllocationID: st.AllocationID, Running: true})
 	}
+	m.sweepWorkRoot()
 	return out, nil
+}
+
+// sweepWorkRoot removes the work directories of WorkRoot that belong to no
+// allocation the manager has: those of allocations that ended while no
+// master ran and left no state, or whose launch a crash cut short.
+func (m *Manager) sweepWorkRoot() {
+	if m.opts.WorkRoot == "" || m.opts.KeepWorkDirs {
+		return
+	}
+	entries, err := os.ReadDir(m.opts.WorkRoot)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			m.log.Warn("cannot list the work directories", "dir", m.opts.WorkRoot, "error", err)
+		}
+		return
+	}
+	for _, e := range entries {
+		// Listed after it was made, a launching allocation is known by then.
+		if _, known := m.known(e.Name()); known || !allocationIDPattern.MatchString(e.Name()) {
+			continue
+		}
+		m.removeWorkDir(filepath.Join(m.opts.WorkRoot, e.Name()))
+	}
 }
 
 // known reports whether the manager has id already, and whether it has

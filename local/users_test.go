@@ -34,7 +34,10 @@ func owner(t *testing.T, p string) string {
 
 func TestTasksRunAsTheirUsersWithAHomeOfTheirOwn(t *testing.T) {
 	needRoot(t)
-	m := newManager(t, func(o *Options) { o.BaseEnv = []string{"PATH=/usr/bin:/bin", "HOME=/root", "USER=root"} })
+	m := newManager(t, func(o *Options) {
+		o.BaseEnv = []string{"PATH=/usr/bin:/bin", "HOME=/root", "USER=root"}
+		o.KeepWorkDirs = true // looked at after the task ends
+	})
 	s := spec(t, "who", `id -u; id -g; id -G; echo "$HOME $USER $LOGNAME"; touch "$HOME/mine" && echo home-writable; `+
 		`cat secret; ls sub; cat /proc/self/status | grep -i '^CapEff'`)
 	s.Files = map[string][]byte{"secret": []byte("only-ann\n"), "sub/f": nil}

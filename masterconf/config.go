@@ -30,6 +30,10 @@ type Config struct {
 	// body is answered 413. Uploads with their own limit (experiment
 	// contexts) are not bound by it.
 	MaxRequestBodyBytes int64 `yaml:"max_request_body_bytes"`
+	// MaxConcurrentUploads is how many requests may upload a context
+	// directory at once (each is streamed to a temporary file in
+	// <data_dir>/uploads); further ones wait their turn.
+	MaxConcurrentUploads int `yaml:"max_concurrent_uploads"`
 
 	CheckpointStorage     map[string]any  `yaml:"checkpoint_storage"`
 	ResourceManager       ResourceManager `yaml:"resource_manager"`
@@ -126,6 +130,11 @@ type ResourceManager struct {
 	// PendingTimeout is how many seconds a gang's pods may stay Pending
 	// before the allocation is released and requeued.
 	PendingTimeout int `yaml:"pending_timeout"`
+
+	// KeepWorkDirs keeps the work directories (<data_dir>/work/<allocation>)
+	// of ended allocations of the local resource manager, for debugging;
+	// by default each is removed when its allocation ends.
+	KeepWorkDirs bool `yaml:"keep_work_dirs"`
 }
 
 // SlotResourceRequests is what one CPU slot asks of Kubernetes.
@@ -199,15 +208,16 @@ type Duration struct{ time.Duration }
 // Default returns the configuration before any file, variable or flag.
 func Default() Config {
 	return Config{
-		Port:                8080,
-		DataDir:             defaultDataDir(),
-		DB:                  DB{Port: 5432, Name: "resolute", User: "postgres", SSLMode: "prefer"},
-		Security:            Security{SessionLifetime: Duration{7 * 24 * time.Hour}},
-		Log:                 Log{Level: "info", Format: "text"},
-		MaxRequestBodyBytes: 1 << 20,
-		ResourceManager:     ResourceManager{Type: "local"},
-		TensorboardTimeout:  300,
-		TaskUIDBase:         resolute.DefaultTaskUIDBase,
+		Port:                 8080,
+		DataDir:              defaultDataDir(),
+		DB:                   DB{Port: 5432, Name: "resolute", User: "postgres", SSLMode: "prefer"},
+		Security:             Security{SessionLifetime: Duration{7 * 24 * time.Hour}},
+		Log:                  Log{Level: "info", Format: "text"},
+		MaxRequestBodyBytes:  1 << 20,
+		MaxConcurrentUploads: 4,
+		ResourceManager:      ResourceManager{Type: "local"},
+		TensorboardTimeout:   300,
+		TaskUIDBase:          resolute.DefaultTaskUIDBase,
 	}
 }
 
@@ -314,6 +324,9 @@ func (c *Config) validate() Errors {
 	}
 	if c.MaxRequestBodyBytes < 1024 {
 		bad("max_request_body_bytes", "must be at least 1024 (got %d)", c.MaxRequestBodyBytes)
+	}
+	if c.MaxConcurrentUploads < 1 {
+		bad("max_concurrent_uploads", "must be at least 1 (got %d)", c.MaxConcurrentUploads)
 	}
 	switch c.ResourceManager.Type {
 	case "local":

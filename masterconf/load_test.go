@@ -35,8 +35,9 @@ resource_pools:
   - pool_name: gpu
     description: the A100s
 notebook_timeout: 1800
-`, map[string]string{"RESOLUTE_PORT": "9100", "RESOLUTE_DB_NAME": "det", "RESOLUTE_LOG_FORMAT": "json"},
-		"--port", "9200", "--resource-manager-slots", "4", "--task-uid-base", "3000000000")
+`, map[string]string{"RESOLUTE_PORT": "9100", "RESOLUTE_DB_NAME": "det", "RESOLUTE_LOG_FORMAT": "json",
+		"RESOLUTE_RESOURCE_MANAGER_KEEP_WORK_DIRS": "true"},
+		"--port", "9200", "--resource-manager-slots", "4", "--task-uid-base", "3000000000", "--max-concurrent-uploads", "2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +49,8 @@ notebook_timeout: 1800
 	want.Security.SessionLifetime = Duration{12 * time.Hour}
 	want.Log = Log{Level: "debug", Format: "json"}
 	want.ResourceManager.Slots = 4
+	want.ResourceManager.KeepWorkDirs = true
+	want.MaxConcurrentUploads = 2
 	want.ResourcePools = []ResourcePool{{PoolName: "gpu", Description: "the A100s"}}
 	want.NotebookTimeout = 1800
 	want.TaskUIDBase = 3_000_000_000
@@ -99,6 +102,10 @@ func TestLoadRejectsBadInputNamingTheKey(t *testing.T) {
 		"task_uid_base too near the top of the uid range is refused, from the environment too": {
 			env:  map[string]string{"RESOLUTE_TASK_UID_BASE": "4294967000"},
 			want: []string{"task_uid_base: must be between 65536 and 4000000000", "(got 4294967000)"},
+		},
+		"at least one upload at a time": {
+			args: []string{"--max-concurrent-uploads", "0"},
+			want: []string{"max_concurrent_uploads: must be at least 1 (got 0)"},
 		},
 		"pools need names": {
 			yaml: "resource_pools: [{description: x}, {pool_name: a}, {pool_name: a}]\n",

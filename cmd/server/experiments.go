@@ -77,7 +77,8 @@ func startLocal(cfg masterconf.Config, logger *slog.Logger) (control.ResourceMan
 	}
 	rm, err := local.New(local.Options{StateDir: filepath.Join(cfg.DataDir, "allocations"), Slots: cfg.ResourceManager.Slots,
 		HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python, Logger: logger.With("component", "local"),
-		WorkRoot: workRoot(cfg), HomeRoot: filepath.Join(cfg.DataDir, "homes"), SharedDirs: shared})
+		WorkRoot: workRoot(cfg), KeepWorkDirs: cfg.ResourceManager.KeepWorkDirs,
+		HomeRoot: filepath.Join(cfg.DataDir, "homes"), SharedDirs: shared})
 	if err != nil {
 		return nil, nil, fmt.Errorf("local resource manager: %w", err)
 	}
@@ -117,7 +118,7 @@ func runOptions(cfg masterconf.Config, clusterID string, confPools []masterconf.
 	}
 }
 
-// workRoot is where allocations' work directories are.
+// workRoot holds the allocations' work directories, one per allocation.
 func workRoot(cfg masterconf.Config) string { return filepath.Join(cfg.DataDir, "work") }
 
 // sharedCheckpointDirs are the directories every task writes checkpoints

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -72,6 +73,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 
+	uploads, err := uploadDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
 	configs := control.NewConfigs(database, cfg.Defaults(),
 		control.WithPoolDefaults(cfg.PoolDefaults(), cfg.ComputePool()))
 	st, err := startExperiments(ctx, cfg, database, configs, clusterID, logger)
@@ -94,6 +99,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		SessionLifetime: cfg.Security.SessionLifetime.Duration,
 		SecureCookies:   cfg.TLS.Cert != "",
 		MaxBodyBytes:    cfg.MaxRequestBodyBytes,
+		UploadDir:       uploads, MaxConcurrentUploads: cfg.MaxConcurrentUploads,
 	}, handlers.Deps{DB: database, Services: control.NewServices(database, runner, metrics, logger), Configs: configs,
 		Queue: runner.Queue, Admission: runner.Admission, Logger: logger, Logs: logs,
 		Terminals: st.terminals, Changes: changes, DatabaseDown: databaseDown})
@@ -173,6 +179,19 @@ func startDatabase(ctx context.Context, cfg masterconf.Config, logger *slog.Logg
 		return "", nil, fmt.Errorf("embedded database: %w", err)
 	}
 	return pg.URL(cfg.DB.Name), pg, nil
+}
+
+// uploadDir makes <data_dir>/uploads, where uploads are streamed to
+// temporary files, empty: whatever an earlier run left there goes.
+func uploadDir(dataDir string) (string, error) {
+	dir := filepath.Join(dataDir, "uploads")
+	if err := os.RemoveAll(dir); err != nil {
+		return "", fmt.Errorf("clear %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	return dir, nil
 }
 
 // expireSessions removes expired sessions every hour; while the database

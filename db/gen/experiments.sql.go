@@ -20,6 +20,21 @@ func (q *Queries) AddExperimentRestart(ctx context.Context, id int64) (int32, er
 	return restarts, err
 }
 
+const copyExperimentContext = `-- name: CopyExperimentContext :exec
+INSERT INTO experiment_context_chunks (experiment_id, seq, data)
+SELECT $1::bigint, c.seq, c.data FROM experiment_context_chunks c WHERE c.experiment_id = $2
+`
+
+type CopyExperimentContextParams struct {
+	ToID   int64
+	FromID int64
+}
+
+func (q *Queries) CopyExperimentContext(ctx context.Context, arg CopyExperimentContextParams) error {
+	_, err := q.db.Exec(ctx, copyExperimentContext, arg.ToID, arg.FromID)
+	return err
+}
+
 const createExperiment = `-- name: CreateExperiment :one
 INSERT INTO experiments (project_id, user_id, name, description, labels, state, config, original_config,
                          template, parent_id, searcher_state, seed, priority, weight, max_slots, resource_pool)
@@ -70,17 +85,18 @@ func (q *Queries) CreateExperiment(ctx context.Context, arg CreateExperimentPara
 	return id, err
 }
 
-const createExperimentContext = `-- name: CreateExperimentContext :exec
-INSERT INTO experiment_contexts (experiment_id, tgz) VALUES ($1, $2)
+const createExperimentContextChunk = `-- name: CreateExperimentContextChunk :exec
+INSERT INTO experiment_context_chunks (experiment_id, seq, data) VALUES ($1, $2, $3)
 `
 
-type CreateExperimentContextParams struct {
+type CreateExperimentContextChunkParams struct {
 	ExperimentID int64
-	Tgz          []byte
+	Seq          int32
+	Data         []byte
 }
 
-func (q *Queries) CreateExperimentContext(ctx context.Context, arg CreateExperimentContextParams) error {
-	_, err := q.db.Exec(ctx, createExperimentContext, arg.ExperimentID, arg.Tgz)
+func (q *Queries) CreateExperimentContextChunk(ctx context.Context, arg CreateExperimentContextChunkParams) error {
+	_, err := q.db.Exec(ctx, createExperimentContextChunk, arg.ExperimentID, arg.Seq, arg.Data)
 	return err
 }
 
@@ -134,15 +150,20 @@ func (q *Queries) GetExperiment(ctx context.Context, id int64) (ExperimentView, 
 	return i, err
 }
 
-const getExperimentContext = `-- name: GetExperimentContext :one
-SELECT tgz FROM experiment_contexts WHERE experiment_id = $1
+const getExperimentContextChunk = `-- name: GetExperimentContextChunk :one
+SELECT data FROM experiment_context_chunks WHERE experiment_id = $1 AND seq = $2
 `
 
-func (q *Queries) GetExperimentContext(ctx context.Context, experimentID int64) ([]byte, error) {
-	row := q.db.QueryRow(ctx, getExperimentContext, experimentID)
-	var tgz []byte
-	err := row.Scan(&tgz)
-	return tgz, err
+type GetExperimentContextChunkParams struct {
+	ExperimentID int64
+	Seq          int32
+}
+
+func (q *Queries) GetExperimentContextChunk(ctx context.Context, arg GetExperimentContextChunkParams) ([]byte, error) {
+	row := q.db.QueryRow(ctx, getExperimentContextChunk, arg.ExperimentID, arg.Seq)
+	var data []byte
+	err := row.Scan(&data)
+	return data, err
 }
 
 const getExperimentOriginalConfig = `-- name: GetExperimentOriginalConfig :one

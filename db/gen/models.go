@@ -101,9 +101,10 @@ type Experiment struct {
 	NumTrials       int32
 }
 
-type ExperimentContext struct {
+type ExperimentContextChunk struct {
 	ExperimentID int64
-	Tgz          []byte
+	Seq          int32
+	Data         []byte
 }
 
 type ExperimentView struct {
@@ -269,7 +270,6 @@ type Task struct {
 	State         string
 	Description   string
 	Config        []byte
-	Context       []byte
 	UserID        int64
 	ProjectID     int64
 	ResourcePool  string
@@ -287,6 +287,12 @@ type Task struct {
 	ExperimentIds []int64
 	TrialIds      []int64
 	ServiceHost   *string
+}
+
+type TaskContextChunk struct {
+	TaskID string
+	Seq    int32
+	Data   []byte
 }
 
 type TaskLog struct {

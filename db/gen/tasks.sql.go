@@ -52,9 +52,9 @@ func (q *Queries) CheckpointsBeingCollected(ctx context.Context, uuids []string)
 }
 
 const createTask = `-- name: CreateTask :exec
-INSERT INTO tasks (id, type, state, description, config, context, user_id, project_id, resource_pool, priority, slots, service_token,
+INSERT INTO tasks (id, type, state, description, config, user_id, project_id, resource_pool, priority, slots, service_token,
                    experiment_ids, trial_ids)
-VALUES ($1, $2, 'QUEUED', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+VALUES ($1, $2, 'QUEUED', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 `
 
 type CreateTaskParams struct {
@@ -62,7 +62,6 @@ type CreateTaskParams struct {
 	Type          string
 	Description   string
 	Config        []byte
-	Context       []byte
 	UserID        int64
 	ProjectID     int64
 	ResourcePool  string
@@ -79,7 +78,6 @@ func (q *Queries) CreateTask(ctx context.Context, arg CreateTaskParams) error {
 		arg.Type,
 		arg.Description,
 		arg.Config,
-		arg.Context,
 		arg.UserID,
 		arg.ProjectID,
 		arg.ResourcePool,
@@ -89,6 +87,21 @@ func (q *Queries) CreateTask(ctx context.Context, arg CreateTaskParams) error {
 		arg.ExperimentIds,
 		arg.TrialIds,
 	)
+	return err
+}
+
+const createTaskContextChunk = `-- name: CreateTaskContextChunk :exec
+INSERT INTO task_context_chunks (task_id, seq, data) VALUES ($1, $2, $3)
+`
+
+type CreateTaskContextChunkParams struct {
+	TaskID string
+	Seq    int32
+	Data   []byte
+}
+
+func (q *Queries) CreateTaskContextChunk(ctx context.Context, arg CreateTaskContextChunkParams) error {
+	_, err := q.db.Exec(ctx, createTaskContextChunk, arg.TaskID, arg.Seq, arg.Data)
 	return err
 }
 
@@ -143,15 +156,20 @@ func (q *Queries) GetTask(ctx context.Context, id string) (TaskView, error) {
 	return i, err
 }
 
-const getTaskContext = `-- name: GetTaskContext :one
-SELECT context FROM tasks WHERE id = $1
+const getTaskContextChunk = `-- name: GetTaskContextChunk :one
+SELECT data FROM task_context_chunks WHERE task_id = $1 AND seq = $2
 `
 
-func (q *Queries) GetTaskContext(ctx context.Context, id string) ([]byte, error) {
-	row := q.db.QueryRow(ctx, getTaskContext, id)
-	var context []byte
-	err := row.Scan(&context)
-	return context, err
+type GetTaskContextChunkParams struct {
+	TaskID string
+	Seq    int32
+}
+
+func (q *Queries) GetTaskContextChunk(ctx context.Context, arg GetTaskContextChunkParams) ([]byte, error) {
+	row := q.db.QueryRow(ctx, getTaskContextChunk, arg.TaskID, arg.Seq)
+	var data []byte
+	err := row.Scan(&data)
+	return data, err
 }
 
 const listTasks = `-- name: ListTasks :many

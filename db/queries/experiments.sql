@@ -4,11 +4,15 @@ INSERT INTO experiments (project_id, user_id, name, description, labels, state, 
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 RETURNING id;
 
--- name: CreateExperimentContext :exec
-INSERT INTO experiment_contexts (experiment_id, tgz) VALUES ($1, $2);
+-- name: CreateExperimentContextChunk :exec
+INSERT INTO experiment_context_chunks (experiment_id, seq, data) VALUES ($1, $2, $3);
 
--- name: GetExperimentContext :one
-SELECT tgz FROM experiment_contexts WHERE experiment_id = $1;
+-- name: GetExperimentContextChunk :one
+SELECT data FROM experiment_context_chunks WHERE experiment_id = $1 AND seq = $2;
+
+-- name: CopyExperimentContext :exec
+INSERT INTO experiment_context_chunks (experiment_id, seq, data)
+SELECT sqlc.arg(to_id)::bigint, c.seq, c.data FROM experiment_context_chunks c WHERE c.experiment_id = sqlc.arg(from_id);
 
 -- name: GetExperiment :one
 SELECT * FROM experiment_views WHERE id = $1;

@@ -2,15 +2,18 @@
 SELECT nextval('task_numbers')::bigint;
 
 -- name: CreateTask :exec
-INSERT INTO tasks (id, type, state, description, config, context, user_id, project_id, resource_pool, priority, slots, service_token,
+INSERT INTO tasks (id, type, state, description, config, user_id, project_id, resource_pool, priority, slots, service_token,
                    experiment_ids, trial_ids)
-VALUES ($1, $2, 'QUEUED', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13);
+VALUES ($1, $2, 'QUEUED', $3, $4, $5, $6, $7, $8, $9, $10, $11, $12);
 
 -- name: GetTask :one
 SELECT * FROM task_views WHERE id = $1;
 
--- name: GetTaskContext :one
-SELECT context FROM tasks WHERE id = $1;
+-- name: CreateTaskContextChunk :exec
+INSERT INTO task_context_chunks (task_id, seq, data) VALUES ($1, $2, $3);
+
+-- name: GetTaskContextChunk :one
+SELECT data FROM task_context_chunks WHERE task_id = $1 AND seq = $2;
 
 -- name: ListTasks :many
 SELECT * FROM task_views

@@ -37,6 +37,7 @@ type Master struct {
 	Runner        *control.Runner
 	RM            *local.Manager
 	CheckpointDir string // the default shared_fs storage
+	UploadDir     string // where uploads are spooled
 	srv           *httptest.Server
 }
 
@@ -60,6 +61,8 @@ type Options struct {
 	// DatabaseDown stands for the embedded database's supervisor (GET
 	// /health); nil: none, as with an external database.
 	DatabaseDown func() string
+	// MaxConcurrentUploads defaults to handlers.DefaultMaxConcurrentUploads.
+	MaxConcurrentUploads int
 }
 
 // Start runs a master on a fresh database until t ends.
@@ -109,6 +112,10 @@ func Start(t testing.TB, opts Options) *Master {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.UploadDir = filepath.Join(dir, "uploads")
+	if err := os.Mkdir(m.UploadDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	m.RM, err = local.New(local.Options{StateDir: filepath.Join(dir, "allocations"), Slots: opts.Slots,
 		Discover:   func(context.Context) ([]local.GPU, error) { return nil, nil },
 		HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python,
@@ -139,6 +146,7 @@ func Start(t testing.TB, opts Options) *Master {
 			ResourceManager: "local", URL: m.URL},
 		SessionLifetime: time.Hour,
 		MaxBodyBytes:    opts.MaxBodyBytes,
+		UploadDir:       m.UploadDir, MaxConcurrentUploads: opts.MaxConcurrentUploads,
 	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Runner, metrics, logger), Configs: configs,
 		Queue: m.Runner.Queue, Admission: m.Runner.Admission, Logger: logger, Logs: logs,
 		Terminals: m.RM, Changes: changes, DatabaseDown: opts.DatabaseDown})

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# fuzz.sh [seconds]: runs each fuzz target below for a short while (default
+# 15 s each), as CI does. `go test` runs their seed corpora as ordinary tests
+# anyway; this looks a little further. A failure leaves its input in the
+# package's testdata/fuzz/<Target>/ for `go test` to replay: commit it with
+# the fix. To add a target, add a line "package Target" to the list.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-15}
+
+targets=(
+  "./contextdir FuzzUnpackTar"  # the upload check and the launch's unpacking agree
+  "./contextdir FuzzZipToTar"   # the web form's zip repacking makes what launches
+)
+
+for t in "${targets[@]}"; do
+  read -r pkg name <<<"$t"
+  echo "fuzz $pkg $name for ${seconds}s"
+  # Minimizing each new input would take most of a short run.
+  go test "$pkg" -run '^$' -fuzz "^$name\$" -fuzztime "${seconds}s" -fuzzminimizetime 2s
+done
