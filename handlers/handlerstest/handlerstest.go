@@ -6,8 +6,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -27,7 +29,10 @@ import (
 
 // Master is a running test master.
 type Master struct {
-	URL           string
+	URL string
+	// TasksURL is the task origin, http://localhost:PORT: another host
+	// than the master's 127.0.0.1, as a browser sees it.
+	TasksURL      string
 	DB            *db.DB
 	DatabaseURL   string // the test database, for tests that seed it in bulk
 	Logs          *masterlog.Buffer
@@ -36,7 +41,7 @@ type Master struct {
 	Runner        *control.Runner
 	RM            *local.Manager
 	CheckpointDir string // the default shared_fs storage
-	srv           *httptest.Server
+	srv, tasks    *httptest.Server
 }
 
 // Options tune a test master.
@@ -56,6 +61,8 @@ type Options struct {
 	Scheduler scheduler.Config
 	// Live tunes the change listener (the benchmark's table topics).
 	Live []live.Option
+	// SecureCookies marks cookies Secure, as under TLS.
+	SecureCookies bool
 }
 
 // Start runs a master on a fresh database until t ends.
@@ -96,6 +103,8 @@ func Start(t testing.TB, opts Options) *Master {
 	m := &Master{DB: d, DatabaseURL: dbURL, Logs: logs, CheckpointDir: checkpoints}
 	m.srv = httptest.NewUnstartedServer(nil)
 	m.URL = "http://" + m.srv.Listener.Addr().String()
+	m.tasks = httptest.NewUnstartedServer(nil)
+	m.TasksURL = "http://localhost:" + strconv.Itoa(m.tasks.Listener.Addr().(*net.TCPAddr).Port)
 
 	// Trials run as real processes with the real harness.
 	dir := t.TempDir()
@@ -130,14 +139,18 @@ func Start(t testing.TB, opts Options) *Master {
 	h := handlers.New(handlers.Config{
 		Master: resolute.MasterInfo{Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",
 			ResourceManager: "local", URL: m.URL},
+		TasksURL:        m.TasksURL,
 		SessionLifetime: time.Hour,
 		MaxBodyBytes:    opts.MaxBodyBytes,
+		SecureCookies:   opts.SecureCookies,
 	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Runner, metrics, logger), Configs: configs,
 		Queue: m.Runner.Queue, Admission: m.Runner.Admission, Logger: logger, Logs: logs,
 		Terminals: m.RM, Changes: changes})
 	go m.Tasks.WatchIdle(ctx, h.Proxy().LastActivity, 200*time.Millisecond)
 	m.srv.Config.Handler = h.Handler()
 	m.srv.Start()
+	m.tasks.Config.Handler = h.TaskHandler()
+	m.tasks.Start()
 	t.Cleanup(func() {
 		// Stop every task this master started, then the master.
 		for _, a := range m.RM.Capacity().Allocations {
@@ -145,6 +158,7 @@ func Start(t testing.TB, opts Options) *Master {
 		}
 		cancel()
 		m.RM.Close()
+		m.tasks.Close()
 		m.srv.Close()
 	})
 	return m
