@@ -150,22 +150,22 @@ func (s *TaskOrigin) Redeem(ctx context.Context, ticket string) (TaskSession, er
 }
 
 // Visitor returns the user of the task session whose token is token, for
-// task taskID, once it has asked again whether they may open the task: an
-// administrator who is no longer one, or a deactivated user, is refused at
-// once.
-func (s *TaskOrigin) Visitor(ctx context.Context, token, taskID string) (resolute.User, error) {
+// task taskID, and the task, once it has asked again whether they may open
+// it: an administrator who is no longer one, or a deactivated user, is
+// refused at once.
+func (s *TaskOrigin) Visitor(ctx context.Context, token, taskID string) (resolute.User, resolute.Task, error) {
 	if token == "" {
-		return resolute.User{}, resolute.Errorf(resolute.EUnauthorized, "open this task from the master")
+		return resolute.User{}, resolute.Task{}, resolute.Errorf(resolute.EUnauthorized, "open this task from the master")
 	}
 	u, _, err := s.db.TaskSessionUser(ctx, auth.HashToken(token), taskID, s.now())
 	if resolute.ErrorCode(err) == resolute.ENotFound {
-		return resolute.User{}, resolute.Errorf(resolute.EUnauthorized, "open this task from the master")
+		return resolute.User{}, resolute.Task{}, resolute.Errorf(resolute.EUnauthorized, "open this task from the master")
 	} else if err != nil {
-		return resolute.User{}, err
+		return resolute.User{}, resolute.Task{}, err
 	}
 	t, err := s.db.Task(ctx, taskID)
 	if err != nil {
-		return resolute.User{}, err
+		return resolute.User{}, resolute.Task{}, err
 	}
-	return u, mayOpen(authz.User(u), t)
+	return u, t, mayOpen(authz.User(u), t)
 }

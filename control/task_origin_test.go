@@ -146,7 +146,7 @@ func TestATaskSessionOpensOneTaskForOneUserWhileTheyMay(t *testing.T) {
 	ctx := context.Background()
 	o := newOrigin(t)
 	alices := o.open(t, "alice", o.notebook)
-	if u, err := o.to.Visitor(ctx, alices.Token, o.notebook); err != nil || u.Username != "alice" {
+	if u, _, err := o.to.Visitor(ctx, alices.Token, o.notebook); err != nil || u.Username != "alice" {
 		t.Fatalf("alice's task session: %+v, %v", u, err)
 	}
 	// Bound to its task: it opens no other.
@@ -155,16 +155,16 @@ func TestATaskSessionOpensOneTaskForOneUserWhileTheyMay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := o.to.Visitor(ctx, alices.Token, other); code(err) != resolute.EUnauthorized {
+	if _, _, err := o.to.Visitor(ctx, alices.Token, other); code(err) != resolute.EUnauthorized {
 		t.Fatalf("alice's session of %s opens %s: %v", o.notebook, other, err)
 	}
-	if _, err := o.to.Visitor(ctx, "", o.notebook); code(err) != resolute.EUnauthorized {
+	if _, _, err := o.to.Visitor(ctx, "", o.notebook); code(err) != resolute.EUnauthorized {
 		t.Fatalf("no cookie: %v", err)
 	}
 
 	// An administrator's, until they are no longer one.
 	admins := o.open(t, "admin", o.notebook)
-	if u, err := o.to.Visitor(ctx, admins.Token, o.notebook); err != nil || u.Username != "admin" {
+	if u, _, err := o.to.Visitor(ctx, admins.Token, o.notebook); err != nil || u.Username != "admin" {
 		t.Fatalf("the administrator's task session: %+v, %v", u, err)
 	}
 	if _, err := o.people.svc.Users.Edit(ctx, o.admin, o.bob.UserID(), resolute.PatchUserRequest{Admin: ptr(true)}); err != nil {
@@ -174,13 +174,13 @@ func TestATaskSessionOpensOneTaskForOneUserWhileTheyMay(t *testing.T) {
 	if _, err := o.people.svc.Users.Edit(ctx, o.admin, o.bob.UserID(), resolute.PatchUserRequest{Admin: ptr(false)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := o.to.Visitor(ctx, bobs.Token, o.notebook); code(err) != resolute.EForbidden {
+	if _, _, err := o.to.Visitor(ctx, bobs.Token, o.notebook); code(err) != resolute.EForbidden {
 		t.Fatalf("bob, an administrator no more: %v, want forbidden", err)
 	}
 
 	// It ends with its time, and with the master session it came from.
 	o.now = alices.ExpiresAt
-	if _, err := o.to.Visitor(ctx, alices.Token, o.notebook); code(err) != resolute.EUnauthorized {
+	if _, _, err := o.to.Visitor(ctx, alices.Token, o.notebook); code(err) != resolute.EUnauthorized {
 		t.Fatalf("an expired task session: %v", err)
 	}
 	o.now = time.Now()
@@ -196,7 +196,7 @@ func TestATaskSessionOpensOneTaskForOneUserWhileTheyMay(t *testing.T) {
 	if err := o.people.svc.Users.Logout(ctx, session); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := o.to.Visitor(ctx, ts.Token, o.notebook); code(err) != resolute.EUnauthorized {
+	if _, _, err := o.to.Visitor(ctx, ts.Token, o.notebook); code(err) != resolute.EUnauthorized {
 		t.Fatalf("after signing out of the master: %v", err)
 	}
 }

@@ -92,10 +92,10 @@ func (s *Server) proxyAuthorize(r *http.Request, _ proxy.Target) error {
 		if c.Name != TaskCookieName {
 			continue
 		}
-		_, err := s.svc.TaskOrigin.Visitor(r.Context(), c.Value, id)
+		_, task, err := s.svc.TaskOrigin.Visitor(r.Context(), c.Value, id)
 		if err == nil {
 			r.Header.Del("Authorization")
-			if task, err := s.db.Task(r.Context(), id); err == nil && task.ServiceToken != "" {
+			if task.ServiceToken != "" {
 				r.Header.Set("Authorization", "token "+task.ServiceToken)
 			}
 			return nil
