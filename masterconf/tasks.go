@@ -83,6 +83,9 @@ func (c *Config) checkTaskOrigin() Errors {
 		bad("tasks_url", "%s (got %q)", msg, c.TasksURL)
 		return errs
 	}
+	if c.TLS.Cert != "" && !strings.HasPrefix(c.TasksURL, "https://") {
+		bad("tasks_url", "must start with https:// when tls is set: the task origin's listener serves TLS, and its cookie is Secure")
+	}
 	if sameOrigin(c.TasksURL, c.URL()) {
 		bad("tasks_url", "must not be the master's own origin %s: what tasks serve must not run with the master's cookies", c.URL())
 	}
