@@ -60,6 +60,26 @@ ingress:
   annotations:
     nginx.ingress.kubernetes.io/proxy-read-timeout: "3600"
 `, check: checkIngress},
+		{name: "ingress-passthrough", values: `
+maxSlotsPerPod: 8
+useNodePortForMaster: true
+tlsSecret: resolute-tls
+ingress:
+  enabled: true
+  host: ml.example.com
+  tasksHost: tasks.ml.example.com
+  annotations:
+    nginx.ingress.kubernetes.io/ssl-passthrough: "true"
+`, check: func(t *testing.T, r *rendered) {
+			// TLS goes through the Ingress to the master, which serves it
+			// on both ports.
+			if origin, _ := r.Config.TaskOrigin(); r.Config.URL() != "https://ml.example.com" || origin != "https://tasks.ml.example.com" {
+				t.Errorf("the master at %s, the task origin at %s, want both https", r.Config.URL(), origin)
+			}
+			if ing := get[*networkingv1.Ingress](t, r, "Ingress", "determined-master-ingress-"+r.Release); len(ing.Spec.TLS) != 0 {
+				t.Errorf("the Ingress terminates TLS it should pass through: %+v", ing.Spec.TLS)
+			}
+		}},
 		{name: "tasks-url", values: `
 maxSlotsPerPod: 8
 tasksUrl: https://notebooks.example.com/

@@ -54,7 +54,8 @@ host names when it is enabled; tasksUrl wins over the Ingress's.
 {{- if eq (lower $i.host) (lower $i.tasksHost) -}}
 {{- fail "ingress.tasksHost must be another host name than ingress.host: cookies are per host, so the task origin needs a name of its own" -}}
 {{- end -}}
-{{- $scheme := ternary "https" "http" (not (empty $i.tlsSecret)) -}}
+{{- /* https when the Ingress terminates TLS, or passes it through to a master that serves it */ -}}
+{{- $scheme := ternary "https" "http" (or (not (empty $i.tlsSecret)) (not (empty $v.tlsSecret))) -}}
 {{- $_ := set $out "external_url" (printf "%s://%s" $scheme $i.host) -}}
 {{- $_ := set $out "tasks_url" (printf "%s://%s" $scheme $i.tasksHost) -}}
 {{- end -}}
