@@ -422,6 +422,20 @@ type TaskResponse struct {
 	Task Task `json:"task"`
 }
 
+// OpenTaskRequest asks for a link that opens a task's service in a browser
+// (POST /api/v1/tasks/{id}/open); Path, optional, is where under the
+// task's /proxy/<id>/ to land.
+type OpenTaskRequest struct {
+	Path string `json:"path,omitempty"`
+}
+
+// OpenTaskResponse is a link on the task origin that opens a task's service
+// in a browser: it holds a ticket that works once, until ExpiresAt.
+type OpenTaskResponse struct {
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
 // TasksResponse lists tasks.
 type TasksResponse struct {
 	Tasks []Task `json:"tasks"`

@@ -58,9 +58,15 @@ type Task struct {
 	// ExperimentIDs and TrialIDs are what a TensorBoard shows.
 	ExperimentIDs []int64 `json:"experimentIds,omitempty"`
 	TrialIDs      []int64 `json:"trialIds,omitempty"`
-	// ServiceAddress is where a person opens it: /proxy/<id>/ (with the
-	// notebook's token), for notebooks and TensorBoards.
+	// ServiceAddress is where a person opens it, on the master: the
+	// master's /tasks/<id>/open for notebooks and TensorBoards, which hands
+	// the browser on to the task origin; /tasks/<id>/terminal for shells.
 	ServiceAddress string `json:"serviceAddress,omitempty"`
+	// ServiceURL is where clients that are not browsers reach a notebook or
+	// TensorBoard on the task origin (<tasks_url>/proxy/<id>/); a
+	// notebook's carries its token (?token=), for its owner and
+	// administrators only.
+	ServiceURL string `json:"serviceUrl,omitempty"`
 }
 
 // ServiceHostPort is host:port of the task's service: ServiceHost (or

@@ -85,6 +85,15 @@ func (c *Client) Task(ctx context.Context, typ, id string) (resolute.Task, error
 	return out.Task, err
 }
 
+// OpenTask asks for a link that opens a notebook's or TensorBoard's page in
+// a browser (POST /api/v1/tasks/{id}/open): a ticket on the task origin
+// that works once, for a minute.
+func (c *Client) OpenTask(ctx context.Context, id string) (resolute.OpenTaskResponse, error) {
+	var out resolute.OpenTaskResponse
+	err := c.do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(id)+"/open", nil, resolute.OpenTaskRequest{}, &out)
+	return out, err
+}
+
 // KillTask ends a task (POST /api/v1/{kind}/{id}/kill). Without a type,
 // the type is read from the id ("notebook-…").
 func (c *Client) KillTask(ctx context.Context, typ, id string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db"
@@ -27,6 +28,7 @@ type Services struct {
 	Templates   *Templates
 	Users       *Users
 	RunMetadata *RunMetadata
+	TaskOrigin  *TaskOrigin
 }
 
 // NewServices returns the services over database; run runs experiments
@@ -50,6 +52,7 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 		Templates:   &Templates{db: database, logger: logger},
 		Users:       &Users{db: database, logger: logger, taskUIDBase: taskUIDBase},
 		RunMetadata: &RunMetadata{db: database},
+		TaskOrigin:  NewTaskOrigin(database, time.Now),
 	}
 }
 

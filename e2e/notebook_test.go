@@ -18,7 +18,9 @@ import (
 )
 
 // TestACellRunsInARealNotebookThroughTheProxy opens Debian's Jupyter in
-// Chromium through the master's proxy and runs a cell that prints a value.
+// Chromium on the task origin, by an old link to the master's /proxy/
+// (which goes through the open route), and runs a cell that prints a
+// value.
 func TestACellRunsInARealNotebookThroughTheProxy(t *testing.T) {
 	if exec.Command("/usr/bin/python3", "-c", "import notebook").Run() != nil {
 		t.Skip("Debian's jupyter-notebook is not installed (make test installs it)")
@@ -48,7 +50,7 @@ func TestACellRunsInARealNotebookThroughTheProxy(t *testing.T) {
 			"outputs": []any{}, "execution_count": nil, "id": "c1"}},
 	}}
 	body, _ := json.Marshal(nb)
-	req, _ := http.NewRequest("PUT", m.URL+"/proxy/"+task.ID+"/api/contents/answer.ipynb?token="+task.ServiceToken, bytes.NewReader(body))
+	req, _ := http.NewRequest("PUT", m.TasksURL+"/proxy/"+task.ID+"/api/contents/answer.ipynb?token="+task.ServiceToken, bytes.NewReader(body))
 	resp, err := http.DefaultClient.Do(req)
 	must(t, err)
 	resp.Body.Close()
@@ -61,6 +63,7 @@ func TestACellRunsInARealNotebookThroughTheProxy(t *testing.T) {
 	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
 	_, err = page.Goto(m.URL + "/proxy/" + task.ID + "/notebooks/answer.ipynb")
 	must(t, err)
+	must(t, playwright.NewPlaywrightAssertions(15000).Page(page).ToHaveURL(m.TasksURL+"/proxy/"+task.ID+"/notebooks/answer.ipynb"))
 	cell := page.Locator(".code_cell").First()
 	must(t, cell.WaitFor())
 	// Wait for the kernel, then run the cell.

@@ -30,7 +30,7 @@ func TestACPUOnlyNotebookFromTheTasksPage(t *testing.T) {
 	}
 	must(t, expect(t, page.Locator("#task-config")).ToContainText("slots: 0"))
 	must(t, expect(t, page.Locator("#task-ready")).ToHaveText("yes", playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(30000)}))
-	must(t, expect(t, page.Locator("#open-task")).ToHaveAttribute("href", regexp.MustCompile(`^/proxy/`+id+`/\?token=[0-9a-f]+$`)))
+	must(t, expect(t, page.Locator("#open-task")).ToHaveAttribute("href", "/tasks/"+id+"/open"))
 	must(t, expect(t, page.Locator("#task-log-lines")).ToContainText("is running at", playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(15000)}))
 	screenshot(t, page, "task-notebook")
 
@@ -41,6 +41,14 @@ func TestACPUOnlyNotebookFromTheTasksPage(t *testing.T) {
 	must(t, expect(t, row).ToContainText("RUNNING"))
 	must(t, expect(t, page.Locator("#open-"+id)).ToBeVisible())
 	screenshot(t, page, "tasks")
+	// Open leads, in a new tab, to Jupyter on the task origin.
+	jupyter, err := page.Context().ExpectPage(func() error { return page.Locator("#open-" + id).Click() })
+	must(t, err)
+	must(t, playwright.NewPlaywrightAssertions(30000).Page(jupyter).ToHaveURL(regexp.MustCompile(
+		`^`+regexp.QuoteMeta(m.TasksURL)+`/proxy/`+id+`/tree`)))
+	must(t, expect(t, jupyter.Locator("#notebook_list")).ToBeAttached())
+	screenshot(t, jupyter, "task-notebook-open")
+	must(t, jupyter.Close())
 
 	// Its logs link leads back to its page, where it is killed.
 	must(t, page.Locator("#logs-"+id).Click())
@@ -52,7 +60,7 @@ func TestACPUOnlyNotebookFromTheTasksPage(t *testing.T) {
 	must(t, expect(t, page.Locator("#open-task")).ToHaveCount(0))
 
 	// The live table drops it; "Show ended" brings it back, ended.
-	_, err := page.Goto(m.URL + "/tasks")
+	_, err = page.Goto(m.URL + "/tasks")
 	must(t, err)
 	must(t, expect(t, page.Locator("#task-"+id)).ToHaveCount(0))
 	must(t, page.GetByLabel("Show ended").Check())

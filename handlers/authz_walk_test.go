@@ -203,11 +203,10 @@ func attacks(v victim) map[string]attack {
 		"POST /api/v1/users":                           {path: "/api/v1/users", body: `{"user":{"username":"mallory"},"password":"pw"}`},
 		"PATCH /api/v1/users/{id}":                     {path: "/api/v1/users/" + v.aliceID, body: `{"admin":true}`},
 	}
-	// The proxy lets only a task's owner and administrators reach its
-	// service, whatever the method.
-	for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
-		out[method+" /proxy/*"] = attack{path: "/proxy/" + v.tasks["notebooks"] + "/api/contents", body: `{}`}
-	}
+	// Only a task's owner and administrators get a ticket to its service
+	// on the task origin (which TestATicketIsUsedOnceAndBoundToItsTaskAndUser
+	// walks); the master proxies nothing.
+	out["POST /api/v1/tasks/{id}/open"] = attack{path: "/api/v1/tasks/" + v.tasks["notebooks"] + "/open"}
 	for _, kind := range []string{"commands", "notebooks", "shells", "tensorboards"} {
 		out["POST /api/v1/"+kind+"/{id}/kill"] = attack{path: "/api/v1/" + kind + "/" + v.tasks[kind] + "/kill"}
 		out["POST /api/v1/"+kind+"/{id}/set_priority"] = attack{path: "/api/v1/" + kind + "/" + v.tasks[kind] + "/set_priority", body: `{"priority":1}`}

@@ -43,8 +43,8 @@ func statusOf(code string) int {
 }
 
 // isAPI says whether a request wants JSON rather than a page: the API's,
-// and calls through the task proxy that are not a browser's page loads
-// (Jupyter's own requests, scripts).
+// and calls to the master's old /proxy/ paths that are not a browser's page
+// loads (Jupyter's own requests, scripts).
 func isAPI(r *http.Request) bool {
 	if strings.HasPrefix(r.URL.Path, "/proxy/") {
 		return !strings.Contains(r.Header.Get("Accept"), "text/html")

@@ -46,7 +46,7 @@ func TestAnIdleNotebookIsTerminatedWithTheReasonInItsLog(t *testing.T) {
 
 // activityNotebookWithKernel starts a notebook with a 3 s idle_timeout in
 // activity mode and a kernel in it through Jupyter's REST API (via the
-// proxy), and returns the master, the admin's token, the task and the
+// task origin), and returns the master, the admin's token, the task and the
 // kernel's id.
 func activityNotebookWithKernel(t *testing.T) (*handlerstest.Master, string, resolute.Task, string) {
 	t.Helper()
@@ -54,21 +54,24 @@ func activityNotebookWithKernel(t *testing.T) (*handlerstest.Master, string, res
 	admin := login(t, m, "admin", "")
 	task := startNotebook(t, m, admin, "resources: {slots: 0}\nidle_timeout: 3s\nnotebook_idle_type: activity\n")
 	var kernel struct{ ID string }
-	if code := api(t, m, "POST", "/proxy/"+task.ID+"/api/kernels", admin, `{"name":"python3"}`, &kernel); code != 201 || kernel.ID == "" {
-		t.Fatalf("start a kernel: %d %+v", code, kernel)
+	resp, body := taskDo(t, openTask(t, m, admin, task.ID), m, "POST", "/proxy/"+task.ID+"/api/kernels", `{"name":"python3"}`,
+		http.Header{"Content-Type": {"application/json"}})
+	if json.Unmarshal([]byte(body), &kernel); resp.StatusCode != 201 || kernel.ID == "" {
+		t.Fatalf("start a kernel: %d %s", resp.StatusCode, body)
 	}
 	return m, admin, task, kernel.ID
 }
 
 // TestABusyKernelKeepsAnActivityNotebookAlive runs code that sleeps in a
-// kernel through Jupyter's websocket (via the proxy): in activity mode the
+// kernel through Jupyter's websocket (on the task origin): in activity mode the
 // busy kernel keeps the notebook up past its idle timeout.
 func TestABusyKernelKeepsAnActivityNotebookAlive(t *testing.T) {
 	m, admin, task, kernelID := activityNotebookWithKernel(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	url := strings.Replace(m.URL, "http", "ws", 1) + "/proxy/" + task.ID + "/api/kernels/" + kernelID + "/channels"
-	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + admin}}})
+	url := strings.Replace(m.TasksURL, "http", "ws", 1) + "/proxy/" + task.ID + "/api/kernels/" + kernelID + "/channels"
+	c, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: openTask(t, m, admin, task.ID),
+		HTTPHeader: http.Header{"Origin": {m.TasksURL}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -174,10 +174,6 @@ var uploadPaths = map[string]bool{"/api/v1/experiments": true, "/experiments/new
 // handler answers 413.
 func (s *Server) limitBodies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/proxy/") {
-			next.ServeHTTP(w, r) // the task's own service sets its limits
-			return
-		}
 		limit := s.cfg.MaxBodyBytes
 		if r.Method == http.MethodPost && uploadPaths[r.URL.Path] {
 			limit = maxUploadBytes // a context directory of up to 96 MiB

@@ -8,7 +8,6 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/resolute-ml/resolute"
-	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/contextdir"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
@@ -21,23 +20,6 @@ import (
 // kinds maps the path segment to the task type.
 var kinds = map[string]string{"commands": resolute.TaskCommand, "notebooks": resolute.TaskNotebook,
 	"shells": resolute.TaskShell, "tensorboards": resolute.TaskTensorBoard}
-
-// withAddress fills where a person opens a task. The notebook's token is
-// only shown to those who may open it: its owner and administrators.
-func withAddress(r *http.Request, t resolute.Task) resolute.Task {
-	switch t.Type {
-	case resolute.TaskNotebook:
-		t.ServiceAddress = "/proxy/" + t.ID + "/"
-		if authz.Can(actorFrom(r), authz.ChangeTask, authz.Task(t)) == nil {
-			t.ServiceAddress += "?token=" + t.ServiceToken
-		}
-	case resolute.TaskTensorBoard:
-		t.ServiceAddress = "/proxy/" + t.ID + "/"
-	case resolute.TaskShell:
-		t.ServiceAddress = "/tasks/" + t.ID + "/terminal"
-	}
-	return t
-}
 
 // handleAPITaskCreate serves POST /api/v1/{kind}; the context directory
 // (contextTgz) is streamed to a temporary file.
@@ -62,7 +44,7 @@ func (s *Server) handleAPITaskCreate(kind string) http.HandlerFunc {
 			s.error(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, resolute.TaskResponse{Task: withAddress(r, t)})
+		writeJSON(w, http.StatusOK, resolute.TaskResponse{Task: s.withAddress(r, t)})
 	}
 }
 
@@ -81,7 +63,7 @@ func (s *Server) handleAPITaskList(kind string) http.HandlerFunc {
 			return
 		}
 		for i := range list {
-			list[i] = withAddress(r, list[i])
+			list[i] = s.withAddress(r, list[i])
 		}
 		writeJSON(w, http.StatusOK, resolute.TasksResponse{Tasks: list})
 	}
@@ -104,7 +86,7 @@ func (s *Server) handleAPITaskGet(kind string) http.HandlerFunc {
 			s.error(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, resolute.TaskResponse{Task: withAddress(r, t)})
+		writeJSON(w, http.StatusOK, resolute.TaskResponse{Task: s.withAddress(r, t)})
 	}
 }
 

@@ -75,7 +75,7 @@ func (s *Server) dashboardLive(r *http.Request) (views.DashboardLive, error) {
 	}
 	for _, t := range tasks {
 		if t.UserID == me.ID {
-			l.Tasks = append(l.Tasks, taskRow(r, t))
+			l.Tasks = append(l.Tasks, s.taskRow(r, t))
 		}
 	}
 	jobs, err := s.queue.Jobs(r.Context(), "")

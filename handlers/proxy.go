@@ -7,20 +7,50 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
+	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/proxy"
 )
 
-// newProxy builds the task proxy mounted at /proxy/: it finds a task's
-// service, lets only its owner and administrators in (or Jupyter's own calls
-// with the notebook's token), and keeps the master's session cookie from
-// the task.
+// The task origin. What tasks serve (notebooks, TensorBoards) is proxied
+// only on the task origin (Config.TasksURL, the master's second listener),
+// never under the master's own origin: a page a task serves must not run
+// with a viewer's master session. The way in:
+//
+//  1. A page of the master links "Open" to GET /tasks/{id}/open (the CLI
+//     calls POST /api/v1/tasks/{id}/open): the task's owner or an
+//     administrator gets a ticket, good once for a minute, for that task.
+//  2. The browser goes to <tasks_url>/redeem?ticket=...; the ticket becomes
+//     the task origin's own cookie (TaskCookieName), HttpOnly, for
+//     /proxy/{id}/ alone, and the browser goes on to the task.
+//  3. Every request to /proxy/{id}/ on the task origin shows that cookie;
+//     control.TaskOrigin says whose it is and asks again whether they may
+//     open the task. Jupyter's own token (?token=, Authorization: token)
+//     lets clients that are not browsers in, as before.
+//
+// The master's session cookie is never accepted on the task origin and never
+// reaches a task; a task's Set-Cookie for it or for the task cookie is
+// dropped. Anything else asked of the task origin goes to the master.
+
+// TaskCookieName is the task origin's cookie: one per task, for its path.
+const TaskCookieName = "resolute_task"
+
+// redeemPath is where the task origin redeems tickets.
+const redeemPath = "/redeem"
+
+// newProxy builds the task proxy of the task origin: it finds a task's
+// service, lets in only those with the task cookie whom the master still
+// lets open the task (or Jupyter's own calls with the notebook's token), and
+// keeps the master's cookie and its own from the task both ways.
 func (s *Server) newProxy() *proxy.Proxy {
 	return proxy.New(s.proxyLookup,
 		proxy.WithAuthorize(s.proxyAuthorize),
 		proxy.WithErrorHandler(s.proxyError),
-		proxy.WithStripCookies(CookieName),
+		proxy.WithStripCookies(CookieName, TaskCookieName),
+		proxy.WithDropSetCookies(CookieName, TaskCookieName),
 		proxy.WithLogger(s.logger))
 }
 
@@ -45,28 +75,45 @@ func (s *Server) proxyLookup(ctx context.Context, taskID string) (proxy.Target, 
 	return target, nil
 }
 
-// proxyAuthorize lets in the task's owner and administrators, and requests
-// that carry the notebook's own token (Jupyter's calls). For people it
-// signs the request to Jupyter with the notebook's token, so they never
-// handle it, and the master's own credentials never reach the task.
-func (s *Server) proxyAuthorize(r *http.Request, t proxy.Target) error {
-	if u, ok := userFrom(r); ok {
-		if err := authz.Can(authz.User(u), authz.ChangeTask, authz.Object{Kind: "task", Name: proxy.TaskID(r), OwnerID: t.Owner}); err != nil {
-			return resolute.Errorf(resolute.EForbidden, "this task belongs to another user")
-		}
+// proxyAuthorize lets in whoever shows a task cookie of this task that
+// control.TaskOrigin accepts, and requests that carry the notebook's own
+// token (Jupyter's calls, scripts). For people it signs the request to
+// Jupyter with the notebook's token, so they never handle it. A bearer
+// token (the master's) is neither accepted nor passed on.
+func (s *Server) proxyAuthorize(r *http.Request, _ proxy.Target) error {
+	id := proxy.TaskID(r)
+	if bearerToken(r) != "" {
 		r.Header.Del("Authorization")
-		if task, err := s.db.Task(r.Context(), proxy.TaskID(r)); err == nil && task.ServiceToken != "" {
-			r.Header.Set("Authorization", "token "+task.ServiceToken)
+	}
+	var refused error
+	for _, c := range r.Cookies() {
+		// A page of another task may have set a cookie of this name for
+		// this path; any one that opens the task will do.
+		if c.Name != TaskCookieName {
+			continue
 		}
-		return nil
+		_, task, err := s.svc.TaskOrigin.Visitor(r.Context(), c.Value, id)
+		if err == nil {
+			r.Header.Del("Authorization")
+			if task.ServiceToken != "" {
+				r.Header.Set("Authorization", "token "+task.ServiceToken)
+			}
+			return nil
+		}
+		if code := resolute.ErrorCode(err); code != resolute.EUnauthorized {
+			refused = err // forbidden now, or internal
+		}
 	}
 	if tok := notebookToken(r); tok != "" {
-		task, err := s.db.Task(r.Context(), proxy.TaskID(r))
+		task, err := s.db.Task(r.Context(), id)
 		if err == nil && task.ServiceToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(task.ServiceToken)) == 1 {
 			return nil
 		}
 	}
-	return resolute.Errorf(resolute.EUnauthorized, "sign in to open this task")
+	if refused != nil {
+		return refused
+	}
+	return resolute.Errorf(resolute.EUnauthorized, "open this task from the master's pages (or `det notebook open`)")
 }
 
 func notebookToken(r *http.Request) string {
@@ -79,13 +126,128 @@ func notebookToken(r *http.Request) string {
 	return ""
 }
 
-// proxyError sends people who are not signed in to the login page and
-// answers everything else as every other page does.
+// proxyError sends browsers without a task cookie to the master's open
+// route for the page they asked for (which signs them in first if need
+// be), and answers everything else with the proxy's plain pages: the task
+// origin shows nothing of the master's.
 func (s *Server) proxyError(w http.ResponseWriter, r *http.Request, err error) {
-	if resolute.ErrorCode(err) == resolute.EUnauthorized && r.Method == http.MethodGet &&
-		strings.Contains(r.Header.Get("Accept"), "text/html") {
-		http.Redirect(w, r, "/login?redirect="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+	code := resolute.ErrorCode(err)
+	if id := proxy.TaskID(r); code == resolute.EUnauthorized && id != "" && r.Method == http.MethodGet &&
+		strings.Contains(r.Header.Get("Accept"), "text/html") && !proxy.IsWebSocket(r) {
+		http.Redirect(w, r, s.cfg.Master.URL+openPath(id, taskPath(r, id)), http.StatusSeeOther)
 		return
 	}
-	s.error(w, r, err)
+	if code == resolute.EInternal {
+		s.logger.Error("task origin request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	proxy.WriteError(w, r, err)
+}
+
+// openPath is the master's route that opens task id at path.
+func openPath(id, path string) string {
+	p := "/tasks/" + url.PathEscape(id) + "/open"
+	if path != "" {
+		p += "?path=" + url.QueryEscape(path)
+	}
+	return p
+}
+
+// taskPath is where under /proxy/{id}/ a request goes, with its query.
+func taskPath(r *http.Request, id string) string {
+	p := strings.TrimPrefix(strings.TrimPrefix(r.URL.EscapedPath(), proxy.Prefix+id), "/")
+	if r.URL.RawQuery != "" {
+		p += "?" + r.URL.RawQuery
+	}
+	return p
+}
+
+// ticketURL is the link on the task origin that redeems a ticket.
+func (s *Server) ticketURL(tk control.Ticket) string {
+	return s.cfg.TasksURL + redeemPath + "?ticket=" + url.QueryEscape(tk.Token)
+}
+
+// handleTaskOpen serves GET /tasks/{id}/open[?path=]: the task's owner or
+// an administrator gets a ticket and goes to the task origin with it.
+func (s *Server) handleTaskOpen(w http.ResponseWriter, r *http.Request) {
+	tk, err := s.svc.TaskOrigin.Ticket(r.Context(), actorFrom(r), tokenFrom(r), chi.URLParam(r, "id"), r.URL.Query().Get("path"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	http.Redirect(w, r, s.ticketURL(tk), http.StatusSeeOther)
+}
+
+// handleAPITaskOpen serves POST /api/v1/tasks/{id}/open: a link with a
+// ticket, for det notebook open and det tensorboard open to hand to a
+// browser.
+func (s *Server) handleAPITaskOpen(w http.ResponseWriter, r *http.Request) {
+	var req resolute.OpenTaskRequest
+	if r.ContentLength != 0 {
+		if err := decodeJSON(r, &req); err != nil {
+			s.error(w, r, err)
+			return
+		}
+	}
+	tk, err := s.svc.TaskOrigin.Ticket(r.Context(), actorFrom(r), tokenFrom(r), chi.URLParam(r, "id"), req.Path)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, resolute.OpenTaskResponse{URL: s.ticketURL(tk), ExpiresAt: tk.ExpiresAt})
+}
+
+// handleOldProxyLink serves GET /proxy/{id}/... on the master, which no
+// longer proxies anything: old links go to the open route of the same page.
+func (s *Server) handleOldProxyLink(w http.ResponseWriter, r *http.Request) {
+	id := proxy.TaskID(r)
+	if id == "" {
+		s.handleNotFound(w, r)
+		return
+	}
+	http.Redirect(w, r, openPath(id, taskPath(r, id)), http.StatusSeeOther)
+}
+
+// handleTaskRedeem serves GET /redeem?ticket= on the task origin: a good
+// ticket becomes the task cookie of its task, and the browser goes on to
+// the task.
+func (s *Server) handleTaskRedeem(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	ts, err := s.svc.TaskOrigin.Redeem(r.Context(), r.URL.Query().Get("ticket"))
+	if err != nil {
+		if resolute.ErrorCode(err) == resolute.EInternal {
+			s.logger.Error("redeem a task ticket", "err", err)
+		}
+		proxy.WriteError(w, r, err)
+		return
+	}
+	prefix := proxy.Prefix + ts.TaskID + "/"
+	http.SetCookie(w, &http.Cookie{Name: TaskCookieName, Value: ts.Token, Path: prefix, Expires: ts.ExpiresAt,
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.cfg.SecureCookies})
+	http.Redirect(w, r, prefix+strings.TrimLeft(ts.Path, "/"), http.StatusSeeOther)
+}
+
+// handleToMaster serves every other path of the task origin: the master's.
+func (s *Server) handleToMaster(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, s.cfg.Master.URL+r.URL.RequestURI(), http.StatusFound)
+}
+
+// withAddress fills where a person opens a task and where clients that are
+// not browsers reach it. A notebook's token is only given to those who may
+// open it: its owner and administrators.
+func (s *Server) withAddress(r *http.Request, t resolute.Task) resolute.Task {
+	switch t.Type {
+	case resolute.TaskNotebook, resolute.TaskTensorBoard:
+		t.ServiceAddress = openPath(t.ID, "")
+		t.ServiceURL = s.cfg.TasksURL + proxy.Prefix + t.ID + "/"
+		if t.Type == resolute.TaskNotebook && t.ServiceToken != "" && authz.Can(actorFrom(r), authz.ChangeTask, authz.Task(t)) == nil {
+			t.ServiceURL += "?token=" + t.ServiceToken
+		}
+	case resolute.TaskShell:
+		t.ServiceAddress = "/tasks/" + t.ID + "/terminal"
+	}
+	return t
 }

@@ -1,7 +1,6 @@
 package handlers_test
 
 import (
-	"io"
 	"net/http"
 	"os/exec"
 	"strings"
@@ -12,22 +11,20 @@ import (
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
 )
 
+// proxyGet asks the task origin for path with a browser that opened the
+// task as the token's user ("" for none), and returns the status and body.
 func proxyGet(t *testing.T, m *handlerstest.Master, path, token string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", m.URL+path, nil)
+	var c *http.Client
 	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+		id, _, _ := strings.Cut(strings.TrimPrefix(path, "/proxy/"), "/")
+		c = openTask(t, m, token, id)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	resp, body := taskDo(t, c, m, "GET", path, "", nil)
+	return resp.StatusCode, body
 }
 
-func TestANotebookIsReachedThroughTheProxyByItsOwnerOnly(t *testing.T) {
+func TestANotebookIsReachedOnTheTaskOriginByItsOwnerOnly(t *testing.T) {
 	if exec.Command("/usr/bin/python3", "-c", "import notebook").Run() != nil {
 		t.Skip("Debian's jupyter-notebook is not installed (make test installs it)")
 	}
@@ -47,39 +44,57 @@ func TestANotebookIsReachedThroughTheProxyByItsOwnerOnly(t *testing.T) {
 	if !task.Ready {
 		t.Fatalf("the notebook never got ready: %+v\n%s", task, fetchLogs(t, m, admin, "/api/v1/tasks/"+id+"/logs"))
 	}
-	if !strings.HasPrefix(task.ServiceAddress, "/proxy/"+id+"/?token=") {
-		t.Fatalf("service address %q", task.ServiceAddress)
+	if task.ServiceAddress != "/tasks/"+id+"/open" || !strings.HasPrefix(task.ServiceURL, m.TasksURL+"/proxy/"+id+"/?token=") {
+		t.Fatalf("service address %q, URL %q", task.ServiceAddress, task.ServiceURL)
 	}
 	code, body := proxyGet(t, m, "/proxy/"+id+"/api/status", admin)
 	if code != 200 || !strings.Contains(body, "started") {
 		t.Fatalf("Jupyter's status through the proxy: %d %s", code, body)
 	}
-	token := strings.TrimPrefix(task.ServiceAddress, "/proxy/"+id+"/?token=")
+	// Jupyter's own token, for clients that are not browsers: in the query
+	// or the header.
+	token := strings.TrimPrefix(task.ServiceURL, m.TasksURL+"/proxy/"+id+"/?token=")
 	if code, _ := proxyGet(t, m, "/proxy/"+id+"/api/kernels?token="+token, ""); code != 200 {
 		t.Fatalf("Jupyter's own call with its token: %d", code)
 	}
-	if code, _ := proxyGet(t, m, "/proxy/"+id+"/api/status", bo); code != 403 {
-		t.Fatalf("another user: %d, want 403", code)
+	if resp, _ := taskDo(t, nil, m, "GET", "/proxy/"+id+"/api/kernels", "", http.Header{"Authorization": {"token " + token}}); resp.StatusCode != 200 {
+		t.Fatalf("Jupyter's own call with its token in the header: %d", resp.StatusCode)
+	}
+	var bos resolute.TaskResponse
+	api(t, m, "GET", "/api/v1/notebooks/"+id, bo, "", &bos)
+	if bos.Task.ServiceURL != m.TasksURL+"/proxy/"+id+"/" {
+		t.Fatalf("another user is shown the notebook's token: %q", bos.Task.ServiceURL)
+	}
+	var e resolute.ErrorResponse
+	if code := api(t, m, "POST", "/api/v1/tasks/"+id+"/open", bo, "", &e); code != 403 {
+		t.Fatalf("another user opens it: %d %+v, want 403", code, e)
 	}
 	if code, _ := proxyGet(t, m, "/proxy/"+id+"/api/status", ""); code != 401 {
-		t.Fatalf("no session: %d, want 401", code)
+		t.Fatalf("no task cookie: %d, want 401", code)
 	}
-	if code, body := proxyGet(t, m, "/proxy/no-such-task/", admin); code != 404 || !strings.Contains(body, `"code":"not_found"`) {
-		t.Fatalf("unknown task: %d %s, want 404 in JSON for a client that is not a browser", code, body)
+	if code, _ := proxyGet(t, m, "/proxy/"+id+"/api/kernels?token=wrong", ""); code != 401 {
+		t.Fatalf("a wrong token: %d, want 401", code)
 	}
+	if resp, body := taskDo(t, nil, m, "GET", "/proxy/no-such-task/", "", nil); resp.StatusCode != 404 || !strings.Contains(body, `"code":"not_found"`) {
+		t.Fatalf("unknown task: %d %s, want 404 in JSON for a client that is not a browser", resp.StatusCode, body)
+	}
+	browser := openTask(t, m, admin, id)
 	api(t, m, "POST", "/api/v1/notebooks/"+id+"/kill", admin, "", nil)
 	waitTask(t, m, admin, id, func(t resolute.Task) bool { return t.State == resolute.TaskTerminated })
+	if code := api(t, m, "POST", "/api/v1/tasks/"+id+"/open", admin, "", &e); code != 410 {
+		t.Fatalf("a ticket for an ended notebook: %d %+v, want 410", code, e)
+	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		code, body := proxyGet(t, m, "/proxy/"+id+"/api/status", admin)
-		if code == 410 {
+		resp, body := taskDo(t, browser, m, "GET", "/proxy/"+id+"/api/status", "", nil)
+		if code := resp.StatusCode; code == 410 {
 			if !strings.Contains(body, "TERMINATED") {
 				t.Fatalf("the 410 does not say how the notebook ended: %s", body)
 			}
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("an ended notebook answers %d, want 410", code)
+			t.Fatalf("an ended notebook answers %d, want 410", resp.StatusCode)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

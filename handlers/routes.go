@@ -18,11 +18,12 @@ func (s *Server) Routes() chi.Router {
 	r.Get("/info", s.handleInfo)
 	r.Handle("/static/*", s.assets)
 	r.Get("/favicon.ico", s.handleFavicon)
-	r.Handle("/proxy/*", s.proxy) // authorizes per task: owner, admin or notebook token
+	r.Get("/proxy/*", s.handleOldProxyLink) // tasks are served on the task origin (TaskRoutes)
 	r.Get("/login", s.handleLoginPage)
 	r.Post("/login", s.handleLoginForm)
 
-	// A shell's terminal: a websocket, 401 rather than the login page.
+	// A shell's terminal: a websocket from the master's own pages, 401
+	// rather than the login page.
 	r.With(s.requireAPIUser).Get("/tasks/{id}/terminal/ws", s.handleTerminalSocket)
 
 	// Signed-in pages.
@@ -90,6 +91,7 @@ func (s *Server) Routes() chi.Router {
 		r.Get("/tasks/{id}/logs/lines", s.handleTaskLogLines)
 		r.Post("/tasks/{id}/kill", s.handleTaskKillForm)
 		r.Get("/tasks/{id}/terminal", s.handleTerminalPage)
+		r.Get("/tasks/{id}/open", s.handleTaskOpen)
 		r.Get("/cluster", s.handleCluster)
 		r.Get("/cluster/pools", s.handleClusterPools)
 
@@ -222,6 +224,7 @@ func (s *Server) Routes() chi.Router {
 			r.Get("/tasks", s.handleAPITaskList(""))
 			r.Get("/tasks/{id}", s.handleAPITaskGet(""))
 			r.Get("/tasks/{id}/logs", s.handleAPITaskLogs)
+			r.Post("/tasks/{id}/open", s.handleAPITaskOpen)
 
 			r.Get("/models", s.handleAPIModelList)
 			r.Post("/models", s.handleAPIModelCreate)
@@ -254,6 +257,19 @@ func (s *Server) Routes() chi.Router {
 			})
 		})
 	})
+	return r
+}
+
+// TaskRoutes lists the task origin's whole HTTP surface: the task proxy
+// and the redemption of tickets; everything else goes to the master. It
+// knows no master session (handlers/proxy.go).
+func (s *Server) TaskRoutes() chi.Router {
+	r := chi.NewRouter()
+	r.Use(s.recoverPanics)
+	r.NotFound(s.handleToMaster)
+	r.MethodNotAllowed(s.handleToMaster)
+	r.Get(redeemPath, s.handleTaskRedeem)
+	r.Handle("/proxy/*", s.proxy) // task cookie of that task, or the notebook's token
 	return r
 }
 

@@ -19,8 +19,11 @@ import (
 type Config struct {
 	Master          resolute.MasterInfo
 	SessionLifetime time.Duration
-	SecureCookies   bool  // set under TLS
-	MaxBodyBytes    int64 // larger request bodies get 413
+	// TasksURL is the task origin as browsers reach it (masterconf's
+	// TaskOrigin), where TaskHandler serves.
+	TasksURL      string
+	SecureCookies bool  // set under TLS
+	MaxBodyBytes  int64 // larger request bodies get 413
 	// CheckpointDir is where shared_fs checkpoints of the master's default
 	// storage live, for downloads.
 	CheckpointDir string
@@ -95,14 +98,27 @@ func New(cfg Config, d Deps) *Server {
 	return s
 }
 
-// Proxy is the task proxy, whose activity the idle-timeout watcher reads.
+// Proxy is the task proxy of the task origin, whose activity the
+// idle-timeout watcher reads.
 func (s *Server) Proxy() *proxy.Proxy { return s.proxy }
 
-// Handler returns the routes wrapped in the protections every request gets.
+// Handler returns the master's routes wrapped in the protections every
+// request gets.
 func (s *Server) Handler() http.Handler {
 	csrf := http.NewCrossOriginProtection()
 	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, resolute.Errorf(resolute.EForbidden, "cross-origin request refused"))
 	}))
 	return csrf.Handler(s.Routes())
+}
+
+// TaskHandler returns the task origin's routes (TaskRoutes), which the
+// master serves on its second listener. Requests that change something
+// must come from pages of the task origin itself, as on the master.
+func (s *Server) TaskHandler() http.Handler {
+	csrf := http.NewCrossOriginProtection()
+	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxy.WriteError(w, r, resolute.Errorf(resolute.EForbidden, "cross-origin request refused"))
+	}))
+	return csrf.Handler(s.TaskRoutes())
 }

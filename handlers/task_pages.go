@@ -63,20 +63,19 @@ func (s *Server) taskTable(r *http.Request) (views.TaskTable, error) {
 	}
 	for _, task := range list {
 		if t.State == "" || task.State == t.State {
-			t.Rows = append(t.Rows, taskRow(r, task))
+			t.Rows = append(t.Rows, s.taskRow(r, task))
 		}
 	}
 	return t, nil
 }
 
 // taskRow is a task with where to open it and whether the viewer may kill
-// it. A notebook's address carries its token: only its owner and
-// administrators get the link.
-func taskRow(r *http.Request, t resolute.Task) views.TaskRow {
-	t = withAddress(r, t)
+// it: only its owner and administrators may open or kill it.
+func (s *Server) taskRow(r *http.Request, t resolute.Task) views.TaskRow {
+	t = s.withAddress(r, t)
 	mine := authz.Can(actorFrom(r), authz.ChangeTask, authz.Task(t)) == nil
 	row := views.TaskRow{Task: t, CanKill: t.State != resolute.TaskTerminated && mine}
-	if t.Ready && t.State == resolute.TaskRunning && t.Type != resolute.TaskCommand && (mine || t.Type != resolute.TaskNotebook) {
+	if t.Ready && t.State == resolute.TaskRunning && t.Type != resolute.TaskCommand && mine {
 		row.Open = t.ServiceAddress
 	}
 	return row
@@ -85,7 +84,7 @@ func taskRow(r *http.Request, t resolute.Task) views.TaskRow {
 // handleTaskPage serves GET /tasks/{id}: the task, its config and logs.
 func (s *Server) handleTaskPage(w http.ResponseWriter, r *http.Request) {
 	t, err := s.taskParam(r, "")
-	p := views.TaskPage{Shell: s.shell(r, t.ID, "tasks"), Live: taskRow(r, t)}
+	p := views.TaskPage{Shell: s.shell(r, t.ID, "tasks"), Live: s.taskRow(r, t)}
 	if err == nil {
 		p.Config, err = jsonToYAML(t.Config)
 	}
@@ -107,7 +106,7 @@ func (s *Server) handleTaskLive(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, views.TaskLiveView(taskRow(r, t)))
+	s.render(w, r, http.StatusOK, views.TaskLiveView(s.taskRow(r, t)))
 }
 
 // handleTaskLogLines serves GET /tasks/{id}/logs/lines?after=N: the htmx

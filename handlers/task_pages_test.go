@@ -117,15 +117,16 @@ func TestTheTasksPageLaunchesListsFiltersAndKills(t *testing.T) {
 	// Once Jupyter serves, its owner may open it.
 	if exec.Command("/usr/bin/python3", "-c", "import notebook").Run() == nil {
 		waitTask(t, m, admin, nb, func(t resolute.Task) bool { return t.Ready || t.State == resolute.TaskTerminated })
-		if _, body := get(t, c, m, "/tasks/table"); !regexp.MustCompile(`href="/proxy/` + nb + `/\?token=[0-9a-f]+" target="_blank" rel="noopener" id="open-` + nb + `"`).MatchString(body) {
-			t.Errorf("no Open link for a ready notebook:\n%s", body)
+		if _, body := get(t, c, m, "/tasks/table"); !strings.Contains(body, `href="/tasks/`+nb+`/open" target="_blank" rel="noopener" id="open-`+nb+`"`) ||
+			strings.Contains(body, "token=") {
+			t.Errorf("no Open link for a ready notebook, or one with its token:\n%s", body)
 		}
 	}
 
 	// bob sees admin's tasks but may not kill nor open them.
 	bob := signInPages(t, m, "bob", "pw")
 	if _, body := get(t, bob, m, "/tasks"); !strings.Contains(body, `id="task-`+nb+`"`) || strings.Contains(body, `id="kill-`+nb+`"`) ||
-		strings.Contains(body, "token=") {
+		strings.Contains(body, `id="open-`+nb+`"`) || strings.Contains(body, "token=") {
 		t.Error("bob does not see admin's notebook, or may kill it, or is given its token")
 	}
 	if resp, body := post(t, bob, m, "/tasks/"+nb+"/kill", url.Values{"next": {"/tasks"}}); resp.StatusCode != http.StatusForbidden ||

@@ -139,14 +139,14 @@ func TestATensorBoardServesItsExperimentsFilesToItsOwnerOnly(t *testing.T) {
 	// One experiment: --logdir over its directory, through the proxy.
 	task := readyTensorBoard(t, m, admin, resolute.CreateTaskRequest{Config: env, ExperimentIDs: []int64{done}})
 	if task.Slots != 0 || task.ResourcePool != "default" || task.Description != "TensorBoard (experiment "+itoa(done)+")" ||
-		len(task.ExperimentIDs) != 1 || task.ExperimentIDs[0] != done || task.ServiceAddress != "/proxy/"+task.ID+"/" {
+		len(task.ExperimentIDs) != 1 || task.ExperimentIDs[0] != done || task.ServiceAddress != "/tasks/"+task.ID+"/open" {
 		t.Fatalf("tensorboard %+v", task)
 	}
 	code, body := proxyGet(t, m, "/proxy/"+task.ID+"/", admin)
 	if code != 200 || !strings.Contains(body, "logdir="+expDir+"\n") || !strings.Contains(body, event) {
 		t.Fatalf("the TensorBoard through the proxy: %d\n%s", code, body)
 	}
-	if code, _ := proxyGet(t, m, "/proxy/"+task.ID+"/", bo); code != 403 {
+	if code := api(t, m, "POST", "/api/v1/tasks/"+task.ID+"/open", bo, "", nil); code != 403 {
 		t.Fatalf("another user: %d, want 403", code)
 	}
 

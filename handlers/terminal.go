@@ -13,6 +13,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
+	"github.com/resolute-ml/resolute/proxy"
 	"github.com/resolute-ml/resolute/views"
 )
 
@@ -106,9 +107,14 @@ func (s *Server) handleTerminalPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleTerminalSocket serves GET /tasks/{id}/terminal/ws: the websocket of
-// one terminal (see the protocol above).
+// one terminal (see the protocol above), opened by the master's own pages
+// or by clients that are not browsers (det shell).
 func (s *Server) handleTerminalSocket(w http.ResponseWriter, r *http.Request) {
-	t, err := s.terminalTask(r)
+	err := proxy.CheckOrigin(r)
+	var t resolute.Task
+	if err == nil {
+		t, err = s.terminalTask(r)
+	}
 	if err != nil {
 		if resolute.ErrorCode(err) == resolute.EInternal {
 			s.error(w, r, err)
@@ -118,7 +124,7 @@ func (s *Server) handleTerminalSocket(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, statusOf(code), resolute.ErrorResponse{Error: resolute.ErrorBody{Code: code, Message: resolute.ErrorMessage(err)}})
 		return
 	}
-	conn, err := websocket.Accept(w, r, nil) // same origin only
+	conn, err := websocket.Accept(w, r, nil) // checks Origin against Host too
 	if err != nil {
 		return // Accept has answered
 	}

@@ -20,6 +20,13 @@ type Config struct {
 	// ExternalURL is the address tasks and links use to reach the master;
 	// default http(s)://localhost:<port>.
 	ExternalURL string `yaml:"external_url"`
+	// TasksURL is the task origin as browsers reach it: where notebooks,
+	// TensorBoards and anything else tasks serve are proxied, on an origin
+	// that is not the master's (see TaskOrigin).
+	TasksURL string `yaml:"tasks_url"`
+	// TasksPort is the port of the master's second listener, which serves
+	// only the task origin; default port+1.
+	TasksPort int `yaml:"tasks_port"`
 
 	DB       DB       `yaml:"db"`
 	Security Security `yaml:"security"`
@@ -304,6 +311,7 @@ func (c *Config) validate() Errors {
 	if c.DataDir == "" {
 		bad("data_dir", "must not be empty")
 	}
+	errs = append(errs, c.checkTaskOrigin()...)
 	if c.DB.Host != "" && (c.DB.Port < 1 || c.DB.Port > 65535) {
 		bad("db.port", "must be between 1 and 65535 (got %d)", c.DB.Port)
 	}

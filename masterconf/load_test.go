@@ -285,3 +285,71 @@ resource_pools:
 		}
 	}
 }
+
+func TestTheTaskOriginIsAnotherHostByDefault(t *testing.T) {
+	tests := map[string]struct {
+		yaml, origin string
+		env          map[string]string
+		args         []string
+		warns        bool
+	}{
+		"the default master on localhost gets 127.0.0.1 on port+1": {
+			origin: "http://127.0.0.1:8081",
+		},
+		"a master on 127.0.0.1 gets localhost": {
+			yaml: "port: 9000\nexternal_url: http://127.0.0.1:9000\n", origin: "http://localhost:9001",
+		},
+		"TLS makes it https, and tasks_port moves it": {
+			yaml: "port: 8443\ntls: {cert: c.pem, key: k.pem}\ntasks_port: 9443\n", origin: "https://127.0.0.1:9443",
+		},
+		"another master's host name is shared, with a warning": {
+			yaml: "external_url: https://resolute.example.com/\n", origin: "https://resolute.example.com:8081", warns: true,
+		},
+		"tasks_url is taken as it is, from the flag": {
+			args: []string{"--tasks-url", "https://tasks.example.com/"}, origin: "https://tasks.example.com",
+		},
+		"tasks_url from the environment": {
+			env: map[string]string{"RESOLUTE_TASKS_URL": "http://tasks.internal:8081"}, origin: "http://tasks.internal:8081",
+		},
+		"a tasks_url on the master's host name warns": {
+			yaml: "external_url: https://ml.example.com\ntasks_url: https://ml.example.com:8443\n", origin: "https://ml.example.com:8443", warns: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := load(t, tc.yaml, tc.env, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			origin, warning := cfg.TaskOrigin()
+			if origin != tc.origin {
+				t.Errorf("task origin %q, want %q", origin, tc.origin)
+			}
+			if tc.warns != (warning != "") {
+				t.Errorf("warning %q, want one: %v", warning, tc.warns)
+			}
+			if tc.warns && !strings.Contains(warning, "set tasks_url to a host name of its own") {
+				t.Errorf("the warning does not say what to do: %q", warning)
+			}
+		})
+	}
+}
+
+func TestBadTaskOriginsNameTheKey(t *testing.T) {
+	for yamlText, want := range map[string]string{
+		"tasks_url: tasks.example.com\n":                                             `tasks_url: must start with http:// or https:// (got "tasks.example.com")`,
+		"tasks_url: https://tasks.example.com/notebooks\n":                           "tasks_url: must be an origin, without a path",
+		"tasks_url: http://localhost:8080\n":                                         "tasks_url: must not be the master's own origin http://localhost:8080",
+		"external_url: https://ml.example.com\ntasks_url: https://ml.example.com/\n": "tasks_url: must not be the master's own origin",
+		"tasks_url: http://:8081\n":                                                  "tasks_url: must name a host",
+		"tasks_port: 8080\n":                                                         "tasks_port: must not be the master's port 8080",
+		"tasks_port: 70000\n":                                                        "tasks_port: must be between 1 and 65535 (got 70000)",
+		"port: 65535\n":                                                              "tasks_port: defaults to port+1, which is not a port when port is 65535",
+		"external_url: ftp://ml.example.com\n":                                       "external_url: must start with http:// or https://",
+	} {
+		_, err := load(t, yamlText, nil)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", strings.TrimSpace(yamlText), err, want)
+		}
+	}
+}

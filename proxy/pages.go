@@ -68,7 +68,16 @@ func (p *Proxy) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if code == resolute.EInternal {
 		p.logger.Error("proxy request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	writeError(w, r, statusOf(code), code, resolute.ErrorMessage(err))
+	writeError(w, r, statusOf(code), code, resolute.ErrorMessage(err), wantsJSON(r))
+}
+
+// WriteError answers err with the proxy's small page to browsers that ask
+// for a page, and as JSON to every other client (Jupyter's own calls,
+// scripts). The caller logs internal errors; they are shown as "internal
+// error".
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	code := resolute.ErrorCode(err)
+	writeError(w, r, statusOf(code), code, resolute.ErrorMessage(err), !wantsHTML(r))
 }
 
 // statusOf maps error codes to HTTP statuses for the proxy's own rendering;
@@ -106,9 +115,9 @@ var errorPage = template.Must(template.New("error").Parse(`<!doctype html>
 `))
 
 // writeError writes status with code and msg as JSON or as a small page.
-func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+func writeError(w http.ResponseWriter, r *http.Request, status int, code, msg string, asJSON bool) {
 	w.Header().Set("Cache-Control", "no-store")
-	if wantsJSON(r) {
+	if asJSON {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		json.NewEncoder(w).Encode(resolute.ErrorResponse{Error: resolute.ErrorBody{Code: code, Message: msg}})
@@ -137,7 +146,7 @@ func (p *Proxy) backendError(w http.ResponseWriter, r *http.Request, err error) 
 		return
 	}
 	p.logger.Warn("proxy: task service failed", "task", taskID, "method", r.Method, "path", r.URL.Path, "err", err)
-	writeError(w, r, http.StatusBadGateway, "bad_gateway", "the service of task "+taskID+" "+describe(err))
+	writeError(w, r, http.StatusBadGateway, "bad_gateway", "the service of task "+taskID+" "+describe(err), wantsJSON(r))
 }
 
 // describe says in a few words why a service could not be reached.

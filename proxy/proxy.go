@@ -72,6 +72,7 @@ type Proxy struct {
 	logger       *slog.Logger
 	now          func() time.Time
 	stripCookies map[string]bool
+	dropCookies  map[string]bool
 	rp           *httputil.ReverseProxy
 	tasks        sync.Map // task ID → *activity
 }
@@ -123,6 +124,18 @@ func WithStripCookies(names ...string) Option {
 	}
 }
 
+// WithDropSetCookies drops the service's Set-Cookie headers that set one
+// of the named cookies, such as the master's session cookie or the proxy's
+// own, and every cookie without a name (which browsers send as "value",
+// where a value "auth=x" would pose as the cookie auth).
+func WithDropSetCookies(names ...string) Option {
+	return func(p *Proxy) {
+		for _, n := range names {
+			p.dropCookies[n] = true
+		}
+	}
+}
+
 // New returns a Proxy that finds tasks with lookup.
 func New(lookup Lookup, opts ...Option) *Proxy {
 	p := &Proxy{
@@ -130,6 +143,7 @@ func New(lookup Lookup, opts ...Option) *Proxy {
 		logger:       slog.Default(),
 		now:          time.Now,
 		stripCookies: map[string]bool{},
+		dropCookies:  map[string]bool{},
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:   p.rewrite,
@@ -191,6 +205,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if taskID == "" {
 		p.fail(w, r, resolute.Errorf(resolute.ENotFound, "no task ID in path %s", r.URL.Path))
 		return
+	}
+	if IsWebSocket(r) {
+		if err := CheckOrigin(r); err != nil {
+			p.fail(w, r, err)
+			return
+		}
 	}
 	if !hasRest && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
 		// Services are mounted at /proxy/{id}/: relative links need the slash.
@@ -282,9 +302,31 @@ func stripCookies(h http.Header, names map[string]bool) {
 	}
 }
 
+// dropSetCookies removes the Set-Cookie headers of h that set one of the
+// named cookies or a cookie without a name.
+func dropSetCookies(h http.Header, names map[string]bool) {
+	lines := h.Values("Set-Cookie")
+	if len(lines) == 0 {
+		return
+	}
+	h.Del("Set-Cookie")
+	for _, line := range lines {
+		pair, _, _ := strings.Cut(line, ";")
+		name, _, hasValue := strings.Cut(pair, "=")
+		name = strings.Trim(name, " \t")
+		if !hasValue || name == "" || names[name] {
+			continue
+		}
+		h.Add("Set-Cookie", line)
+	}
+}
+
 // modifyResponse wraps the service's response so that reading it, or
 // traffic on an upgraded (websocket) connection, counts as activity.
 func (p *Proxy) modifyResponse(res *http.Response) error {
+	if len(p.dropCookies) > 0 {
+		dropSetCookies(res.Header, p.dropCookies)
+	}
 	rt, ok := res.Request.Context().Value(routeKey{}).(*route)
 	if !ok {
 		return nil

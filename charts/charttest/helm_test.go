@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -119,7 +120,7 @@ func strictDecoder() k8sruntime.Decoder {
 	schemeOnce.Do(func() {
 		s := k8sruntime.NewScheme()
 		for _, add := range []func(*k8sruntime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme,
-			rbacv1.AddToScheme, schedulingv1.AddToScheme} {
+			rbacv1.AddToScheme, schedulingv1.AddToScheme, networkingv1.AddToScheme} {
 			if err := add(s); err != nil {
 				panic(err)
 			}

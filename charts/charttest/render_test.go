@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 
@@ -46,6 +47,50 @@ db:
   sslMode: require
 initialUserPassword: first-login-pa55
 `, secrets: []string{"ext-db-pa55", "first-login-pa55"}, check: checkExternalDB},
+		{name: "ingress", values: `
+maxSlotsPerPod: 8
+useNodePortForMaster: true
+tasksPort: 9000
+ingress:
+  enabled: true
+  className: nginx
+  host: ml.example.com
+  tasksHost: tasks.ml.example.com
+  tlsSecret: ml-tls
+  annotations:
+    nginx.ingress.kubernetes.io/proxy-read-timeout: "3600"
+`, check: checkIngress},
+		{name: "ingress-passthrough", values: `
+maxSlotsPerPod: 8
+useNodePortForMaster: true
+tlsSecret: resolute-tls
+ingress:
+  enabled: true
+  host: ml.example.com
+  tasksHost: tasks.ml.example.com
+  annotations:
+    nginx.ingress.kubernetes.io/ssl-passthrough: "true"
+`, check: func(t *testing.T, r *rendered) {
+			// TLS goes through the Ingress to the master, which serves it
+			// on both ports.
+			if origin, _ := r.Config.TaskOrigin(); r.Config.URL() != "https://ml.example.com" || origin != "https://tasks.ml.example.com" {
+				t.Errorf("the master at %s, the task origin at %s, want both https", r.Config.URL(), origin)
+			}
+			if ing := get[*networkingv1.Ingress](t, r, "Ingress", "determined-master-ingress-"+r.Release); len(ing.Spec.TLS) != 0 {
+				t.Errorf("the Ingress terminates TLS it should pass through: %+v", ing.Spec.TLS)
+			}
+		}},
+		{name: "tasks-url", values: `
+maxSlotsPerPod: 8
+tasksUrl: https://notebooks.example.com/
+`, check: func(t *testing.T, r *rendered) {
+			if origin, warning := r.Config.TaskOrigin(); origin != "https://notebooks.example.com" || warning != "" {
+				t.Errorf("the task origin %s (%s), want tasksUrl", origin, warning)
+			}
+			if len(r.find("Ingress")) != 0 {
+				t.Error("an Ingress without ingress.enabled")
+			}
+		}},
 		{name: "nodeport-tls", values: `
 maxSlotsPerPod: 8
 useNodePortForMaster: true
@@ -263,8 +308,8 @@ func checkCommon(t *testing.T, r *rendered, c chartCase) {
 	if !slices.Equal(mc.Command, []string{"/usr/local/bin/resolute", "--config", "/etc/resolute/master.yaml"}) {
 		t.Errorf("master command = %q", mc.Command)
 	}
-	if len(mc.Ports) != 1 || int(mc.Ports[0].ContainerPort) != cfg.Port {
-		t.Errorf("master ports %v, want %d (port of master.yaml)", mc.Ports, cfg.Port)
+	if len(mc.Ports) != 2 || int(mc.Ports[0].ContainerPort) != cfg.Port || mc.Ports[1].Name != "tasks" || int(mc.Ports[1].ContainerPort) != cfg.TaskPort() {
+		t.Errorf("master ports %v, want %d and tasks %d (port and tasks_port of master.yaml)", mc.Ports, cfg.Port, cfg.TaskPort())
 	}
 	for name, p := range map[string]*corev1.Probe{"startup": mc.StartupProbe, "readiness": mc.ReadinessProbe, "liveness": mc.LivenessProbe} {
 		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/health" || p.HTTPGet.Port.String() != "http" {
@@ -284,8 +329,12 @@ func checkCommon(t *testing.T, r *rendered, c chartCase) {
 
 	// The Service.
 	svc := get[*corev1.Service](t, r, "Service", "determined-master-service-"+rel)
-	if svc.Spec.Selector["app"] != "determined-master-"+rel || len(svc.Spec.Ports) != 1 || int(svc.Spec.Ports[0].Port) != cfg.Port {
-		t.Errorf("master Service %+v", svc.Spec)
+	if svc.Spec.Selector["app"] != "determined-master-"+rel || len(svc.Spec.Ports) != 2 || int(svc.Spec.Ports[0].Port) != cfg.Port ||
+		svc.Spec.Ports[1].Name != "tasks" || int(svc.Spec.Ports[1].Port) != cfg.TaskPort() || svc.Spec.Ports[1].TargetPort.String() != "tasks" {
+		t.Errorf("master Service %+v, want the master's port and the task origin's", svc.Spec)
+	}
+	if origin, _ := cfg.TaskOrigin(); origin == cfg.URL() {
+		t.Errorf("the task origin is the master's own: %s", origin)
 	}
 
 	// RBAC: least privilege.
@@ -372,10 +421,16 @@ func checkDefaults(t *testing.T, r *rendered) {
 		t.Errorf("rendered kinds %v, want %v", kinds, want)
 	}
 	svc := get[*corev1.Service](t, r, "Service", "determined-master-service-"+rel)
-	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer || svc.Spec.Ports[0].Port != 8080 {
-		t.Errorf("master Service %s:%d, want LoadBalancer:8080", svc.Spec.Type, svc.Spec.Ports[0].Port)
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer || svc.Spec.Ports[0].Port != 8080 || svc.Spec.Ports[1].Port != 8081 {
+		t.Errorf("master Service %s %+v, want LoadBalancer:8080 and 8081", svc.Spec.Type, svc.Spec.Ports)
 	}
 	cfg := r.Config
+	// Without tasksUrl nor an Ingress, the master's default: another host
+	// on tasks_port, reached through kubectl port-forward.
+	if origin, warning := cfg.TaskOrigin(); cfg.TasksPort != 8081 || cfg.TasksURL != "" || cfg.ExternalURL != "" ||
+		origin != "http://127.0.0.1:8081" || warning != "" {
+		t.Errorf("tasks_port %d, tasks_url %q, external_url %q: the task origin %s (%s)", cfg.TasksPort, cfg.TasksURL, cfg.ExternalURL, origin, warning)
+	}
 	if cfg.Port != 8080 || cfg.TLS.Cert != "" || cfg.ResourceManager.SlotType != "gpu" || cfg.ResourceManager.MaxSlotsPerPod != 8 {
 		t.Errorf("config: port %d, tls %+v, rm %+v", cfg.Port, cfg.TLS, cfg.ResourceManager)
 	}
@@ -459,8 +514,12 @@ func checkExternalDB(t *testing.T, r *rendered) {
 func checkNodePortTLS(t *testing.T, r *rendered) {
 	rel, ns := r.Release, r.Namespace
 	svc := get[*corev1.Service](t, r, "Service", "determined-master-service-"+rel)
-	if svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Spec.Ports[0].Port != 8443 || svc.Spec.Ports[0].Name != "https" {
-		t.Errorf("master Service %s %+v, want NodePort https:8443", svc.Spec.Type, svc.Spec.Ports)
+	if svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Spec.Ports[0].Port != 8443 || svc.Spec.Ports[0].Name != "https" ||
+		svc.Spec.Ports[1].Port != 8444 {
+		t.Errorf("master Service %s %+v, want NodePort https:8443 and the task origin on 8444", svc.Spec.Type, svc.Spec.Ports)
+	}
+	if origin, _ := r.Config.TaskOrigin(); origin != "https://127.0.0.1:8444" {
+		t.Errorf("the task origin %s, want TLS on masterPort+1", origin)
 	}
 	cfg := r.Config
 	if cfg.TLS.Cert != "/etc/resolute/tls/tls.crt" || cfg.TLS.Key != "/etc/resolute/tls/tls.key" || cfg.Port != 8443 {
@@ -484,6 +543,39 @@ func checkNodePortTLS(t *testing.T, r *rendered) {
 		if p.HTTPGet.Scheme != corev1.URISchemeHTTPS {
 			t.Errorf("probe scheme %q with TLS in the master", p.HTTPGet.Scheme)
 		}
+	}
+}
+
+// checkIngress: the master and the task origin each on its host name,
+// both behind the Ingress's TLS, and master.yaml says so.
+func checkIngress(t *testing.T, r *rendered) {
+	rel := r.Release
+	ing := get[*networkingv1.Ingress](t, r, "Ingress", "determined-master-ingress-"+rel)
+	if ing.Spec.IngressClassName == nil || *ing.Spec.IngressClassName != "nginx" ||
+		ing.Annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"] != "3600" {
+		t.Errorf("Ingress class %v, annotations %v", ing.Spec.IngressClassName, ing.Annotations)
+	}
+	if len(ing.Spec.TLS) != 1 || ing.Spec.TLS[0].SecretName != "ml-tls" ||
+		!slices.Equal(ing.Spec.TLS[0].Hosts, []string{"ml.example.com", "tasks.ml.example.com"}) {
+		t.Errorf("Ingress TLS %+v", ing.Spec.TLS)
+	}
+	backends := map[string]int32{}
+	for _, rule := range ing.Spec.Rules {
+		for _, p := range rule.HTTP.Paths {
+			if p.Path != "/" || p.Backend.Service == nil || p.Backend.Service.Name != "determined-master-service-"+rel {
+				t.Errorf("Ingress path %+v", p)
+				continue
+			}
+			backends[rule.Host] = p.Backend.Service.Port.Number
+		}
+	}
+	if want := map[string]int32{"ml.example.com": 8080, "tasks.ml.example.com": 9000}; !reflect.DeepEqual(backends, want) {
+		t.Errorf("Ingress hosts to Service ports %v, want %v", backends, want)
+	}
+	cfg := r.Config
+	origin, warning := cfg.TaskOrigin()
+	if cfg.URL() != "https://ml.example.com" || origin != "https://tasks.ml.example.com" || warning != "" || cfg.TaskPort() != 9000 {
+		t.Errorf("master.yaml: the master at %s, the task origin at %s (%s) on port %d", cfg.URL(), origin, warning, cfg.TaskPort())
 	}
 }
 
@@ -606,6 +698,10 @@ func TestChartFailures(t *testing.T) {
 		{"unknown storage", "maxSlotsPerPod: 1\ncheckpointStorage: {type: nfs}", "checkpointStorage.type must be"},
 		{"unknown slot type", "maxSlotsPerPod: 1\nslotType: tpu", "slotType must be gpu or cpu"},
 		{"unknown scheduler", "maxSlotsPerPod: 1\ndefaultScheduler: volcano", "defaultScheduler must be"},
+		{"an Ingress without the task origin's host", "maxSlotsPerPod: 1\ningress: {enabled: true, host: ml.example.com}", "ingress.enabled needs ingress.host"},
+		{"an Ingress with one host for both", "maxSlotsPerPod: 1\ningress: {enabled: true, host: ml.example.com, tasksHost: ML.example.com}",
+			"ingress.tasksHost must be another host name than ingress.host"},
+		{"the task origin on the master's port", "maxSlotsPerPod: 1\ntasksPort: 8080", "tasksPort must differ from masterPort"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

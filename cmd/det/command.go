@@ -214,7 +214,7 @@ func (a *app) serviceStartCmd(k taskKind) *cobra.Command {
 				return fmt.Errorf("%s %s ended before it was ready (%s); see its logs with: det %s logs %s",
 					k.noun, t.ID, exitStatusText(t), strings.ToLower(k.noun), t.ID)
 			}
-			return a.openService(k, t, f.noBrowser)
+			return a.openService(ctx, s, k, t, f.noBrowser)
 		},
 	}
 	if k == tensorboardKind {
@@ -266,23 +266,28 @@ func (a *app) serviceOpenCmd(k taskKind) *cobra.Command {
 			if !t.Ready {
 				fmt.Fprintf(a.stderr, "Warning: %s %s is not ready yet (%s)\n", k.noun, t.ID, t.State)
 			}
-			return a.openService(k, t, noBrowser)
+			return a.openService(cmd.Context(), s, k, t, noBrowser)
 		},
 	}
 	cmd.Flags().BoolVar(&noBrowser, "no-browser", false, "only print the address")
 	return cmd
 }
 
-// openService prints where a task serves and opens it in the desktop's
-// browser, when there is a desktop.
-func (a *app) openService(k taskKind, t resolute.Task, noBrowser bool) error {
-	url := a.master + t.ServiceAddress
-	fmt.Fprintf(a.stderr, "%s %s is ready at:\n", capitalize(k.noun), t.ID)
-	fmt.Fprintln(a.stdout, url)
+// openService prints a link that opens a task's page and opens it in the
+// desktop's browser, when there is a desktop. The link holds a ticket for
+// the task origin that works once, for a minute.
+func (a *app) openService(ctx context.Context, s *session, k taskKind, t resolute.Task, noBrowser bool) error {
+	link, err := s.OpenTask(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "%s %s is ready at (a link that works once, within a minute; `det %s open %s` makes another):\n",
+		capitalize(k.noun), t.ID, strings.ToLower(k.noun), t.ID)
+	fmt.Fprintln(a.stdout, link.URL)
 	if noBrowser || (a.getenv("DISPLAY") == "" && a.getenv("WAYLAND_DISPLAY") == "") {
 		return nil
 	}
-	if err := openBrowser(url); err != nil {
+	if err := openBrowser(link.URL); err != nil {
 		fmt.Fprintf(a.stderr, "Warning: could not open a browser: %v\n", err)
 	}
 	return nil

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -237,9 +240,9 @@ func TestNotebookStartWaitsUntilItServes(t *testing.T) {
 	t.Cleanup(func() { openBrowser = func(u string) error { return exec.Command("xdg-open", u).Start() } })
 	c.env["DISPLAY"] = ":0"
 	r := c.run("", "notebook", "start", "--config", "resources.slots=0")
-	want := regexp.MustCompile(`^` + regexp.QuoteMeta(c.m.URL) + `/proxy/(notebook-\d+)/\?token=[0-9a-f]+\n$`)
-	m := want.FindStringSubmatch(r.stdout)
-	if r.code != 0 || m == nil {
+	link := regexp.MustCompile(`^` + regexp.QuoteMeta(c.m.TasksURL) + `/redeem\?ticket=[A-Za-z0-9_%-]+\n$`)
+	m := regexp.MustCompile(`Notebook (notebook-\d+) is ready at`).FindStringSubmatch(r.stderr)
+	if r.code != 0 || m == nil || !link.MatchString(r.stdout) {
 		t.Fatalf("notebook start: exit %d\nstdout: %q\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	if task := c.describe("notebook", m[1]); !task.Ready || task.State != resolute.TaskRunning {
@@ -248,8 +251,34 @@ func TestNotebookStartWaitsUntilItServes(t *testing.T) {
 	if !slices.Equal(opened, []string{strings.TrimSpace(r.stdout)}) {
 		t.Fatalf("opened %v", opened)
 	}
-	if out := c.ok("", "notebook", "open", m[1], "--no-browser"); out != r.stdout || len(opened) != 1 {
+	// The link opens Jupyter in a browser once; det notebook open makes
+	// another.
+	jupyter := func(link string) int {
+		t.Helper()
+		jar, _ := cookiejar.New(nil)
+		resp, err := (&http.Client{Jar: jar}).Get(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == 200 && !strings.Contains(string(body), "Jupyter") {
+			t.Fatalf("the link leads to %s:\n%.300s", resp.Request.URL, body)
+		}
+		return resp.StatusCode
+	}
+	if code := jupyter(strings.TrimSpace(r.stdout)); code != 200 {
+		t.Fatalf("the link of notebook start: %d", code)
+	}
+	if code := jupyter(strings.TrimSpace(r.stdout)); code != 401 {
+		t.Fatalf("the same link again: %d, want 401", code)
+	}
+	out := c.ok("", "notebook", "open", m[1], "--no-browser")
+	if !link.MatchString(out) || out == r.stdout || len(opened) != 1 {
 		t.Fatalf("open: %q (opened %v)", out, opened)
+	}
+	if code := jupyter(strings.TrimSpace(out)); code != 200 {
+		t.Fatalf("the link of notebook open: %d", code)
 	}
 	c.ok("", "notebook", "kill", m[1])
 	c.ended("notebook", m[1])

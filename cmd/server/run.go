@@ -39,6 +39,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	logs := masterlog.NewBuffer(5000)
 	logger := newLogger(cfg.Log, stderr, logs)
+	tasksURL, warning := cfg.TaskOrigin()
+	if warning != "" {
+		logger.Warn(warning)
+	}
 
 	dbURL, pg, err := startDatabase(ctx, cfg, logger)
 	if err != nil {
@@ -96,6 +100,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",
 			ResourceManager: cfg.ResourceManager.Type, URL: cfg.URL(),
 		},
+		TasksURL:        tasksURL,
 		SessionLifetime: cfg.Security.SessionLifetime.Duration,
 		SecureCookies:   cfg.TLS.Cert != "",
 		MaxBodyBytes:    cfg.MaxRequestBodyBytes,
@@ -106,39 +111,63 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 
 	go runner.Tasks.WatchIdle(ctx, h.Proxy().LastActivity, 5*time.Second)
 
-	ln, err := net.Listen("tcp", ":"+strconv.Itoa(cfg.Port))
-	if err != nil {
-		return fmt.Errorf("listen on port %d: %w", cfg.Port, err)
+	// Two listeners: the master's origin, and the task origin, which
+	// serves only what tasks serve (handlers/proxy.go).
+	servers := []*http.Server{
+		{Handler: h.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)},
+		{Handler: h.TaskHandler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)},
 	}
-	srv := &http.Server{Handler: h.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	serveErr := make(chan error, 1)
-	go func() {
-		if cfg.TLS.Cert != "" {
-			serveErr <- srv.ServeTLS(ln, cfg.TLS.Cert, cfg.TLS.Key)
-		} else {
-			serveErr <- srv.Serve(ln)
+	var listeners []net.Listener
+	for i, port := range []int{cfg.Port, cfg.TaskPort()} {
+		ln, err := net.Listen("tcp", ":"+strconv.Itoa(port))
+		if err != nil {
+			for _, l := range listeners {
+				l.Close()
+			}
+			if i == 1 {
+				return fmt.Errorf("listen on tasks_port %d (the task origin): %w", port, err)
+			}
+			return fmt.Errorf("listen on port %d: %w", port, err)
 		}
-	}()
+		listeners = append(listeners, ln)
+	}
+	serveErr := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() {
+			if cfg.TLS.Cert != "" {
+				serveErr <- srv.ServeTLS(listeners[i], cfg.TLS.Cert, cfg.TLS.Key)
+			} else {
+				serveErr <- srv.Serve(listeners[i])
+			}
+		}()
+	}
 	go expireSessions(ctx, database, logger)
-	logger.Info("resolute is ready", "url", cfg.URL(), "version", resolute.Version,
+	logger.Info("resolute is ready", "url", cfg.URL(), "tasks_url", tasksURL, "version", resolute.Version,
 		"startup", time.Since(start).Round(time.Millisecond), "cluster_id", clusterID)
 	if ready != nil {
-		ready <- ln.Addr().String()
+		ready <- listeners[0].Addr().String()
 	}
 
 	select {
 	case err := <-serveErr:
+		for _, srv := range servers {
+			srv.Close()
+		}
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
 	logger.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		logger.Warn("requests still open at shutdown were cut", "err", err)
+	for _, srv := range servers {
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			logger.Warn("requests still open at shutdown were cut", "err", err)
+		}
 	}
-	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	for range servers {
+		if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
 	}
 	return nil
 }
@@ -194,8 +223,8 @@ func uploadDir(dataDir string) (string, error) {
 	return dir, nil
 }
 
-// expireSessions removes expired sessions every hour; while the database
-// is unavailable it waits for the next hour.
+// expireSessions removes expired sessions, task tickets and task sessions
+// every hour; while the database is unavailable it waits for the next hour.
 func expireSessions(ctx context.Context, database *db.DB, logger *slog.Logger) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
@@ -210,6 +239,11 @@ func expireSessions(ctx context.Context, database *db.DB, logger *slog.Logger) {
 				logger.Error("delete expired sessions", "err", err)
 			} else if n > 0 {
 				logger.Info("deleted expired sessions", "count", n)
+			}
+			if n, err := database.DeleteExpiredTaskCredentials(ctx); err != nil {
+				logger.Error("delete expired task tickets and sessions", "err", err)
+			} else if n > 0 {
+				logger.Info("deleted expired task tickets and sessions", "count", n)
 			}
 		}
 	}

@@ -63,7 +63,8 @@ func TestTheMasterServesHTTPSOnItsEmbeddedDatabaseAndRestarts(t *testing.T) {
 	os.Chmod(dir, 0o755)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	cert, key := selfSigned(t, dir)
-	args := []string{"--data-dir", filepath.Join(dir, "data"), "--port", freePort(t), "--tls-cert", cert, "--tls-key", key}
+	tasksPort := freePort(t)
+	args := []string{"--data-dir", filepath.Join(dir, "data"), "--port", freePort(t), "--tasks-port", tasksPort, "--tls-cert", cert, "--tls-key", key}
 
 	addr, stop := start(t, args...)
 	client := &http.Client{
@@ -82,6 +83,16 @@ func TestTheMasterServesHTTPSOnItsEmbeddedDatabaseAndRestarts(t *testing.T) {
 	}
 	if !secure {
 		t.Fatal("the session cookie is not Secure under TLS")
+	}
+	// The task origin is served with TLS too, on another host than the
+	// master's, and sends what it does not serve to the master.
+	resp, err = client.Get("https://127.0.0.1:" + tasksPort + "/dashboard")
+	if err != nil {
+		t.Fatalf("the task origin over TLS: %v", err)
+	}
+	resp.Body.Close()
+	if want := "https://localhost:" + port + "/dashboard"; resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != want {
+		t.Fatalf("the task origin answers %d to %q, want 302 to %s", resp.StatusCode, resp.Header.Get("Location"), want)
 	}
 	if err := stop(); err != nil {
 		t.Fatalf("graceful shutdown: %v", err)
@@ -143,7 +154,7 @@ func TestAnExternalDatabaseIsUsedWhenHostIsSet(t *testing.T) {
 	os.Chmod(dataDir, 0o711)
 	t.Cleanup(func() { os.RemoveAll(dataDir) })
 	addr, stop := start(t, "--db-host", host, "--db-name", name, "--db-ssl-mode", "disable",
-		"--port", freePort(t), "--data-dir", dataDir)
+		"--port", freePort(t), "--tasks-port", freePort(t), "--data-dir", dataDir)
 	resp, err := http.Get("http://" + addr + "/health")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("health: %v %v", resp, err)

@@ -307,6 +307,24 @@ type TaskLog struct {
 	Log          string
 }
 
+type TaskSession struct {
+	TokenHash []byte
+	TaskID    string
+	UserID    int64
+	SessionID int64
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+type TaskTicket struct {
+	TokenHash []byte
+	TaskID    string
+	UserID    int64
+	SessionID int64
+	Path      string
+	ExpiresAt time.Time
+}
+
 type TaskView struct {
 	ID            string
 	Type          string

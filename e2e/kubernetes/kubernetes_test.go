@@ -216,7 +216,7 @@ func TestAnASHASearchRunsItsTrialsAsPodsWithLogsInTheUIAndAShellThroughExec(t *t
 	if !task.Ready {
 		t.Fatalf("the TensorBoard never got ready (%s, %s):\n%s", task.State, task.EndReason, k.m.Get("/api/v1/tasks/"+task.ID+"/logs", k.token))
 	}
-	body := k.m.Get("/proxy/"+task.ID+"/", k.token)
+	body := k.m.TaskGet(k.m.OpenTask(k.token, task.ID), "/proxy/"+task.ID+"/")
 	if !strings.Contains(body, "stand-in TensorBoard on 127.") || !strings.Contains(body, "/experiment/") {
 		t.Errorf("the proxy did not reach the TensorBoard's pod: %q", body)
 	}

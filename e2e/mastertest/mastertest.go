@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +33,10 @@ type Master struct {
 	// URL is where the master serves, http://localhost:PORT.
 	URL  string
 	Port int
+	// TasksURL is the task origin, http://127.0.0.1:TASKS_PORT (another
+	// host, as the master's default has it).
+	TasksURL  string
+	TasksPort int
 
 	mu  sync.Mutex
 	out bytes.Buffer
@@ -68,24 +73,29 @@ func TempDir(t testing.TB) string {
 	return dir
 }
 
-// New returns a master of bin on a free port, not yet started; args come
-// before the --port flag it adds.
+// New returns a master of bin on free ports, not yet started; args come
+// before the --port and --tasks-port flags it adds.
 func New(t testing.TB, bin string, args ...string) *Master {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port, tasksPort := freePort(t), freePort(t)
 	m := &Master{t: t, bin: bin, Port: port, URL: fmt.Sprintf("http://localhost:%d", port),
-		args: append(args, "--port", fmt.Sprint(port))}
+		TasksPort: tasksPort, TasksURL: fmt.Sprintf("http://127.0.0.1:%d", tasksPort)}
+	m.SetArgs(args...)
 	t.Cleanup(m.Stop)
 	return m
 }
 
-// SetArgs replaces the flags of the master's next Start (its port stays).
+func freePort(t testing.TB) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// SetArgs replaces the flags of the master's next Start (its ports stay).
 func (m *Master) SetArgs(args ...string) {
-	m.args = append(args, "--port", fmt.Sprint(m.Port))
+	m.args = append(args, "--port", fmt.Sprint(m.Port), "--tasks-port", fmt.Sprint(m.TasksPort))
 }
 
 // Write collects the master's output.
@@ -177,6 +187,37 @@ func (m *Master) Get(path, token string) string {
 	req, _ := http.NewRequest("GET", m.URL+path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// OpenTask opens a notebook's or TensorBoard's page as token's user does in
+// a browser: a ticket from POST /api/v1/tasks/{id}/open, redeemed on the
+// task origin. The client it returns holds the task cookie.
+func (m *Master) OpenTask(token, id string) *http.Client {
+	m.t.Helper()
+	var open resolute.OpenTaskResponse
+	if code := m.Call("POST", "/api/v1/tasks/"+id+"/open", token, nil, &open); code != 200 {
+		m.t.Fatalf("open task %s: %d", id, code)
+	}
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	resp, err := c.Get(open.URL)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return c
+}
+
+// TaskGet returns the body of a GET of path on the task origin with c.
+func (m *Master) TaskGet(c *http.Client, path string) string {
+	m.t.Helper()
+	resp, err := c.Get(m.TasksURL + path)
 	if err != nil {
 		m.t.Fatal(err)
 	}

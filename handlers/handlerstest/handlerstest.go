@@ -6,9 +6,11 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -28,7 +30,10 @@ import (
 
 // Master is a running test master.
 type Master struct {
-	URL           string
+	URL string
+	// TasksURL is the task origin, http://localhost:PORT: another host
+	// than the master's 127.0.0.1, as a browser sees it.
+	TasksURL      string
 	DB            *db.DB
 	DatabaseURL   string // the test database, for tests that seed it in bulk
 	Logs          *masterlog.Buffer
@@ -38,7 +43,7 @@ type Master struct {
 	RM            *local.Manager
 	CheckpointDir string // the default shared_fs storage
 	UploadDir     string // where uploads are spooled
-	srv           *httptest.Server
+	srv, tasks    *httptest.Server
 }
 
 // Options tune a test master.
@@ -63,6 +68,8 @@ type Options struct {
 	DatabaseDown func() string
 	// MaxConcurrentUploads defaults to handlers.DefaultMaxConcurrentUploads.
 	MaxConcurrentUploads int
+	// SecureCookies marks cookies Secure, as under TLS.
+	SecureCookies bool
 }
 
 // Start runs a master on a fresh database until t ends.
@@ -106,6 +113,8 @@ func Start(t testing.TB, opts Options) *Master {
 	m := &Master{DB: d, DatabaseURL: dbURL, Logs: logs, CheckpointDir: checkpoints}
 	m.srv = httptest.NewUnstartedServer(nil)
 	m.URL = "http://" + m.srv.Listener.Addr().String()
+	m.tasks = httptest.NewUnstartedServer(nil)
+	m.TasksURL = "http://localhost:" + strconv.Itoa(m.tasks.Listener.Addr().(*net.TCPAddr).Port)
 
 	// Trials run as real processes with the real harness.
 	rt, err := harness.Install(filepath.Join(dir, "harness"), harness.DefaultPython())
@@ -144,15 +153,19 @@ func Start(t testing.TB, opts Options) *Master {
 	h := handlers.New(handlers.Config{
 		Master: resolute.MasterInfo{Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",
 			ResourceManager: "local", URL: m.URL},
+		TasksURL:        m.TasksURL,
 		SessionLifetime: time.Hour,
 		MaxBodyBytes:    opts.MaxBodyBytes,
 		UploadDir:       m.UploadDir, MaxConcurrentUploads: opts.MaxConcurrentUploads,
+		SecureCookies:   opts.SecureCookies,
 	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Runner, metrics, logger), Configs: configs,
 		Queue: m.Runner.Queue, Admission: m.Runner.Admission, Logger: logger, Logs: logs,
 		Terminals: m.RM, Changes: changes, DatabaseDown: opts.DatabaseDown})
 	go m.Tasks.WatchIdle(ctx, h.Proxy().LastActivity, 200*time.Millisecond)
 	m.srv.Config.Handler = h.Handler()
 	m.srv.Start()
+	m.tasks.Config.Handler = h.TaskHandler()
+	m.tasks.Start()
 	t.Cleanup(func() {
 		// Stop every task this master started, then the master.
 		for _, a := range m.RM.Capacity().Allocations {
@@ -160,6 +173,7 @@ func Start(t testing.TB, opts Options) *Master {
 		}
 		cancel()
 		m.RM.Close()
+		m.tasks.Close()
 		m.srv.Close()
 	})
 	return m

@@ -8,6 +8,7 @@ pods labelled app=determined-master-<release>).
 {{- define "resolute.masterService" -}}determined-master-service-{{ .Release.Name }}{{- end -}}
 {{- define "resolute.masterConfig" -}}determined-master-config-{{ .Release.Name }}{{- end -}}
 {{- define "resolute.serviceAccount" -}}determined-master-{{ .Release.Name }}{{- end -}}
+{{- define "resolute.ingress" -}}determined-master-ingress-{{ .Release.Name }}{{- end -}}
 {{- define "resolute.dbName" -}}determined-db-{{ .Release.Name }}{{- end -}}
 {{- define "resolute.dbService" -}}determined-db-service-{{ .Release.Name }}{{- end -}}
 {{- define "resolute.dbDeployment" -}}determined-db-deployment-{{ .Release.Name }}{{- end -}}
@@ -30,6 +31,37 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
 {{- define "resolute.tlsDir" -}}/etc/resolute/tls{{- end -}}
+
+{{/*
+The port of the task origin: tasksPort, or masterPort + 1.
+*/}}
+{{- define "resolute.tasksPort" -}}
+{{- if .Values.tasksPort -}}{{ int .Values.tasksPort }}{{- else -}}{{ add1 (int .Values.masterPort) }}{{- end -}}
+{{- end -}}
+
+{{/*
+external_url and tasks_url of master.yaml, as a dict: from the Ingress's
+host names when it is enabled; tasksUrl wins over the Ingress's.
+*/}}
+{{- define "resolute.urls" -}}
+{{- $v := .Values -}}
+{{- $i := $v.ingress | default dict -}}
+{{- $out := dict -}}
+{{- if $i.enabled -}}
+{{- if or (not $i.host) (not $i.tasksHost) -}}
+{{- fail "ingress.enabled needs ingress.host (the master's host name) and ingress.tasksHost (the task origin's, another name)" -}}
+{{- end -}}
+{{- if eq (lower $i.host) (lower $i.tasksHost) -}}
+{{- fail "ingress.tasksHost must be another host name than ingress.host: cookies are per host, so the task origin needs a name of its own" -}}
+{{- end -}}
+{{- /* https when the Ingress terminates TLS, or passes it through to a master that serves it */ -}}
+{{- $scheme := ternary "https" "http" (or (not (empty $i.tlsSecret)) (not (empty $v.tlsSecret))) -}}
+{{- $_ := set $out "external_url" (printf "%s://%s" $scheme $i.host) -}}
+{{- $_ := set $out "tasks_url" (printf "%s://%s" $scheme $i.tasksHost) -}}
+{{- end -}}
+{{- if $v.tasksUrl }}{{ $_ := set $out "tasks_url" (trimSuffix "/" $v.tasksUrl) }}{{ end -}}
+{{- toYaml $out -}}
+{{- end -}}
 
 {{/*
 The namespaces tasks run in: the release namespace and every pool's.
@@ -115,7 +147,12 @@ ever written into a Secret.
 {{- $_ := set $db "host" (printf "%s.%s.svc" (include "resolute.dbService" .) .Release.Namespace) -}}
 {{- end -}}
 {{- if $v.db.sslMode }}{{ $_ := set $db "ssl_mode" $v.db.sslMode }}{{ end -}}
-{{- $cfg := dict "port" (int $v.masterPort) "data_dir" "/var/lib/resolute" "db" $db "log" (dict "level" $v.logLevel) -}}
+{{- $tasksPort := int (include "resolute.tasksPort" .) -}}
+{{- if eq $tasksPort (int $v.masterPort) -}}
+{{- fail (printf "tasksPort must differ from masterPort (both %d): the task origin is a listener of its own" $tasksPort) -}}
+{{- end -}}
+{{- $cfg := dict "port" (int $v.masterPort) "tasks_port" $tasksPort "data_dir" "/var/lib/resolute" "db" $db "log" (dict "level" $v.logLevel) -}}
+{{- $cfg = merge $cfg (include "resolute.urls" . | fromYaml) -}}
 {{- $sec := dict -}}
 {{- if $v.initialUserPassword }}{{ $_ := set $sec "initial_user_password" (toString $v.initialUserPassword) }}{{ end -}}
 {{- if $v.defaultPassword }}{{ $_ := set $sec "default_password" (toString $v.defaultPassword) }}{{ end -}}
