@@ -29,11 +29,20 @@ type Services struct {
 	RunMetadata *RunMetadata
 }
 
+// ServicesOption tunes the services: WithMinPasswordLength.
+type ServicesOption func(*Services)
+
+// WithMinPasswordLength sets the fewest characters of a new password
+// (DefaultMinPasswordLength without it).
+func WithMinPasswordLength(n int) ServicesOption {
+	return func(s *Services) { s.Users.minPassword = n }
+}
+
 // NewServices returns the services over database; run runs experiments
 // and tasks, and metrics stores what trials report.
-func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *slog.Logger) *Services {
+func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *slog.Logger, opts ...ServicesOption) *Services {
 	exps := run.Experiments
-	return &Services{
+	s := &Services{
 		Experiments: exps,
 		Tasks:       run.Tasks,
 		Queue:       run.Queue,
@@ -44,9 +53,13 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 		Allocations: &Allocations{db: database},
 		Models:      &Models{db: database, logger: logger},
 		Templates:   &Templates{db: database, logger: logger},
-		Users:       &Users{db: database, logger: logger},
+		Users:       &Users{db: database, logger: logger, minPassword: DefaultMinPasswordLength},
 		RunMetadata: &RunMetadata{db: database},
 	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // inTx runs fn in one transaction, committed when it returns no error, and

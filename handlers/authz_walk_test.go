@@ -45,8 +45,8 @@ func newVictim(t *testing.T, m *handlerstest.Master, adminToken string) victim {
 			t.Fatalf("%s: status %d", what, code)
 		}
 	}
-	must(api(t, m, "POST", "/api/v1/users", adminToken, `{"user":{"username":"alice"},"password":"pw"}`, nil), "create alice")
-	v := victim{aliceToken: login(t, m, "alice", "pw")}
+	must(api(t, m, "POST", "/api/v1/users", adminToken, `{"user":{"username":"alice"},"password":"s3cret-pw"}`, nil), "create alice")
+	v := victim{aliceToken: login(t, m, "alice", "s3cret-pw")}
 	var ws resolute.WorkspaceResponse
 	must(api(t, m, "POST", "/api/v1/workspaces", v.aliceToken, `{"name":"alices"}`, &ws), "workspace")
 	var p resolute.ProjectResponse
@@ -148,7 +148,7 @@ func attacks(v victim) map[string]attack {
 		"POST /models/{name}/versions/{num}/delete":  {path: "/models/" + v.model + "/versions/1/delete", form: none},
 		"POST /templates/{name}":                     {path: "/templates/" + v.template, form: form("yaml", "description: bob's\n")},
 		"POST /templates/{name}/delete":              {path: "/templates/" + v.template + "/delete", form: none},
-		"POST /admin/users":                          {path: "/admin/users", form: form("username", "mallory", "password", "pw")},
+		"POST /admin/users":                          {path: "/admin/users", form: form("username", "mallory", "password", "s3cret-pw")},
 		"POST /admin/users/{id}":                     {path: "/admin/users/" + v.aliceID, form: form("display_name", "x", "active", "on")},
 		"POST /admin/users/{id}/password":            {path: "/admin/users/" + v.aliceID + "/password", form: form("password", "bobknows")},
 
@@ -199,7 +199,7 @@ func attacks(v victim) map[string]attack {
 		"PUT /api/v1/models/{name}/aliases/{alias}":    {path: "/api/v1/models/" + v.model + "/aliases/staging", body: `{"version":1}`},
 		"DELETE /api/v1/models/{name}/aliases/{alias}": {path: "/api/v1/models/" + v.model + "/aliases/production"},
 		"POST /api/v1/trials/{id}/kill":                {path: "/api/v1/trials/" + tr + "/kill"},
-		"POST /api/v1/users":                           {path: "/api/v1/users", body: `{"user":{"username":"mallory"},"password":"pw"}`},
+		"POST /api/v1/users":                           {path: "/api/v1/users", body: `{"user":{"username":"mallory"},"password":"s3cret-pw"}`},
 		"PATCH /api/v1/users/{id}":                     {path: "/api/v1/users/" + v.aliceID, body: `{"admin":true}`},
 	}
 	// The proxy lets only a task's owner and administrators reach its
@@ -257,11 +257,11 @@ func TestEveryMutatingRouteRefusesAnotherUser(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin := login(t, m, "admin", "")
 	v := newVictim(t, m, admin)
-	if code := api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"pw"}`, nil); code != 200 {
+	if code := api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"s3cret-pw"}`, nil); code != 200 {
 		t.Fatalf("create bob: %d", code)
 	}
-	bobToken := login(t, m, "bob", "pw")
-	bobPages := signInPages(t, m, "bob", "pw")
+	bobToken := login(t, m, "bob", "s3cret-pw")
+	bobPages := signInPages(t, m, "bob", "s3cret-pw")
 
 	list := attacks(v)
 	routes := mutatingRoutes(t)

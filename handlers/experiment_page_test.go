@@ -233,8 +233,8 @@ func TestNotesAreSavedAndRenderedSafely(t *testing.T) {
 
 	// Only the owner or an administrator edits them.
 	admin := login(t, f.m, "admin", "")
-	api(t, f.m, "POST", "/api/v1/users", admin, `{"user":{"username":"eve"},"password":"pw"}`, nil)
-	eve := signInPages(t, f.m, "eve", "pw")
+	api(t, f.m, "POST", "/api/v1/users", admin, `{"user":{"username":"eve"},"password":"s3cret-pw"}`, nil)
+	eve := signInPages(t, f.m, "eve", "s3cret-pw")
 	if resp, _ := post(t, eve, f.m, f.path("/notes"), url.Values{"notes": {"mine now"}}); resp.StatusCode != 403 {
 		t.Fatalf("another user's edit: %d", resp.StatusCode)
 	}

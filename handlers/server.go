@@ -3,6 +3,7 @@ package handlers
 import (
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/resolute-ml/resolute"
@@ -21,6 +22,10 @@ type Config struct {
 	SessionLifetime time.Duration
 	SecureCookies   bool  // set under TLS
 	MaxBodyBytes    int64 // larger request bodies get 413
+	// TrustedProxies are the addresses of proxies (TLS-terminating load
+	// balancers) whose X-Forwarded-Proto and X-Forwarded-For are believed;
+	// none by default.
+	TrustedProxies []netip.Prefix
 	// CheckpointDir is where shared_fs checkpoints of the master's default
 	// storage live, for downloads.
 	CheckpointDir string
@@ -57,7 +62,7 @@ type Server struct {
 	logger    *slog.Logger
 	logs      *masterlog.Buffer
 	assets    *web.Assets
-	throttle  *auth.Throttle
+	throttle  *auth.LoginThrottle
 	proxy     *proxy.Proxy
 	changes   *live.Listener
 	now       func() time.Time
@@ -72,7 +77,7 @@ type Server struct {
 func New(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, db: d.DB, svc: d.Services, configs: d.Configs, queue: d.Queue, admission: d.Admission, logger: d.Logger, logs: d.Logs, assets: web.New(),
-		throttle: auth.NewThrottle(time.Now), now: time.Now, terminals: d.Terminals, changes: d.Changes,
+		throttle: auth.NewLoginThrottle(time.Now), now: time.Now, terminals: d.Terminals, changes: d.Changes,
 	}
 	s.proxy = s.newProxy()
 	s.activity = s.proxy.Touch
@@ -82,11 +87,9 @@ func New(cfg Config, d Deps) *Server {
 // Proxy is the task proxy, whose activity the idle-timeout watcher reads.
 func (s *Server) Proxy() *proxy.Proxy { return s.proxy }
 
-// Handler returns the routes wrapped in the protections every request gets.
+// Handler returns the routes wrapped in the protections every request gets:
+// the security headers (on refusals too), who the client is (behind a
+// trusted proxy), and the refusal of changes sent from other origins.
 func (s *Server) Handler() http.Handler {
-	csrf := http.NewCrossOriginProtection()
-	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.error(w, r, resolute.Errorf(resolute.EForbidden, "cross-origin request refused"))
-	}))
-	return csrf.Handler(s.Routes())
+	return securityHeaders(s.identifyClient(s.refuseCrossOrigin(s.Routes())))
 }

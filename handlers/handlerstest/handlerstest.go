@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"net/netip"
 	"path/filepath"
 	"testing"
 	"time"
@@ -56,6 +57,11 @@ type Options struct {
 	Scheduler scheduler.Config
 	// Live tunes the change listener (the benchmark's table topics).
 	Live []live.Option
+	// MinPasswordLength of new passwords; default the master's, 8.
+	MinPasswordLength int
+	// TrustedProxies whose X-Forwarded-* headers are believed; none by
+	// default.
+	TrustedProxies []netip.Prefix
 }
 
 // Start runs a master on a fresh database until t ends.
@@ -127,12 +133,17 @@ func Start(t testing.TB, opts Options) *Master {
 		t.Fatal("the change listener did not start listening")
 	}
 
+	var services []control.ServicesOption
+	if opts.MinPasswordLength != 0 {
+		services = append(services, control.WithMinPasswordLength(opts.MinPasswordLength))
+	}
 	h := handlers.New(handlers.Config{
 		Master: resolute.MasterInfo{Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",
 			ResourceManager: "local", URL: m.URL},
 		SessionLifetime: time.Hour,
 		MaxBodyBytes:    opts.MaxBodyBytes,
-	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Runner, metrics, logger), Configs: configs,
+		TrustedProxies:  opts.TrustedProxies,
+	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Runner, metrics, logger, services...), Configs: configs,
 		Queue: m.Runner.Queue, Admission: m.Runner.Admission, Logger: logger, Logs: logs,
 		Terminals: m.RM, Changes: changes})
 	go m.Tasks.WatchIdle(ctx, h.Proxy().LastActivity, 200*time.Millisecond)
