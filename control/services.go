@@ -82,7 +82,8 @@ const (
 )
 
 // CheckName validates a name: not empty, no surrounding spaces, at most
-// maxLen bytes, no control characters. field names it in the message.
+// maxLen bytes, no control characters (resolute.HasControl: det prints
+// names in other people's terminals). field names it in the message.
 func CheckName(field, name string, maxLen int) error {
 	switch {
 	case strings.TrimSpace(name) == "":
@@ -91,8 +92,20 @@ func CheckName(field, name string, maxLen int) error {
 		return resolute.Errorf(resolute.EInvalid, "%s: must not start or end with spaces", field)
 	case len(name) > maxLen:
 		return resolute.Errorf(resolute.EInvalid, "%s: must be at most %d characters", field, maxLen)
-	case strings.ContainsAny(name, "\x00\n\r\t"):
+	case resolute.HasControl(name, ""):
 		return resolute.Errorf(resolute.EInvalid, "%s: must not contain control characters", field)
+	}
+	return nil
+}
+
+// CheckDescription validates a description: at most maxLen bytes, and no
+// control characters but newlines and tabs.
+func CheckDescription(field, v string, maxLen int) error {
+	if err := CheckLength(field, v, maxLen); err != nil {
+		return err
+	}
+	if resolute.HasControl(v, "\n\t") {
+		return resolute.Errorf(resolute.EInvalid, "%s: must not contain control characters other than newlines and tabs", field)
 	}
 	return nil
 }

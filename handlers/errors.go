@@ -91,7 +91,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // decodeJSON reads a JSON body into v; bad JSON becomes a 400 that says
-// where, a too-large body a 413.
+// where, a too-large body a 413, a NUL in any text a 400 naming the field.
 func decodeJSON(r *http.Request, v any) error {
 	err := json.NewDecoder(r.Body).Decode(v)
 	var syntax *json.SyntaxError
@@ -99,6 +99,9 @@ func decodeJSON(r *http.Request, v any) error {
 	var tooBig *http.MaxBytesError
 	switch {
 	case err == nil:
+		if field := nulField(v); field != "" {
+			return errNUL(field)
+		}
 		return nil
 	case errors.As(err, &tooBig):
 		return resolute.Errorf(resolute.ETooLarge, "request body is larger than %d bytes", tooBig.Limit)
