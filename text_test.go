@@ -15,11 +15,11 @@ func TestHasControl(t *testing.T) {
 		"a newline in a name":                     {"a\nb", "", true},
 		"a newline in a description, allowed":     {"a\nb\tc", "\n\t", false},
 		"a carriage return even in a description": {"a\r\nb", "\n\t", true},
-		"DEL":                                     {"a\x7f", "", true},
-		"a C1 control (CSI)":                      {"a\u009b31m", "", true},
-		"a right-to-left override":                {"exe.\u202etxt", "", true},
-		"a bidi isolate":                          {"a\u2066b", "", true},
-		"NUL":                                     {"a\x00", "", true},
+		"DEL":                      {"a\x7f", "", true},
+		"a C1 control (CSI)":       {"a\u009b31m", "", true},
+		"a right-to-left override": {"exe.\u202etxt", "", true},
+		"a bidi isolate":           {"a\u2066b", "", true},
+		"NUL":                      {"a\x00", "", true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
