@@ -99,12 +99,12 @@ func CheckName(field, name string, maxLen int) error {
 }
 
 // CheckDescription validates a description: at most maxLen bytes, and no
-// control characters but newlines and tabs.
+// control characters but newlines (a textarea's CRLF too) and tabs.
 func CheckDescription(field, v string, maxLen int) error {
 	if err := CheckLength(field, v, maxLen); err != nil {
 		return err
 	}
-	if resolute.HasControl(v, "\n\t") {
+	if resolute.HasControl(strings.ReplaceAll(v, "\r\n", "\n"), "\n\t") {
 		return resolute.Errorf(resolute.EInvalid, "%s: must not contain control characters other than newlines and tabs", field)
 	}
 	return nil
