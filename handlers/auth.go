@@ -3,10 +3,8 @@ package handlers
 import (
 	"math"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/views"
@@ -66,34 +64,12 @@ func (s *Server) handleLoginForm(w http.ResponseWriter, r *http.Request) {
 }
 
 // safeRedirect keeps redirects on this site: target when it is a local
-// path, else the dashboard.
+// path (resolute.LocalPath), else the dashboard.
 func safeRedirect(target string) string {
-	if !localPath(target) {
+	if !resolute.LocalPath(target) {
 		return "/dashboard"
 	}
 	return target
-}
-
-// localPath says whether target is a clean path of this site, one that
-// every browser resolves to this origin. Browsers drop tabs and newlines
-// anywhere in a URL, trim spaces and control characters at its ends, and
-// read a backslash as a slash, so "/\t/evil.example" and "/\\evil.example"
-// mean //evil.example, another host: any control character, space at the
-// start or backslash is refused rather than cleaned, and what remains must
-// start with one slash, not two, and parse as a path with no scheme, host
-// or user.
-func localPath(target string) bool {
-	if len(target) == 0 || len(target) > 2048 || target[0] != '/' || strings.HasPrefix(target, "//") {
-		return false
-	}
-	for _, c := range target {
-		if c < 0x20 || c == 0x7f || c == '\\' || unicode.IsControl(c) {
-			return false
-		}
-	}
-	u, err := url.Parse(target)
-	return err == nil && u.Scheme == "" && u.Host == "" && u.User == nil && u.Opaque == "" &&
-		strings.HasPrefix(u.Path, "/") && !strings.HasPrefix(u.Path, "//")
 }
 
 // handleLogoutForm serves POST /logout: the session ends, the cookie goes.
