@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -73,5 +74,60 @@ func TestThrottleBacksOffAfterFreeFailures(t *testing.T) {
 	th.Succeed("admin")
 	if w := th.Wait("admin"); w != 0 {
 		t.Fatalf("after success wait %v", w)
+	}
+}
+
+func TestLoginThrottle(t *testing.T) {
+	const office, home = "192.0.2.7", "198.51.100.9"
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { return now }
+	tests := map[string]struct {
+		fail       func(l *LoginThrottle)
+		user, addr string
+		wait       time.Duration
+	}{
+		"six failures as alice from the office make alice wait there": {
+			fail: func(l *LoginThrottle) { failN(l, 6, "alice", office) }, user: "alice", addr: office, wait: time.Second},
+		"alice's failures do not lock out bob at the same address": {
+			fail: func(l *LoginThrottle) { failN(l, 20, "alice", office) }, user: "bob", addr: office},
+		"alice's failures at the office do not lock her out at home": {
+			fail: func(l *LoginThrottle) { failN(l, 20, "alice", office) }, user: "alice", addr: home},
+		"a hundred failures from one address over many users slow every login from it": {
+			fail: func(l *LoginThrottle) {
+				for i := 0; i < 101; i++ {
+					l.Fail(fmt.Sprintf("user%d", i), office)
+				}
+			}, user: "carol", addr: office, wait: time.Second},
+		"a success clears the pair but not the address's ceiling": {
+			fail: func(l *LoginThrottle) {
+				for i := 0; i < 101; i++ {
+					l.Fail(fmt.Sprintf("user%d", i), office)
+				}
+				l.Succeed("mallory", office)
+			}, user: "mallory", addr: office, wait: time.Second},
+		"the address's failures are forgotten after a quiet hour": {
+			fail: func(l *LoginThrottle) {
+				for i := 0; i < 101; i++ {
+					l.Fail(fmt.Sprintf("user%d", i), office)
+				}
+				now = now.Add(time.Hour)
+				l.Fail("dave", office)
+			}, user: "carol", addr: office},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			now = time.Unix(1000, 0)
+			l := NewLoginThrottle(clock)
+			tc.fail(l)
+			if got := l.Wait(tc.user, tc.addr); got != tc.wait {
+				t.Errorf("%s from %s waits %v, want %v", tc.user, tc.addr, got, tc.wait)
+			}
+		})
+	}
+}
+
+func failN(l *LoginThrottle, n int, user, addr string) {
+	for i := 0; i < n; i++ {
+		l.Fail(user, addr)
 	}
 }

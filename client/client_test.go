@@ -100,7 +100,7 @@ func TestUsers(t *testing.T) {
 	ctx := context.Background()
 	m, c := admin(t)
 
-	bob, err := c.CreateUser(ctx, resolute.UserSpec{Username: "bob", DisplayName: "Bob"}, "pw")
+	bob, err := c.CreateUser(ctx, resolute.UserSpec{Username: "bob", DisplayName: "Bob"}, "s3cret-pw")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,14 +140,14 @@ func TestUsers(t *testing.T) {
 		t.Errorf("patched = %+v, want inactive Bob", patched)
 	}
 
-	if err := c.SetPassword(ctx, bob.ID, resolute.SetPasswordRequest{Password: "new"}); err != nil {
+	if err := c.SetPassword(ctx, bob.ID, resolute.SetPasswordRequest{Password: "new-password"}); err != nil {
 		t.Fatal(err)
 	}
 	yes := true
 	if _, err := c.PatchUser(ctx, bob.ID, resolute.PatchUserRequest{Active: &yes}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.New(m.URL).Login(ctx, "bob", "new"); err != nil {
+	if _, err := client.New(m.URL).Login(ctx, "bob", "new-password"); err != nil {
 		t.Errorf("login with the new password: %v", err)
 	}
 	_, err = c.UserByName(ctx, "nobody")

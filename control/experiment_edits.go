@@ -156,6 +156,11 @@ func checkPatch(req resolute.PatchExperimentRequest) error {
 			return err
 		}
 	}
+	if req.Description != nil {
+		if err := CheckDescription("description", *req.Description, MaxDescriptionLen); err != nil {
+			return err
+		}
+	}
 	if req.Notes != nil {
 		if err := checkNotes(*req.Notes); err != nil {
 			return err
@@ -247,7 +252,7 @@ func checkLabel(label string) error {
 		return resolute.Errorf(resolute.EInvalid, "label: must not be empty")
 	case utf8.RuneCountInString(label) > MaxLabelChars:
 		return resolute.Errorf(resolute.EInvalid, "label: must be at most %d characters", MaxLabelChars)
-	case !utf8.ValidString(label) || strings.ContainsAny(label, "\x00\n\r\t"):
+	case !utf8.ValidString(label) || resolute.HasControl(label, ""):
 		return resolute.Errorf(resolute.EInvalid, "label: must be text without control characters")
 	}
 	return nil

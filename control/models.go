@@ -287,6 +287,11 @@ func checkModel(req resolute.ModelRequest) error {
 			return resolute.Errorf(resolute.EInvalid, "name: must not contain '@' or '/'")
 		}
 	}
+	if req.Description != nil {
+		if err := CheckDescription("description", *req.Description, MaxDescriptionLen); err != nil {
+			return err
+		}
+	}
 	return checkMetadata("metadata", req.Metadata)
 }
 

@@ -105,5 +105,5 @@ func checkProject(name, description string) error {
 	if err := CheckName("name", name, MaxNameLen); err != nil {
 		return err
 	}
-	return CheckLength("description", description, MaxDescriptionLen)
+	return CheckDescription("description", description, MaxDescriptionLen)
 }

@@ -31,15 +31,24 @@ type Services struct {
 	TaskOrigin  *TaskOrigin
 }
 
+// ServicesOption tunes the services: WithMinPasswordLength.
+type ServicesOption func(*Services)
+
+// WithMinPasswordLength sets the fewest characters of a new password
+// (DefaultMinPasswordLength without it).
+func WithMinPasswordLength(n int) ServicesOption {
+	return func(s *Services) { s.Users.minPassword = n }
+}
+
 // NewServices returns the services over database; run runs experiments
 // and tasks, and metrics stores what trials report.
-func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *slog.Logger) *Services {
+func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *slog.Logger, opts ...ServicesOption) *Services {
 	exps := run.Experiments
 	taskUIDBase := resolute.DefaultTaskUIDBase // links are checked against the runner's
 	if run.Tasks != nil {
 		taskUIDBase = run.Tasks.c.opts.TaskUIDBase
 	}
-	return &Services{
+	s := &Services{
 		Experiments: exps,
 		Tasks:       run.Tasks,
 		Queue:       run.Queue,
@@ -50,10 +59,14 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 		Allocations: &Allocations{db: database},
 		Models:      &Models{db: database, logger: logger},
 		Templates:   &Templates{db: database, logger: logger},
-		Users:       &Users{db: database, logger: logger, taskUIDBase: taskUIDBase},
+		Users:       &Users{db: database, logger: logger, taskUIDBase: taskUIDBase, minPassword: DefaultMinPasswordLength},
 		RunMetadata: &RunMetadata{db: database},
 		TaskOrigin:  NewTaskOrigin(database, time.Now),
 	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // inTx runs fn in one transaction, committed when it returns no error, and
@@ -76,7 +89,8 @@ const (
 )
 
 // CheckName validates a name: not empty, no surrounding spaces, at most
-// maxLen bytes, no control characters. field names it in the message.
+// maxLen bytes, no control characters (resolute.HasControl: det prints
+// names in other people's terminals). field names it in the message.
 func CheckName(field, name string, maxLen int) error {
 	switch {
 	case strings.TrimSpace(name) == "":
@@ -85,8 +99,20 @@ func CheckName(field, name string, maxLen int) error {
 		return resolute.Errorf(resolute.EInvalid, "%s: must not start or end with spaces", field)
 	case len(name) > maxLen:
 		return resolute.Errorf(resolute.EInvalid, "%s: must be at most %d characters", field, maxLen)
-	case strings.ContainsAny(name, "\x00\n\r\t"):
+	case resolute.HasControl(name, ""):
 		return resolute.Errorf(resolute.EInvalid, "%s: must not contain control characters", field)
+	}
+	return nil
+}
+
+// CheckDescription validates a description: at most maxLen bytes, and no
+// control characters but newlines (a textarea's CRLF too) and tabs.
+func CheckDescription(field, v string, maxLen int) error {
+	if err := CheckLength(field, v, maxLen); err != nil {
+		return err
+	}
+	if resolute.HasControl(strings.ReplaceAll(v, "\r\n", "\n"), "\n\t") {
+		return resolute.Errorf(resolute.EInvalid, "%s: must not contain control characters other than newlines and tabs", field)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"regexp"
 	"time"
+	"unicode/utf8"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/auth"
@@ -16,8 +17,9 @@ import (
 // sessions. The cluster always keeps an active administrator, and a user
 // who is deactivated or whose password changes loses their other sessions.
 type Users struct {
-	db     *db.DB
-	logger *slog.Logger
+	db          *db.DB
+	logger      *slog.Logger
+	minPassword int // characters
 	// taskUIDBase is where unlinked users' task ids start; links stay below.
 	taskUIDBase int
 }
@@ -25,9 +27,15 @@ type Users struct {
 // MaxPasswordLen is the longest password bcrypt reads in full.
 const MaxPasswordLen = 72
 
+// DefaultMinPasswordLength is the fewest characters of a new password
+// unless security.min_password_length says otherwise.
+const DefaultMinPasswordLength = 8
+
 var usernamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$`)
 
-// Create adds a user with a password ("" for none): administrators only.
+// Create adds a user with a password ("" for none, as Determined allows:
+// they sign in with the empty password until one is set, like the built-in
+// users): administrators only. A password given must be long enough.
 func (s *Users) Create(ctx context.Context, a authz.Actor, spec resolute.UserSpec, password string) (resolute.User, error) {
 	if err := authz.Can(a, authz.Administer, authz.Cluster); err != nil {
 		return resolute.User{}, err
@@ -38,8 +46,10 @@ func (s *Users) Create(ctx context.Context, a authz.Actor, spec resolute.UserSpe
 	if err := CheckLength("displayName", spec.DisplayName, MaxNameLen); err != nil {
 		return resolute.User{}, err
 	}
-	if err := checkPassword(password); err != nil {
-		return resolute.User{}, err
+	if password != "" {
+		if err := s.checkPassword(password); err != nil {
+			return resolute.User{}, err
+		}
 	}
 	hash, err := auth.HashPassword(password)
 	if err != nil {
@@ -53,7 +63,8 @@ func (s *Users) Create(ctx context.Context, a authz.Actor, spec resolute.UserSpe
 		return q.UpdateUser(ctx, u.ID, u.DisplayName, u.Admin, false)
 	})
 	if err == nil {
-		s.logger.Info("user created", "username", u.Username, "admin", u.Admin, "by", a.Username())
+		s.logger.Info("user created", "username", u.Username, "user_id", u.ID, "admin", u.Admin, "active", u.Active,
+			"has_password", password != "", "by", a.Username())
 	}
 	return u, err
 }
@@ -73,6 +84,7 @@ func (s *Users) Edit(ctx context.Context, a authz.Actor, id int64, req resolute.
 	if link != nil && *link == (resolute.AgentUserGroup{}) {
 		link = nil // unlink
 	}
+	var before resolute.User
 	u, err := inTx(ctx, s.db, func(q *db.Queries) (resolute.User, error) {
 		// The administrators first, then the user, always in that order:
 		// two edits that each remove an administrator then cannot both
@@ -87,6 +99,7 @@ func (s *Users) Edit(ctx context.Context, a authz.Actor, id int64, req resolute.
 		if err := authz.Can(a, authz.ChangeUser, authz.UserAccount(old.User)); err != nil {
 			return old.User, err
 		}
+		before = old.User
 		u := old.User
 		if req.DisplayName != nil {
 			u.DisplayName = *req.DisplayName
@@ -137,6 +150,9 @@ func (s *Users) Edit(ctx context.Context, a authz.Actor, id int64, req resolute.
 		}
 		return u, nil
 	})
+	if err == nil {
+		s.logEdit(a, before, u)
+	}
 	if err == nil && req.AgentUserGroup != nil {
 		s.logAgentLink(a, u, link)
 	}
@@ -161,12 +177,31 @@ func (s *Users) logAgentLink(a authz.Actor, u resolute.User, link *resolute.Agen
 		"agent_uid", link.UID, "agent_gid", link.GID, "agent_user", link.User, "agent_group", link.Group, "by", a.Username())
 }
 
+// logEdit says in the master's log who changed what of whom.
+func (s *Users) logEdit(a authz.Actor, before, after resolute.User) {
+	attrs := []any{"username", after.Username, "user_id", after.ID, "by", a.Username()}
+	changed := false
+	if before.DisplayName != after.DisplayName {
+		attrs, changed = append(attrs, "display_name", after.DisplayName, "was", before.DisplayName), true
+	}
+	if before.Admin != after.Admin {
+		attrs, changed = append(attrs, "admin", after.Admin), true
+	}
+	if before.Active != after.Active {
+		attrs, changed = append(attrs, "active", after.Active), true
+	}
+	if changed {
+		s.logger.Info("user changed", attrs...)
+	}
+}
+
 // SetPassword changes a user's password: users their own, giving their
 // current password; administrators anyone's (their own too with the current
 // one). Every other session of that user ends; session is the token the
 // actor signed in with, which survives when they change their own.
 func (s *Users) SetPassword(ctx context.Context, a authz.Actor, id int64, req resolute.SetPasswordRequest, session string) error {
-	return s.db.InTx(ctx, func(q *db.Queries) error {
+	var username string
+	err := s.db.InTx(ctx, func(q *db.Queries) error {
 		u, err := q.UserForUpdate(ctx, id)
 		if err != nil {
 			return err
@@ -174,7 +209,7 @@ func (s *Users) SetPassword(ctx context.Context, a authz.Actor, id int64, req re
 		if err := authz.Can(a, authz.ChangeUser, authz.UserAccount(u.User)); err != nil {
 			return err
 		}
-		if err := checkPassword(req.Password); err != nil {
+		if err := s.checkPassword(req.Password); err != nil {
 			return err
 		}
 		self := a.UserID() == id
@@ -192,8 +227,13 @@ func (s *Users) SetPassword(ctx context.Context, a authz.Actor, id int64, req re
 		if self {
 			keep = auth.HashToken(session)
 		}
+		username = u.Username
 		return q.DeleteOtherSessions(ctx, id, keep)
 	})
+	if err == nil { // who set whose password, never the password
+		s.logger.Info("user password set", "username", username, "user_id", id, "by", a.Username())
+	}
+	return err
 }
 
 // errBadLogin never says whether the user or the password was wrong.
@@ -227,8 +267,13 @@ func (s *Users) Logout(ctx context.Context, token string) error {
 	return s.db.DeleteSession(ctx, auth.HashToken(token))
 }
 
-// checkPassword checks a new password's length.
-func checkPassword(p string) error {
+// checkPassword checks a new password's length: at least the configured
+// number of characters (so never empty: a password once set cannot be
+// removed), at most what bcrypt reads.
+func (s *Users) checkPassword(p string) error {
+	if n := utf8.RuneCountInString(p); n < s.minPassword {
+		return resolute.Errorf(resolute.EInvalid, "password: must be at least %d characters (got %d)", s.minPassword, n)
+	}
 	if len(p) > MaxPasswordLen {
 		return resolute.Errorf(resolute.EInvalid, "password: must be at most %d bytes", MaxPasswordLen)
 	}

@@ -33,7 +33,7 @@ func TestAUserCannotChangeAnotherAccountNorAdministerThemselves(t *testing.T) {
 	alice, bob := p.alice.UserID(), p.bob.UserID()
 	refused := map[string]func() error{
 		"create a user": func() error {
-			_, err := p.svc.Users.Create(ctx, p.bob, resolute.UserSpec{Username: "eve"}, "pw")
+			_, err := p.svc.Users.Create(ctx, p.bob, resolute.UserSpec{Username: "eve"}, "s3cret-pw")
 			return err
 		},
 		"rename alice": func() error {
@@ -88,15 +88,15 @@ func TestAUserChangesTheirOwnDisplayNameAndPassword(t *testing.T) {
 		t.Fatalf("alice renames herself, her flags as they are: %+v, %v", u, err)
 	}
 	// alice has no password yet: her current one is empty.
-	if err := p.svc.Users.SetPassword(ctx, p.alice, alice, resolute.SetPasswordRequest{Password: "one"}, ""); err != nil {
+	if err := p.svc.Users.SetPassword(ctx, p.alice, alice, resolute.SetPasswordRequest{Password: "password-one"}, ""); err != nil {
 		t.Fatalf("alice sets her first password: %v", err)
 	}
-	kept, ended := login(t, p.svc, "alice", "one"), login(t, p.svc, "alice", "one")
-	err = p.svc.Users.SetPassword(ctx, p.alice, alice, resolute.SetPasswordRequest{Password: "two", OldPassword: "wrong"}, kept)
+	kept, ended := login(t, p.svc, "alice", "password-one"), login(t, p.svc, "alice", "password-one")
+	err = p.svc.Users.SetPassword(ctx, p.alice, alice, resolute.SetPasswordRequest{Password: "password-two", OldPassword: "wrong"}, kept)
 	if code(err) != resolute.EInvalid || resolute.ErrorMessage(err) != "oldPassword: is not your current password" {
 		t.Fatalf("a wrong current password: %v", err)
 	}
-	if err := p.svc.Users.SetPassword(ctx, p.alice, alice, resolute.SetPasswordRequest{Password: "two", OldPassword: "one"}, kept); err != nil {
+	if err := p.svc.Users.SetPassword(ctx, p.alice, alice, resolute.SetPasswordRequest{Password: "password-two", OldPassword: "password-one"}, kept); err != nil {
 		t.Fatalf("alice changes her password: %v", err)
 	}
 	if _, _, err := p.db.SessionUser(ctx, auth.HashToken(kept)); err != nil {
@@ -105,25 +105,25 @@ func TestAUserChangesTheirOwnDisplayNameAndPassword(t *testing.T) {
 	if _, _, err := p.db.SessionUser(ctx, auth.HashToken(ended)); code(err) != resolute.ENotFound {
 		t.Errorf("alice's other session survived her new password: %v", err)
 	}
-	login(t, p.svc, "alice", "two")
+	login(t, p.svc, "alice", "password-two")
 }
 
 func TestAnAdministratorManagesEveryAccount(t *testing.T) {
 	ctx := context.Background()
 	p := newPeople(t)
-	carol, err := p.svc.Users.Create(ctx, p.admin, resolute.UserSpec{Username: "carol", DisplayName: "Carol", Active: ptr(false)}, "pw")
+	carol, err := p.svc.Users.Create(ctx, p.admin, resolute.UserSpec{Username: "carol", DisplayName: "Carol", Active: ptr(false)}, "s3cret-pw")
 	if err != nil || carol.Active || !carol.HasPassword {
 		t.Fatalf("create an inactive user with a password: %+v, %v", carol, err)
 	}
 	alice := p.alice.UserID()
 	session := login(t, p.svc, "alice", "")
-	if err := p.svc.Users.SetPassword(ctx, p.admin, alice, resolute.SetPasswordRequest{Password: "reset"}, ""); err != nil {
+	if err := p.svc.Users.SetPassword(ctx, p.admin, alice, resolute.SetPasswordRequest{Password: "reset-password"}, ""); err != nil {
 		t.Fatalf("an administrator resets alice's password without her current one: %v", err)
 	}
 	if _, _, err := p.db.SessionUser(ctx, auth.HashToken(session)); code(err) != resolute.ENotFound {
 		t.Errorf("alice's session survived the reset: %v", err)
 	}
-	session = login(t, p.svc, "alice", "reset")
+	session = login(t, p.svc, "alice", "reset-password")
 	u, err := p.svc.Users.Edit(ctx, p.admin, alice, resolute.PatchUserRequest{DisplayName: ptr("A"), Admin: ptr(true)})
 	if err != nil || !u.Admin || u.DisplayName != "A" {
 		t.Fatalf("make alice an administrator: %+v, %v", u, err)
@@ -134,7 +134,7 @@ func TestAnAdministratorManagesEveryAccount(t *testing.T) {
 	if _, _, err := p.db.SessionUser(ctx, auth.HashToken(session)); code(err) != resolute.ENotFound {
 		t.Errorf("a deactivated user's session survived: %v", err)
 	}
-	if _, _, err := p.svc.Users.Login(ctx, "alice", "reset", time.Now().Add(time.Hour)); code(err) != resolute.EUnauthorized {
+	if _, _, err := p.svc.Users.Login(ctx, "alice", "reset-password", time.Now().Add(time.Hour)); code(err) != resolute.EUnauthorized {
 		t.Errorf("a deactivated user logs in: %v", err)
 	}
 }
@@ -163,16 +163,16 @@ func TestTheLastAdministratorStays(t *testing.T) {
 func TestLoginAndLogout(t *testing.T) {
 	ctx := context.Background()
 	p := newPeople(t)
-	if _, err := p.svc.Users.Create(ctx, p.admin, resolute.UserSpec{Username: "dave"}, "pw"); err != nil {
+	if _, err := p.svc.Users.Create(ctx, p.admin, resolute.UserSpec{Username: "dave"}, "s3cret-pw"); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range [][2]string{{"dave", "wrong"}, {"nobody", "pw"}} {
+	for _, bad := range [][2]string{{"dave", "wrong"}, {"nobody", "s3cret-pw"}} {
 		_, _, err := p.svc.Users.Login(ctx, bad[0], bad[1], time.Now().Add(time.Hour))
 		if code(err) != resolute.EUnauthorized || resolute.ErrorMessage(err) != "invalid username or password" {
 			t.Errorf("login %s/%s: %v", bad[0], bad[1], err)
 		}
 	}
-	token := login(t, p.svc, "dave", "pw")
+	token := login(t, p.svc, "dave", "s3cret-pw")
 	if u, _, err := p.db.SessionUser(ctx, auth.HashToken(token)); err != nil || u.Username != "dave" {
 		t.Fatalf("the session is dave's: %+v, %v", u, err)
 	}

@@ -151,6 +151,9 @@ func translate(err error, format string, args ...any) error {
 		return resolute.Errorf(resolute.EConflict, "%s already exists", what)
 	case errors.As(err, &pgErr) && pgErr.Code == "23503":
 		return resolute.Errorf(resolute.EConflict, "%s is still in use", what)
+	case errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05"):
+		// A NUL in text or \u0000 in JSON that no check before caught.
+		return resolute.Errorf(resolute.EInvalid, "%s: text must not contain NUL characters", what)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

@@ -16,7 +16,7 @@ func TestAShellsTerminalRunsCommandsInTheBrowserForItsOwnerOnly(t *testing.T) {
 	login, err := client.New(m.URL).Login(t.Context(), "admin", "")
 	must(t, err)
 	api := client.New(m.URL, client.WithToken(login.Token))
-	_, err = api.CreateUser(t.Context(), resolute.UserSpec{Username: "bob"}, "pw")
+	_, err = api.CreateUser(t.Context(), resolute.UserSpec{Username: "bob"}, "s3cret-pw")
 	must(t, err)
 	shell, err := api.CreateTask(t.Context(), resolute.TaskShell, resolute.CreateTaskRequest{Config: "resources: {slots: 0}\n"})
 	must(t, err)
@@ -57,7 +57,7 @@ func TestAShellsTerminalRunsCommandsInTheBrowserForItsOwnerOnly(t *testing.T) {
 
 	// Another user gets 403.
 	other := browser.NewPage(t, 1280)
-	signIn(t, other, m.URL, "bob", "pw")
+	signIn(t, other, m.URL, "bob", "s3cret-pw")
 	must(t, expect(t, other.Locator("#user-menu")).ToBeVisible())
 	resp, err := other.Goto(m.URL + shell.ServiceAddress)
 	must(t, err)

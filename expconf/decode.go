@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/resolute-ml/resolute"
 )
 
 // maxNodes bounds the work done on one document, so YAML alias tricks
@@ -353,6 +355,37 @@ func (d *decoder) list(n *yaml.Node, path string) ([]*yaml.Node, bool) {
 		out = append(out, d.resolve(item))
 	}
 	return out, true
+}
+
+// text reads key as a string people see in tables and terminals (names,
+// descriptions): no control characters but those in allow
+// (resolute.HasControl). YAML's escapes ("\e[31m") would let them in.
+func (o *object) text(key string, dst *string, allow string) {
+	if o.str(key, dst) && resolute.HasControl(*dst, allow) {
+		o.d.fail(o.d.resolve(o.vals[key]), join(o.path, key), "%s", controlMessage(allow))
+	}
+}
+
+// textList reads key as a list of such strings (labels).
+func (o *object) textList(key string) []string {
+	items, ok := o.list(key)
+	if !ok {
+		return nil
+	}
+	out := o.d.strings(items, join(o.path, key))
+	for i, item := range items {
+		if item != nil && item.Kind == yaml.ScalarNode && resolute.HasControl(item.Value, "") {
+			o.d.fail(item, index(join(o.path, key), i), "%s", controlMessage(""))
+		}
+	}
+	return out
+}
+
+func controlMessage(allow string) string {
+	if allow == "" {
+		return "must not contain control characters"
+	}
+	return "must not contain control characters other than newlines and tabs"
 }
 
 func (o *object) strList(key string) []string {

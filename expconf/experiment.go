@@ -146,10 +146,10 @@ func decodeExperiment(doc *yaml.Node, opt options) (*ExperimentConfig, error) {
 		MaxRestarts:      DefaultMaxRestarts,
 		CheckpointPolicy: CheckpointPolicyBest,
 	}
-	o.str("name", &c.Name)
-	o.str("description", &c.Description)
+	o.text("name", &c.Name, "")
+	o.text("description", &c.Description, "\n\t")
 	if o.has("labels") {
-		c.Labels = o.strList("labels")
+		c.Labels = o.textList("labels")
 	}
 	o.take("labels")
 	c.Entrypoint = d.entrypoint(o)

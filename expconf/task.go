@@ -70,7 +70,7 @@ func decodeTask(doc *yaml.Node, taskType string) (*TaskConfig, error) {
 	}
 	o := d.object(doc, "")
 	t := &TaskConfig{NotebookIdleType: IdleKernelsOrTerminals}
-	o.str("description", &t.Description)
+	o.text("description", &t.Description, "\n\t")
 	t.Environment = d.environment(o.take("environment"), "environment")
 	t.Resources, t.Slots = d.resources(o.take("resources"), "resources", true)
 	t.Resources.SlotsPerTrial = 0

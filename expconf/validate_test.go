@@ -14,6 +14,26 @@ func TestParseExperimentRejects(t *testing.T) {
 		yaml string
 		want string
 	}{
+		"an escape sequence in the name, written with YAML's escapes": {
+			yaml: "name: \"\\e[2J\\e[31mPWNED\"",
+			want: "name: must not contain control characters (line 1)",
+		},
+		"a carriage return in the name": {
+			yaml: "name: \"ok\\rFAILED\"",
+			want: "name: must not contain control characters (line 1)",
+		},
+		"a right-to-left override in the name": {
+			yaml: "name: \"model\\u202Etxt.exe\"",
+			want: "name: must not contain control characters (line 1)",
+		},
+		"ESC in the description, where newlines and tabs are fine": {
+			yaml: "description: \"two\\nlines\\tand \\x1b[1mbold\"",
+			want: "description: must not contain control characters other than newlines and tabs (line 1)",
+		},
+		"a label with a control character is named by its index": {
+			yaml: "labels:\n  - fine\n  - \"bell\\a\"",
+			want: "labels[1]: must not contain control characters (line 3)",
+		},
 		"adaptive_asha without max_trials names the searcher": {
 			yaml: "searcher:\n  name: adaptive_asha\n  metric: loss\n  max_time: 10\n  time_metric: batches",
 			want: "searcher.max_trials: required when searcher.name is adaptive_asha (line 2)",

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"math"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -12,37 +11,24 @@ import (
 )
 
 // login opens a session under the failed-login throttle, which counts
-// failures per username and per client address, returning its token.
+// failures per username and client address together (with a ceiling per
+// address), returning its token.
 func (s *Server) login(r *http.Request, username, password string) (string, resolute.User, time.Time, error) {
-	keys := []string{"user:" + username, "addr:" + clientAddr(r)}
-	for _, k := range keys {
-		if wait := s.throttle.Wait(k); wait > 0 {
-			return "", resolute.User{}, time.Time{}, resolute.Errorf(resolute.ETooMany,
-				"too many failed logins; try again in %d s", int(math.Ceil(wait.Seconds())))
-		}
+	addr := clientAddr(r)
+	if wait := s.throttle.Wait(username, addr); wait > 0 {
+		return "", resolute.User{}, time.Time{}, resolute.Errorf(resolute.ETooMany,
+			"too many failed logins; try again in %d s", int(math.Ceil(wait.Seconds())))
 	}
 	expires := s.now().Add(s.cfg.SessionLifetime)
 	token, u, err := s.svc.Users.Login(r.Context(), username, password, expires)
 	if err != nil {
 		if resolute.ErrorCode(err) == resolute.EUnauthorized {
-			for _, k := range keys {
-				s.throttle.Fail(k)
-			}
+			s.throttle.Fail(username, addr)
 		}
 		return "", resolute.User{}, time.Time{}, err
 	}
-	for _, k := range keys {
-		s.throttle.Succeed(k)
-	}
+	s.throttle.Succeed(username, addr)
 	return token, u, expires, nil
-}
-
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }
 
 // handleLoginPage serves GET /login.
@@ -73,13 +59,14 @@ func (s *Server) handleLoginForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: token, Path: "/", Expires: expires,
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.cfg.SecureCookies})
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secureCookies(r)})
 	http.Redirect(w, r, safeRedirect(target), http.StatusSeeOther)
 }
 
-// safeRedirect keeps redirects on this site.
+// safeRedirect keeps redirects on this site: target when it is a local
+// path (resolute.LocalPath), else the dashboard.
 func safeRedirect(target string) string {
-	if !strings.HasPrefix(target, "/") || strings.HasPrefix(target, "//") || strings.HasPrefix(target, "/\\") {
+	if !resolute.LocalPath(target) {
 		return "/dashboard"
 	}
 	return target
@@ -92,7 +79,7 @@ func (s *Server) handleLogoutForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
-		SameSite: http.SameSiteLaxMode, Secure: s.cfg.SecureCookies})
+		SameSite: http.SameSiteLaxMode, Secure: s.secureCookies(r)})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 

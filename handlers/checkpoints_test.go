@@ -16,7 +16,7 @@ import (
 func TestAnotherUserCannotMarkSomeonesCheckpointDeleted(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	ctx := t.Context()
-	hash, _ := auth.HashPassword("pw")
+	hash, _ := auth.HashPassword("s3cret-pw")
 	var alice resolute.User
 	for _, name := range []string{"alice", "bob"} {
 		u, err := m.DB.CreateUser(ctx, name, "", hash, false)
@@ -43,13 +43,13 @@ func TestAnotherUserCannotMarkSomeonesCheckpointDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	deleteIt := `{"checkpoints": [{"uuid": "` + uuid + `", "resources": {"resources": {}}}]}`
-	if code := api(t, m, "PATCH", "/api/v1/checkpoints", login(t, m, "bob", "pw"), deleteIt, nil); code != 403 {
+	if code := api(t, m, "PATCH", "/api/v1/checkpoints", login(t, m, "bob", "s3cret-pw"), deleteIt, nil); code != 403 {
 		t.Fatalf("bob marks alice's checkpoint deleted: status %d, want 403", code)
 	}
 	if c, _ := m.DB.Checkpoint(ctx, uuid); c.State != "COMPLETED" {
 		t.Fatalf("after bob's refused request the checkpoint is %s", c.State)
 	}
-	if code := api(t, m, "PATCH", "/api/v1/checkpoints", login(t, m, "alice", "pw"), deleteIt, nil); code != 200 {
+	if code := api(t, m, "PATCH", "/api/v1/checkpoints", login(t, m, "alice", "s3cret-pw"), deleteIt, nil); code != 200 {
 		t.Fatalf("alice marks her checkpoint deleted: status %d", code)
 	}
 	if c, _ := m.DB.Checkpoint(ctx, uuid); c.State != "DELETED" {

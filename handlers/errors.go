@@ -98,9 +98,21 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // decodeJSON reads a JSON body into v; bad JSON becomes a 400 that says
-// where, a too-large body a 413.
+// where, a too-large body a 413, a NUL in any text a 400 naming the field.
 func decodeJSON(r *http.Request, v any) error {
-	return jsonError(json.NewDecoder(r.Body).Decode(v))
+	return checkDecoded(v, json.NewDecoder(r.Body).Decode(v))
+}
+
+// checkDecoded is jsonError of err, or, when v was decoded, a 400 naming a
+// field of v that holds a NUL (PostgreSQL refuses them in text).
+func checkDecoded(v any, err error) error {
+	if err != nil {
+		return jsonError(err)
+	}
+	if field := nulField(v); field != "" {
+		return errNUL(field)
+	}
+	return nil
 }
 
 // jsonError turns an error of decoding JSON into a resolute error a person

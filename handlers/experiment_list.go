@@ -227,7 +227,7 @@ func (s *Server) handleExperimentBatchForm(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	back := r.PostFormValue("back")
-	if !strings.HasPrefix(back, "/") || strings.HasPrefix(back, "//") || strings.ContainsAny(back, "\\\r\n") {
+	if !resolute.LocalPath(back) {
 		back = "/experiments"
 	}
 	action := r.PostFormValue("action")

@@ -41,7 +41,7 @@ func makeListed(t *testing.T, m *handlerstest.Master, exps []listed) []int64 {
 		if _, ok := users[x.user]; !ok {
 			u, err := m.DB.UserByUsername(ctx, x.user)
 			if err != nil {
-				hash, _ := auth.HashPassword("pw")
+				hash, _ := auth.HashPassword("s3cret-pw")
 				created, err := m.DB.CreateUser(ctx, x.user, "", hash, false)
 				if err != nil {
 					t.Fatal(err)
@@ -262,11 +262,11 @@ func TestBatchActionsReportEachExperiment(t *testing.T) {
 		{name: "also-done", state: resolute.StateCanceled},
 	})
 	done, paused, bobs, alsoDone := ids[0], ids[1], ids[2], ids[3]
-	hash, _ := auth.HashPassword("pw")
+	hash, _ := auth.HashPassword("s3cret-pw")
 	if _, err := m.DB.CreateUser(t.Context(), "carol", "", hash, false); err != nil {
 		t.Fatal(err)
 	}
-	c := signInPages(t, m, "carol", "pw") // not an administrator: may change only her own
+	c := signInPages(t, m, "carol", "s3cret-pw") // not an administrator: may change only her own
 	admin := signInPages(t, m, "admin", "")
 
 	batch := func(c *http.Client, form url.Values) (int, string, string) {

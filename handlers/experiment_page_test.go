@@ -206,7 +206,8 @@ func TestNotesAreSavedAndRenderedSafely(t *testing.T) {
 		t.Fatalf("plain save: %d %s", resp.StatusCode, resp.Header.Get("Location"))
 	}
 
-	// Bad notes are refused with 400 naming the field, and what was typed stays.
+	// Bad notes are refused with 400 naming the field, and what was typed
+	// stays; a NUL, refused at the door for every form, gets the error page.
 	huge := strings.Repeat("x", 64<<10+1)
 	for name, tc := range map[string]struct {
 		notes   string
@@ -215,7 +216,7 @@ func TestNotesAreSavedAndRenderedSafely(t *testing.T) {
 	}{
 		"too long, by htmx":  {huge, true, "notes: must be at most 65536 bytes"},
 		"too long, plainly":  {huge, false, "notes: must be at most 65536 bytes"},
-		"a NUL, by htmx":     {"a\x00b", true, "notes: must be UTF-8 text without NUL characters"},
+		"a NUL, by htmx":     {"a\x00b", true, "notes: must not contain NUL characters"},
 		"not UTF-8, plainly": {"\xff\xfe", false, "notes: must be UTF-8 text without NUL characters"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -227,14 +228,18 @@ func TestNotesAreSavedAndRenderedSafely(t *testing.T) {
 			if resp.StatusCode != 400 {
 				t.Fatalf("status %d", resp.StatusCode)
 			}
+			if strings.Contains(tc.notes, "\x00") {
+				wants(t, "the refusal", body, `id="error-page"`, tc.message)
+				return
+			}
 			wants(t, "the refusal", body, `id="e-notes"`, tc.message, `id="notes-editor" open`)
 		})
 	}
 
 	// Only the owner or an administrator edits them.
 	admin := login(t, f.m, "admin", "")
-	api(t, f.m, "POST", "/api/v1/users", admin, `{"user":{"username":"eve"},"password":"pw"}`, nil)
-	eve := signInPages(t, f.m, "eve", "pw")
+	api(t, f.m, "POST", "/api/v1/users", admin, `{"user":{"username":"eve"},"password":"s3cret-pw"}`, nil)
+	eve := signInPages(t, f.m, "eve", "s3cret-pw")
 	if resp, _ := post(t, eve, f.m, f.path("/notes"), url.Values{"notes": {"mine now"}}); resp.StatusCode != 403 {
 		t.Fatalf("another user's edit: %d", resp.StatusCode)
 	}

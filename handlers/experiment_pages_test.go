@@ -248,7 +248,7 @@ func TestExperimentPagesSubmitFollowAndManageARun(t *testing.T) {
 func TestExperimentActionsFollowItsStateAndOwner(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{Slots: 1})
 	admin := login(t, m, "admin", "")
-	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"pw"}`, nil)
+	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"s3cret-pw"}`, nil)
 	c := signInPages(t, m, "admin", "")
 	cfg := "name: sleepy\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\n"
 	resp, body := postMultipart(t, c, m, "/experiments/new", map[string]string{"yaml": cfg, "paused": "1"}, nil)
@@ -268,7 +268,7 @@ func TestExperimentActionsFollowItsStateAndOwner(t *testing.T) {
 	}
 
 	// Another user sees no buttons and may not press them.
-	bob := signInPages(t, m, "bob", "pw")
+	bob := signInPages(t, m, "bob", "s3cret-pw")
 	if _, body := get(t, bob, m, path); strings.Contains(body, `id="experiment-actions"`) {
 		t.Error("bob is offered actions on admin's experiment")
 	}

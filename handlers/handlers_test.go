@@ -54,15 +54,15 @@ func login(t *testing.T, m *handlerstest.Master, user, password string) string {
 }
 
 func TestLoginLogoutAndTokens(t *testing.T) {
-	m := handlerstest.Start(t, handlerstest.Options{InitialPassword: "pw"})
+	m := handlerstest.Start(t, handlerstest.Options{InitialPassword: "s3cret-pw"})
 	var e resolute.ErrorResponse
 	if code := api(t, m, "POST", "/api/v1/auth/login", "", `{"username":"admin","password":"nope"}`, &e); code != 401 || e.Error.Message != "invalid username or password" {
 		t.Fatalf("wrong password: %d %+v", code, e)
 	}
-	if code := api(t, m, "POST", "/api/v1/auth/login", "", `{"username":"ghost","password":"pw"}`, &e); code != 401 || e.Error.Message != "invalid username or password" {
+	if code := api(t, m, "POST", "/api/v1/auth/login", "", `{"username":"ghost","password":"s3cret-pw"}`, &e); code != 401 || e.Error.Message != "invalid username or password" {
 		t.Fatalf("unknown user: %d %+v", code, e)
 	}
-	token := login(t, m, "admin", "pw")
+	token := login(t, m, "admin", "s3cret-pw")
 	var me resolute.UserResponse
 	if code := api(t, m, "GET", "/api/v1/me", token, "", &me); code != 200 || me.User.Username != "admin" || !me.User.Admin {
 		t.Fatalf("me: %d %+v", code, me)
@@ -76,12 +76,12 @@ func TestLoginLogoutAndTokens(t *testing.T) {
 }
 
 func TestRepeatedFailedLoginsAreSlowedDown(t *testing.T) {
-	m := handlerstest.Start(t, handlerstest.Options{InitialPassword: "pw"})
+	m := handlerstest.Start(t, handlerstest.Options{InitialPassword: "s3cret-pw"})
 	var e resolute.ErrorResponse
 	for i := 0; i < 6; i++ {
 		api(t, m, "POST", "/api/v1/auth/login", "", `{"username":"admin","password":"guess"}`, &e)
 	}
-	code := api(t, m, "POST", "/api/v1/auth/login", "", `{"username":"admin","password":"pw"}`, &e)
+	code := api(t, m, "POST", "/api/v1/auth/login", "", `{"username":"admin","password":"s3cret-pw"}`, &e)
 	if code != 429 || !strings.HasPrefix(e.Error.Message, "too many failed logins; try again in") {
 		t.Fatalf("after 6 failures even the right password waits: got %d %+v", code, e)
 	}
@@ -168,7 +168,7 @@ func TestUsersAdministration(t *testing.T) {
 		t.Fatalf("non-admin creating a user: %d", code)
 	}
 	id := itoa(u.User.ID)
-	if code := api(t, m, "POST", "/api/v1/users/"+id+"/password", ada, `{"password":"new","oldPassword":"wrong"}`, &e); code != 400 || e.Error.Message != "oldPassword: is not your current password" {
+	if code := api(t, m, "POST", "/api/v1/users/"+id+"/password", ada, `{"password":"brand-new-pw","oldPassword":"wrong"}`, &e); code != 400 || e.Error.Message != "oldPassword: is not your current password" {
 		t.Fatalf("change own password with a wrong old one: %d %+v", code, e)
 	}
 	if code := api(t, m, "POST", "/api/v1/users/"+id+"/password", ada, `{"password":"analytical","oldPassword":"lovelace"}`, nil); code != 200 {
@@ -278,16 +278,16 @@ func TestPagesNeedASessionAndFormsWork(t *testing.T) {
 func TestAdminPagesAreForAdmins(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin := login(t, m, "admin", "")
-	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"pw"}`, nil)
+	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"s3cret-pw"}`, nil)
 	c := browserClient(t)
-	post(t, c, m, "/login", url.Values{"username": {"bob"}, "password": {"pw"}})
+	post(t, c, m, "/login", url.Values{"username": {"bob"}, "password": {"s3cret-pw"}})
 	for _, path := range []string{"/admin/users", "/logs"} {
 		resp, _ := get(t, c, m, path)
 		if resp.StatusCode != 403 {
 			t.Errorf("GET %s as a user: %d, want 403", path, resp.StatusCode)
 		}
 	}
-	if code := api(t, m, "GET", "/api/v1/master/logs", login(t, m, "bob", "pw"), "", nil); code != 403 {
+	if code := api(t, m, "GET", "/api/v1/master/logs", login(t, m, "bob", "s3cret-pw"), "", nil); code != 403 {
 		t.Errorf("master logs as a user: %d", code)
 	}
 }

@@ -163,8 +163,8 @@ func TestTheJobQueuePageShowsThePoolAndItsFormsChangeIt(t *testing.T) {
 
 	// Another user sees the queue but no controls on admin's jobs, and may
 	// not post them.
-	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"pw"}`, nil)
-	bob := signInPages(t, m, "bob", "pw")
+	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"s3cret-pw"}`, nil)
+	bob := signInPages(t, m, "bob", "s3cret-pw")
 	_, body = get(t, bob, m, "/jobs")
 	wants(t, "bob's queue", body, `id="job-`+a+`"`)
 	if strings.Contains(body, `id="edit-`+a+`"`) || strings.Contains(body, `id="up-`+b+`"`) || strings.Contains(body, "drag-handle") {

@@ -88,7 +88,7 @@ func decodeJSONUpload(body io.Reader, v any, field string, limit int64, sink fun
 	if err != nil {
 		return jsonError(err)
 	}
-	return jsonError(json.Unmarshal(obj, v))
+	return checkDecoded(v, json.Unmarshal(obj, v))
 }
 
 // jsonScanner reads JSON a byte at a time, counting what it keeps.

@@ -166,8 +166,8 @@ func TestModelPagesCreateRegisterEditAndAlias(t *testing.T) {
 	}
 
 	// Someone else sees the model but may not change it.
-	api(t, m, "POST", "/api/v1/users", token, `{"user":{"username":"bob"},"password":"builder"}`, nil)
-	bob := signInPages(t, m, "bob", "builder")
+	api(t, m, "POST", "/api/v1/users", token, `{"user":{"username":"bob"},"password":"builder-pw"}`, nil)
+	bob := signInPages(t, m, "bob", "builder-pw")
 	_, body = get(t, bob, m, "/models/digits")
 	if strings.Contains(body, `id="alias-form"`) || strings.Contains(body, `id="edit-description"`) || strings.Contains(body, `id="model-delete"`) {
 		t.Error("bob is offered changes to admin's model")

@@ -226,7 +226,7 @@ func (s *Server) handleTaskRedeem(w http.ResponseWriter, r *http.Request) {
 	}
 	prefix := proxy.Prefix + ts.TaskID + "/"
 	http.SetCookie(w, &http.Cookie{Name: TaskCookieName, Value: ts.Token, Path: prefix, Expires: ts.ExpiresAt,
-		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.cfg.SecureCookies})
+		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secureCookies(r)})
 	http.Redirect(w, r, prefix+strings.TrimLeft(ts.Path, "/"), http.StatusSeeOther)
 }
 

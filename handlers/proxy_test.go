@@ -30,8 +30,8 @@ func TestANotebookIsReachedOnTheTaskOriginByItsOwnerOnly(t *testing.T) {
 	}
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin := login(t, m, "admin", "")
-	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bo"},"password":"pw"}`, nil)
-	bo := login(t, m, "bo", "pw")
+	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bo"},"password":"s3cret-pw"}`, nil)
+	bo := login(t, m, "bo", "s3cret-pw")
 
 	var tr resolute.TaskResponse
 	api(t, m, "POST", "/api/v1/notebooks", admin, jsonBody(resolute.CreateTaskRequest{Config: "resources: {slots: 0}\n"}), &tr)

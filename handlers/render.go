@@ -66,7 +66,7 @@ func redirect(w http.ResponseWriter, r *http.Request, target, flashKind, message
 			kind = "er"
 		}
 		http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: url.QueryEscape(kind + message), Path: "/",
-			HttpOnly: true, SameSite: http.SameSiteLaxMode, MaxAge: 60})
+			HttpOnly: true, SameSite: http.SameSiteLaxMode, MaxAge: 60, Secure: clientOf(r).https})
 	}
 	if r.Header.Get("HX-Request") != "" {
 		w.Header().Set("HX-Redirect", target)
@@ -79,7 +79,7 @@ func redirect(w http.ResponseWriter, r *http.Request, target, flashKind, message
 // clearFlash removes the flash cookie once a page has shown it.
 func clearFlash(w http.ResponseWriter, r *http.Request) {
 	if _, err := r.Cookie(flashCookie); err == nil {
-		http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1, Expires: time.Unix(0, 0)})
+		http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1, Expires: time.Unix(0, 0), Secure: clientOf(r).https})
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 // Routes lists the whole HTTP surface. Groups are by who may call them.
 func (s *Server) Routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(s.recoverPanics, s.limitBodies, s.authenticate)
+	r.Use(s.recoverPanics, s.limitBodies, s.refuseNUL, s.authenticate)
 	r.NotFound(s.handleNotFound)
 	r.MethodNotAllowed(s.handleMethodNotAllowed)
 

@@ -80,8 +80,8 @@ func TestATrialSetsAndGetsItsRunMetadataThroughTheHarness(t *testing.T) {
 func TestRunMetadataIsSetByTheTrialsTaskOrItsOwnerAndReadByAnyoneSignedIn(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin := login(t, m, "admin", "")
-	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"pw"}`, nil)
-	bob := login(t, m, "bob", "pw")
+	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"s3cret-pw"}`, nil)
+	bob := login(t, m, "bob", "s3cret-pw")
 	active := false
 	cfg := "name: x\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\n"
 	var a, b resolute.ExperimentResponse

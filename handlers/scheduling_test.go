@@ -97,8 +97,8 @@ func TestAHigherPriorityExperimentPreemptsALowerOneThatResumes(t *testing.T) {
 func TestTwoUsersShareSlotsByWeightUnderFairShare(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{Slots: 8, Scheduler: scheduler.Config{Type: scheduler.TypeFairShare}})
 	admin := login(t, m, "admin", "")
-	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"ann"},"password":"pw"}`, nil)
-	ann := login(t, m, "ann", "pw")
+	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"ann"},"password":"s3cret-pw"}`, nil)
+	ann := login(t, m, "ann", "s3cret-pw")
 	grid := func(name string, weight int) string {
 		return fmt.Sprintf(`
 name: %s

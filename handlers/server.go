@@ -3,6 +3,7 @@ package handlers
 import (
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/resolute-ml/resolute"
@@ -24,6 +25,10 @@ type Config struct {
 	TasksURL      string
 	SecureCookies bool  // set under TLS
 	MaxBodyBytes  int64 // larger request bodies get 413
+	// TrustedProxies are the addresses of proxies (TLS-terminating load
+	// balancers) whose X-Forwarded-Proto and X-Forwarded-For are believed;
+	// none by default.
+	TrustedProxies []netip.Prefix
 	// CheckpointDir is where shared_fs checkpoints of the master's default
 	// storage live, for downloads.
 	CheckpointDir string
@@ -71,7 +76,7 @@ type Server struct {
 	logger    *slog.Logger
 	logs      *masterlog.Buffer
 	assets    *web.Assets
-	throttle  *auth.Throttle
+	throttle  *auth.LoginThrottle
 	proxy     *proxy.Proxy
 	changes   *live.Listener
 	uploads   *uploadSlots
@@ -89,7 +94,7 @@ type Server struct {
 func New(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, db: d.DB, svc: d.Services, configs: d.Configs, queue: d.Queue, admission: d.Admission, logger: d.Logger, logs: d.Logs, assets: web.New(),
-		throttle: auth.NewThrottle(time.Now), now: time.Now, terminals: d.Terminals, changes: d.Changes,
+		throttle: auth.NewLoginThrottle(time.Now), now: time.Now, terminals: d.Terminals, changes: d.Changes,
 		databaseDown: d.DatabaseDown,
 		uploads:      newUploadSlots(cfg.UploadDir, cfg.MaxConcurrentUploads, d.Logger),
 	}
@@ -103,22 +108,22 @@ func New(cfg Config, d Deps) *Server {
 func (s *Server) Proxy() *proxy.Proxy { return s.proxy }
 
 // Handler returns the master's routes wrapped in the protections every
-// request gets.
+// request gets: the security headers (on refusals too), who the client is
+// (behind a trusted proxy), and the refusal of changes sent from other
+// origins.
 func (s *Server) Handler() http.Handler {
-	csrf := http.NewCrossOriginProtection()
-	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.error(w, r, resolute.Errorf(resolute.EForbidden, "cross-origin request refused"))
-	}))
-	return csrf.Handler(s.Routes())
+	return securityHeaders(s.identifyClient(s.refuseCrossOrigin(s.Routes())))
 }
 
 // TaskHandler returns the task origin's routes (TaskRoutes), which the
 // master serves on its second listener. Requests that change something
-// must come from pages of the task origin itself, as on the master.
+// must come from pages of the task origin itself, as on the master, and a
+// trusted proxy is believed about the scheme (the task cookie's Secure) as
+// there.
 func (s *Server) TaskHandler() http.Handler {
 	csrf := http.NewCrossOriginProtection()
 	csrf.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		proxy.WriteError(w, r, resolute.Errorf(resolute.EForbidden, "cross-origin request refused"))
 	}))
-	return csrf.Handler(s.TaskRoutes())
+	return s.identifyClient(csrf.Handler(s.TaskRoutes()))
 }

@@ -36,7 +36,7 @@ func flashOn(t *testing.T, c *http.Client, m *handlerstest.Master, path string) 
 func TestTheTasksPageLaunchesListsFiltersAndKills(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin := login(t, m, "admin", "")
-	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"pw"}`, nil)
+	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"s3cret-pw"}`, nil)
 	c := signInPages(t, m, "admin", "")
 
 	resp, body := get(t, c, m, "/tasks")
@@ -124,7 +124,7 @@ func TestTheTasksPageLaunchesListsFiltersAndKills(t *testing.T) {
 	}
 
 	// bob sees admin's tasks but may not kill nor open them.
-	bob := signInPages(t, m, "bob", "pw")
+	bob := signInPages(t, m, "bob", "s3cret-pw")
 	if _, body := get(t, bob, m, "/tasks"); !strings.Contains(body, `id="task-`+nb+`"`) || strings.Contains(body, `id="kill-`+nb+`"`) ||
 		strings.Contains(body, `id="open-`+nb+`"`) || strings.Contains(body, "token=") {
 		t.Error("bob does not see admin's notebook, or may kill it, or is given its token")

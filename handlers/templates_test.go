@@ -46,8 +46,8 @@ func TestTemplatesThroughTheAPI(t *testing.T) {
 		t.Fatalf("list: %+v", list)
 	}
 
-	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"kim"},"password":"pw"}`, nil)
-	kim := login(t, m, "kim", "pw")
+	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"kim"},"password":"s3cret-pw"}`, nil)
+	kim := login(t, m, "kim", "s3cret-pw")
 	if code := api(t, m, "DELETE", "/api/v1/templates/gpu-defaults", kim, "", &e); code != 403 {
 		t.Fatalf("another user deleting a template: %d", code)
 	}

@@ -111,8 +111,8 @@ func readyTensorBoard(t *testing.T, m *handlerstest.Master, token string, req re
 func TestATensorBoardServesItsExperimentsFilesToItsOwnerOnly(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin := login(t, m, "admin", "")
-	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bo"},"password":"pw"}`, nil)
-	bo := login(t, m, "bo", "pw")
+	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bo"},"password":"s3cret-pw"}`, nil)
+	bo := login(t, m, "bo", "s3cret-pw")
 	cluster, err := m.DB.ClusterID(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -196,11 +196,11 @@ func TestATensorBoardNeedsExperimentsOrTrialsThatExist(t *testing.T) {
 func TestTheExperimentPageLaunchesATensorBoard(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin := login(t, m, "admin", "")
-	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bo"},"password":"pw"}`, nil)
+	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bo"},"password":"s3cret-pw"}`, nil)
 	exp := createExperiment(t, m, admin, false)
 
 	// Anyone who sees the experiment may launch one: it is theirs.
-	c := signInPages(t, m, "bo", "pw")
+	c := signInPages(t, m, "bo", "s3cret-pw")
 	_, body := get(t, c, m, "/experiments/"+itoa(exp))
 	wants(t, "the experiment page", body, `action="/experiments/`+itoa(exp)+`/tensorboard"`, `id="action-tensorboard"`)
 	resp, body := post(t, c, m, "/experiments/"+itoa(exp)+"/tensorboard", url.Values{})

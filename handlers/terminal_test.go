@@ -111,8 +111,8 @@ func (w *wsTerm) until(re string) string {
 func TestAShellsTerminalsRunCommandsForItsOwnerOnly(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin := login(t, m, "admin", "")
-	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"pw"}`, nil)
-	bob := login(t, m, "bob", "pw")
+	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"s3cret-pw"}`, nil)
+	bob := login(t, m, "bob", "s3cret-pw")
 	id := startShell(t, m, admin)
 
 	term := openTerm(t, m, admin, id)

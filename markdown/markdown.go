@@ -10,10 +10,22 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/resolute-ml/resolute"
 )
+
+// maxQuoteDepth bounds nested quotes: each level reads its lines again, so
+// a note of 64 KiB of ">" would otherwise take seconds to render on every
+// view. Deeper ">" stay text.
+const maxQuoteDepth = 8
 
 // ToHTML renders src as HTML that is safe to put in a page.
 func ToHTML(src string) string {
+	return render(src, 0)
+}
+
+// render renders src inside depth quotes.
+func render(src string, depth int) string {
 	lines := strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n")
 	var b strings.Builder
 	var para []string
@@ -44,14 +56,14 @@ func ToHTML(src string) string {
 		case rule.MatchString(trimmed):
 			flush()
 			b.WriteString("<hr>\n")
-		case strings.HasPrefix(trimmed, ">"):
+		case strings.HasPrefix(trimmed, ">") && depth < maxQuoteDepth:
 			flush()
 			var quote []string
 			for ; i < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i]), ">"); i++ {
 				quote = append(quote, strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(lines[i]), ">"), " "))
 			}
 			i--
-			b.WriteString("<blockquote>\n" + ToHTML(strings.Join(quote, "\n")) + "</blockquote>\n")
+			b.WriteString("<blockquote>\n" + render(strings.Join(quote, "\n"), depth+1) + "</blockquote>\n")
 		case bullet.MatchString(line) || numbered.MatchString(line):
 			flush()
 			tag, item := "ul", bullet
@@ -123,14 +135,15 @@ func inline(s string) string {
 	}
 }
 
-// safeURL allows web and mail links and this site's own paths; anything
-// else (javascript:, data:, vbscript:...) stays text.
+// safeURL allows web and mail links, this site's own paths and fragments;
+// anything else (javascript:, data:, vbscript:..., and paths a browser
+// reads as another host, such as /\evil.example) stays text.
 func safeURL(u string) bool {
 	lower := strings.ToLower(u)
 	for _, p := range []string{"https://", "http://", "mailto:"} {
 		if strings.HasPrefix(lower, p) {
-			return true
+			return !resolute.HasControl(u, "")
 		}
 	}
-	return (strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "//")) || strings.HasPrefix(u, "#")
+	return resolute.LocalPath(u) || (strings.HasPrefix(u, "#") && !resolute.HasControl(u, ""))
 }

@@ -1,6 +1,7 @@
 package markdown_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -26,6 +27,8 @@ func TestToHTML(t *testing.T) {
 		"a javascript link stays text":     {"[x](javascript:alert(1))", "<p>[x](javascript:alert(1))</p>\n"},
 		"a javascript link in any case":    {"[x](JaVaScRiPt:alert`1`)", "<p>[x](JaVaScRiPt:alert`1`)</p>\n"},
 		"a protocol-relative link is text": {"[x](//evil.example)", "<p>[x](//evil.example)</p>\n"},
+		"a backslash a browser reads as a slash is text": {`[x](/\evil.example)`, "<p>[x](/\\evil.example)</p>\n"},
+		"a fragment":                       {"[top](#notes)", `<p><a href="#notes" rel="nofollow noopener">top</a></p>` + "\n"},
 		"quotes cannot leave an attribute": {`[x](https://a.example/"onmouseover="alert(1))`, "<p>[x](https://a.example/&#34;onmouseover=&#34;alert(1))</p>\n"},
 		"HTML in a heading is text":        {"# <b>hi</b>", "<h1>&lt;b&gt;hi&lt;/b&gt;</h1>\n"},
 		"snake_case stays as it is":        {"learning_rate and batch_size", "<p>learning_rate and batch_size</p>\n"},
@@ -37,6 +40,18 @@ func TestToHTML(t *testing.T) {
 				t.Errorf("ToHTML(%q) (-want +got):\n%s", tc.src, diff)
 			}
 		})
+	}
+}
+
+func TestQuotesNestAtMostEightDeep(t *testing.T) {
+	// Each level reads its lines again: without a bound, 64 KiB of ">"
+	// took seconds to render on every view of the note.
+	got := markdown.ToHTML(strings.Repeat(">", 10000) + " deep")
+	if n := strings.Count(got, "<blockquote>"); n != 8 {
+		t.Errorf("%d nested quotes, want 8", n)
+	}
+	if !strings.Contains(got, "<p>"+strings.Repeat("&gt;", 10000-8)+" deep</p>") {
+		t.Errorf("the ninth level on is not text: %.200s", got)
 	}
 }
 

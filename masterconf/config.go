@@ -3,6 +3,7 @@ package masterconf
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,6 +94,49 @@ type Security struct {
 	DefaultPassword string `yaml:"default_password"`
 	// SessionLifetime is how long a login lasts.
 	SessionLifetime Duration `yaml:"session_lifetime"`
+	// MinPasswordLength is the fewest characters of a password set for a
+	// user (created with one, changed, or set by an administrator).
+	MinPasswordLength int `yaml:"min_password_length"`
+	// TrustedProxies are the addresses (CIDRs, or single IPs) of proxies
+	// that terminate TLS in front of the master: from them, and only from
+	// them, X-Forwarded-Proto: https makes cookies Secure and
+	// X-Forwarded-For gives the client's address. None by default. As a
+	// flag or variable: a comma-separated list.
+	TrustedProxies []string `yaml:"trusted_proxies"`
+}
+
+// TrustedProxyPrefixes are TrustedProxies parsed; Load has validated them.
+func (s Security) TrustedProxyPrefixes() []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range s.TrustedProxies {
+		if prefix, err := parsePrefix(p); err == nil {
+			out = append(out, prefix)
+		}
+	}
+	return out
+}
+
+// parsePrefix reads a CIDR, or one address as the prefix of just itself.
+func parsePrefix(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if !strings.Contains(s, "/") {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return netip.Prefix{}, err
+		}
+		a = a.Unmap()
+		return netip.PrefixFrom(a, a.BitLen()), nil
+	}
+	p, err := netip.ParsePrefix(s)
+	if err != nil || !p.Addr().Is4In6() {
+		return p.Masked(), err
+	}
+	// ::ffff:a.b.c.d/n is the IPv4 prefix /n-96, as the master sees such
+	// clients (their addresses unmapped).
+	if p.Bits() < 96 {
+		return netip.Prefix{}, fmt.Errorf("an IPv4-mapped prefix must be at least /96")
+	}
+	return netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96).Masked(), nil
 }
 
 // TLS turns on HTTPS when both files are given.
@@ -218,7 +262,7 @@ func Default() Config {
 		Port:                 8080,
 		DataDir:              defaultDataDir(),
 		DB:                   DB{Port: 5432, Name: "resolute", User: "postgres", SSLMode: "prefer"},
-		Security:             Security{SessionLifetime: Duration{7 * 24 * time.Hour}},
+		Security:             Security{SessionLifetime: Duration{7 * 24 * time.Hour}, MinPasswordLength: 8},
 		Log:                  Log{Level: "info", Format: "text"},
 		MaxRequestBodyBytes:  1 << 20,
 		MaxConcurrentUploads: 4,
@@ -329,6 +373,14 @@ func (c *Config) validate() Errors {
 	}
 	if c.Security.SessionLifetime.Duration < time.Minute {
 		bad("security.session_lifetime", "must be at least 1m (got %v)", c.Security.SessionLifetime.Duration)
+	}
+	if n := c.Security.MinPasswordLength; n < 1 || n > 72 {
+		bad("security.min_password_length", "must be between 1 and 72, the most bcrypt reads (got %d)", n)
+	}
+	for i, p := range c.Security.TrustedProxies {
+		if _, err := parsePrefix(p); err != nil {
+			bad(fmt.Sprintf("security.trusted_proxies[%d]", i), "expected an address or a CIDR like 10.0.0.0/8, got %q", p)
+		}
 	}
 	if c.MaxRequestBodyBytes < 1024 {
 		bad("max_request_body_bytes", "must be at least 1024 (got %d)", c.MaxRequestBodyBytes)

@@ -80,6 +80,29 @@ func decode(node *yaml.Node, v reflect.Value, path string, errs *Errors) {
 			decode(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i), errs)
 		}
 		v.Set(s)
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
+		// A list, or (from a flag or variable) one comma-separated string.
+		var items []string
+		switch node.Kind {
+		case yaml.SequenceNode:
+			for i, item := range node.Content {
+				if item.Kind != yaml.ScalarNode {
+					*errs = append(*errs, FieldError{Path: fmt.Sprintf("%s[%d]", path, i), Message: "expected a string", Line: item.Line})
+					continue
+				}
+				items = append(items, item.Value)
+			}
+		case yaml.ScalarNode:
+			for _, item := range strings.Split(node.Value, ",") {
+				if item = strings.TrimSpace(item); item != "" {
+					items = append(items, item)
+				}
+			}
+		default:
+			bad("expected a list of strings")
+			return
+		}
+		v.Set(reflect.ValueOf(items).Convert(t))
 	case t.Kind() == reflect.Struct:
 		if node.Kind != yaml.MappingNode {
 			bad("expected a map of keys")
@@ -155,6 +178,8 @@ func leaves(t reflect.Type, prefix string) []string {
 			out = append(out, leaves(ft, join(prefix, key))...)
 		case ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct:
 			out = append(out, leaves(ft.Elem(), join(prefix, key))...)
+		case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.String:
+			out = append(out, join(prefix, key)) // comma-separated as a flag
 		case ft.Kind() == reflect.Map || ft.Kind() == reflect.Slice:
 		default:
 			out = append(out, join(prefix, key))

@@ -353,3 +353,83 @@ func TestBadTaskOriginsNameTheKey(t *testing.T) {
 		}
 	}
 }
+
+func TestSecurityKeys(t *testing.T) {
+	tests := map[string]struct {
+		yaml    string
+		env     map[string]string
+		args    []string
+		min     int
+		proxies []string
+		prefix  []string
+	}{
+		"by default passwords need 8 characters and no proxy is trusted": {min: 8},
+		"the file lists proxies as CIDRs or single addresses": {
+			yaml:    "security: {min_password_length: 12, trusted_proxies: [10.0.0.0/8, 192.0.2.1, '::ffff:198.51.100.0/120']}\n",
+			min:     12,
+			proxies: []string{"10.0.0.0/8", "192.0.2.1", "::ffff:198.51.100.0/120"},
+			prefix:  []string{"10.0.0.0/8", "192.0.2.1/32", "198.51.100.0/24"},
+		},
+		"a variable gives them comma-separated": {
+			env:     map[string]string{"RESOLUTE_SECURITY_TRUSTED_PROXIES": "10.1.0.0/16, fd00::/8", "RESOLUTE_SECURITY_MIN_PASSWORD_LENGTH": "10"},
+			min:     10,
+			proxies: []string{"10.1.0.0/16", "fd00::/8"},
+			prefix:  []string{"10.1.0.0/16", "fd00::/8"},
+		},
+		"a flag overrides the file": {
+			yaml:    "security: {trusted_proxies: [10.0.0.0/8]}\n",
+			args:    []string{"--security-trusted-proxies", "127.0.0.1", "--security-min-password-length", "9"},
+			min:     9,
+			proxies: []string{"127.0.0.1"},
+			prefix:  []string{"127.0.0.1/32"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := load(t, tc.yaml, tc.env, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var prefixes []string
+			for _, p := range cfg.Security.TrustedProxyPrefixes() {
+				prefixes = append(prefixes, p.String())
+			}
+			if cfg.Security.MinPasswordLength != tc.min || !cmp.Equal(cfg.Security.TrustedProxies, tc.proxies) || !cmp.Equal(prefixes, tc.prefix) {
+				t.Errorf("min %d, proxies %q (%q); want %d, %q (%q)", cfg.Security.MinPasswordLength,
+					cfg.Security.TrustedProxies, prefixes, tc.min, tc.proxies, tc.prefix)
+			}
+		})
+	}
+}
+
+func TestSecurityKeysAreValidated(t *testing.T) {
+	tests := map[string]struct {
+		yaml string
+		env  map[string]string
+		want string
+	}{
+		"a minimum of 0 would let a password be removed": {
+			yaml: "security: {min_password_length: 0}\n",
+			want: "security.min_password_length: must be between 1 and 72, the most bcrypt reads (got 0)"},
+		"a minimum past what bcrypt reads": {
+			env:  map[string]string{"RESOLUTE_SECURITY_MIN_PASSWORD_LENGTH": "73"},
+			want: "security.min_password_length: must be between 1 and 72, the most bcrypt reads (got 73)"},
+		"a proxy that is not an address": {
+			yaml: "security: {trusted_proxies: [10.0.0.0/8, lb.internal]}\n",
+			want: `security.trusted_proxies[1]: expected an address or a CIDR like 10.0.0.0/8, got "lb.internal"`},
+		"a list of lists": {
+			yaml: "security: {trusted_proxies: [[10.0.0.1]]}\n",
+			want: "security.trusted_proxies[0]: expected a string (line 1)"},
+		"a map": {
+			yaml: "security: {trusted_proxies: {a: b}}\n",
+			want: "security.trusted_proxies: expected a list of strings (line 1)"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := load(t, tc.yaml, tc.env)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v\nwant %q", err, tc.want)
+			}
+		})
+	}
+}

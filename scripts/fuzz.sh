@@ -11,6 +11,9 @@ seconds=${1:-15}
 targets=(
   "./contextdir FuzzUnpackTar"  # the upload check and the launch's unpacking agree
   "./contextdir FuzzZipToTar"   # the web form's zip repacking makes what launches
+  "./markdown FuzzToHTML"       # notes render to safe HTML only
+  ". FuzzLocalPath"             # a redirect the check accepts stays on this site
+  "./proxy FuzzSplitPath"       # the proxy's task ID and rest of a path
 )
 
 for t in "${targets[@]}"; do

@@ -155,7 +155,7 @@ func experimentFilter(b ExperimentBrowser) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" hx-target=\"#experiment-table\" hx-swap=\"outerHTML\" hx-trigger=\"submit, change[target.id!='f-q'], input changed delay:400ms from:#f-q\" hx-sync=\"#experiment-table:replace\"><div class=\"field\"><label for=\"f-q\">Name or description</label> <input id=\"f-q\" name=\"q\" type=\"search\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" hx-target=\"#experiment-table\" hx-swap=\"outerHTML\" hx-trigger=\"submit, change from:#f-state, change from:#f-user, change from:#f-label, change from:#f-archived, input changed delay:400ms from:#f-q\" hx-sync=\"#experiment-table:replace\"><div class=\"field\"><label for=\"f-q\">Name or description</label> <input id=\"f-q\" name=\"q\" type=\"search\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -46,6 +46,8 @@ db:
   password: "ext-db-pa55: 'quoted' \"too\""
   sslMode: require
 initialUserPassword: first-login-pa55
+minPasswordLength: 12
+trustedProxies: [10.0.0.0/8, 192.0.2.7]
 `, secrets: []string{"ext-db-pa55", "first-login-pa55"}, check: checkExternalDB},
 		{name: "ingress", values: `
 maxSlotsPerPod: 8
@@ -506,7 +508,8 @@ func checkExternalDB(t *testing.T, r *rendered) {
 	if len(r.find("PersistentVolumeClaim")) != 0 || len(r.find("Deployment")) != 1 || len(r.find("Service")) != 1 {
 		t.Error("database objects rendered with db.hostAddress")
 	}
-	if r.Config.Security.InitialUserPassword != "first-login-pa55" || r.Config.InitialPassword() != "first-login-pa55" {
+	if r.Config.Security.InitialUserPassword != "first-login-pa55" || r.Config.InitialPassword() != "first-login-pa55" ||
+		r.Config.Security.MinPasswordLength != 12 || strings.Join(r.Config.Security.TrustedProxies, ",") != "10.0.0.0/8,192.0.2.7" {
 		t.Errorf("security = %+v", r.Config.Security)
 	}
 }

@@ -41,8 +41,8 @@ func TestMasterLogs(t *testing.T) {
 		t.Errorf("master logs =\n%s", all)
 	}
 	// Only administrators may read them.
-	c.ok("", "user", "create", "eve", "--password", "pw")
-	c.ok("pw\n", "user", "login", "eve")
+	c.ok("", "user", "create", "eve", "--password", "s3cret-pw")
+	c.ok("s3cret-pw\n", "user", "login", "eve")
 	r := c.run("", "master", "logs")
 	if diff := cmp.Diff(result{stderr: "Error: only administrators may do this\n", code: 1}, r, cmp.AllowUnexported(result{})); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

@@ -160,7 +160,7 @@ func TestUsers(t *testing.T) {
 	c := newCLI(t, handlerstest.Options{})
 	c.loginAdmin()
 
-	c.ok("", "user", "create", "bob", "--password", "pw1")
+	c.ok("", "user", "create", "bob", "--password", "s3cret-pw1")
 	c.ok("", "user", "create", "carol", "--admin")
 	var users []resolute.User
 	if err := json.Unmarshal([]byte(c.ok("", "user", "list", "--json")), &users); err != nil {
@@ -179,14 +179,14 @@ func TestUsers(t *testing.T) {
 	}
 
 	// An administrator sets bob's password; bob changes his own.
-	c.ok("pw2\n", "user", "change-password", "bob")
-	c.ok("pw2\n", "user", "login", "bob")
-	r := c.run("wrong\npw3\n", "user", "change-password")
+	c.ok("s3cret-pw2\n", "user", "change-password", "bob")
+	c.ok("s3cret-pw2\n", "user", "login", "bob")
+	r := c.run("wrong\ns3cret-pw3\n", "user", "change-password")
 	if want := (result{stderr: "Error: oldPassword: is not your current password\n", code: 1}); r != want {
 		t.Errorf("wrong current password: %+v", r)
 	}
-	c.ok("pw2\npw3\n", "user", "change-password")
-	c.ok("pw3\n", "user", "login", "bob")
+	c.ok("s3cret-pw2\ns3cret-pw3\n", "user", "change-password")
+	c.ok("s3cret-pw3\n", "user", "login", "bob")
 	r = c.run("", "user", "create", "dave")
 	if want := (result{stderr: "Error: only administrators may do this\n", code: 1}); r != want {
 		t.Errorf("bob creating a user: %+v", r)
@@ -203,12 +203,12 @@ func TestUsers(t *testing.T) {
 	if !strings.Contains(c.ok("", "-u", "admin", "user", "list", "--all"), "Bob B") {
 		t.Errorf("an inactive user is missing from list --all")
 	}
-	r = c.run("pw3\n", "user", "login", "bob")
+	r = c.run("s3cret-pw3\n", "user", "login", "bob")
 	if r.code != 1 || r.stderr != "Error: invalid username or password\n" {
 		t.Errorf("login as an inactive user: %+v", r)
 	}
 	c.ok("", "-u", "admin", "user", "activate", "bob")
-	c.ok("pw3\n", "user", "login", "bob")
+	c.ok("s3cret-pw3\n", "user", "login", "bob")
 }
 
 func TestLinkWithAgentUser(t *testing.T) {

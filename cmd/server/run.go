@@ -95,6 +95,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	go changes.Run(ctx)
 	go changes.Follow(ctx, live.MasterLogs, logs.Changed)
 
+	services := control.NewServices(database, runner, metrics, logger,
+		control.WithMinPasswordLength(cfg.Security.MinPasswordLength))
 	h := handlers.New(handlers.Config{
 		Master: resolute.MasterInfo{
 			Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",
@@ -105,7 +107,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		SecureCookies:   cfg.TLS.Cert != "",
 		MaxBodyBytes:    cfg.MaxRequestBodyBytes,
 		UploadDir:       uploads, MaxConcurrentUploads: cfg.MaxConcurrentUploads,
-	}, handlers.Deps{DB: database, Services: control.NewServices(database, runner, metrics, logger), Configs: configs,
+		TrustedProxies: cfg.Security.TrustedProxyPrefixes(),
+	}, handlers.Deps{DB: database, Services: services, Configs: configs,
 		Queue: runner.Queue, Admission: runner.Admission, Logger: logger, Logs: logs,
 		Terminals: st.terminals, Changes: changes, DatabaseDown: databaseDown})
 

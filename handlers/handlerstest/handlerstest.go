@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -70,6 +71,11 @@ type Options struct {
 	MaxConcurrentUploads int
 	// SecureCookies marks cookies Secure, as under TLS.
 	SecureCookies bool
+	// MinPasswordLength of new passwords; default the master's, 8.
+	MinPasswordLength int
+	// TrustedProxies whose X-Forwarded-* headers are believed; none by
+	// default.
+	TrustedProxies []netip.Prefix
 }
 
 // Start runs a master on a fresh database until t ends.
@@ -150,6 +156,10 @@ func Start(t testing.TB, opts Options) *Master {
 		t.Fatal("the change listener did not start listening")
 	}
 
+	var services []control.ServicesOption
+	if opts.MinPasswordLength != 0 {
+		services = append(services, control.WithMinPasswordLength(opts.MinPasswordLength))
+	}
 	h := handlers.New(handlers.Config{
 		Master: resolute.MasterInfo{Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",
 			ResourceManager: "local", URL: m.URL},
@@ -157,8 +167,9 @@ func Start(t testing.TB, opts Options) *Master {
 		SessionLifetime: time.Hour,
 		MaxBodyBytes:    opts.MaxBodyBytes,
 		UploadDir:       m.UploadDir, MaxConcurrentUploads: opts.MaxConcurrentUploads,
-		SecureCookies:   opts.SecureCookies,
-	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Runner, metrics, logger), Configs: configs,
+		SecureCookies:  opts.SecureCookies,
+		TrustedProxies: opts.TrustedProxies,
+	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Runner, metrics, logger, services...), Configs: configs,
 		Queue: m.Runner.Queue, Admission: m.Runner.Admission, Logger: logger, Logs: logs,
 		Terminals: m.RM, Changes: changes, DatabaseDown: opts.DatabaseDown})
 	go m.Tasks.WatchIdle(ctx, h.Proxy().LastActivity, 200*time.Millisecond)

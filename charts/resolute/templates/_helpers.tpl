@@ -156,6 +156,8 @@ ever written into a Secret.
 {{- $sec := dict -}}
 {{- if $v.initialUserPassword }}{{ $_ := set $sec "initial_user_password" (toString $v.initialUserPassword) }}{{ end -}}
 {{- if $v.defaultPassword }}{{ $_ := set $sec "default_password" (toString $v.defaultPassword) }}{{ end -}}
+{{- if $v.minPasswordLength }}{{ $_ := set $sec "min_password_length" (int $v.minPasswordLength) }}{{ end -}}
+{{- if $v.trustedProxies }}{{ $_ := set $sec "trusted_proxies" $v.trustedProxies }}{{ end -}}
 {{- if $sec }}{{ $_ := set $cfg "security" $sec }}{{ end -}}
 {{- $scheme := "http" -}}
 {{- if $v.tlsSecret -}}
