@@ -204,9 +204,9 @@ func TestTheTaskOriginKeepsTheMastersSessionAwayFromTasks(t *testing.T) {
 func TestATicketIsUsedOnceAndBoundToItsTaskAndUser(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{SecureCookies: true})
 	admin := login(t, m, "admin", "")
-	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"alice"},"password":"pw"}`, nil)
-	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"pw"}`, nil)
-	alice, bob := login(t, m, "alice", "pw"), login(t, m, "bob", "pw")
+	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"alice"},"password":"pw-secret1"}`, nil)
+	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"bob"},"password":"pw-secret1"}`, nil)
+	alice, bob := login(t, m, "alice", "pw-secret1"), login(t, m, "bob", "pw-secret1")
 	alices, bobs := hostileTask(t, m, alice, ""), hostileTask(t, m, bob, "")
 
 	// The cookie: HttpOnly, for this task's path alone, Lax, Secure under
@@ -244,7 +244,7 @@ func TestATicketIsUsedOnceAndBoundToItsTaskAndUser(t *testing.T) {
 	if code := api(t, m, "POST", "/api/v1/tasks/"+alices.ID+"/open", bob, "", &e); code != 403 {
 		t.Errorf("bob's ticket for alice's task: %d %+v", code, e)
 	}
-	bobPages := signInPages(t, m, "bob", "pw")
+	bobPages := signInPages(t, m, "bob", "pw-secret1")
 	if resp, _ := get(t, bobPages, m, "/tasks/"+alices.ID+"/open"); resp.StatusCode != 403 {
 		t.Errorf("bob opens alice's task from the page: %d", resp.StatusCode)
 	}

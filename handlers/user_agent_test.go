@@ -18,8 +18,8 @@ func TestAnAdministratorLinksAUserToAnAgentUserThroughTheAPI(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin := login(t, m, "admin", "")
 	var created resolute.UserResponse
-	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"ann"},"password":"pw"}`, &created)
-	ann := login(t, m, "ann", "pw")
+	api(t, m, "POST", "/api/v1/users", admin, `{"user":{"username":"ann"},"password":"pw-secret1"}`, &created)
+	ann := login(t, m, "ann", "pw-secret1")
 	path := "/api/v1/users/" + itoa(created.User.ID)
 	link := `{"agentUserGroup":{"agentUid":1001,"agentGid":1002,"agentUser":"ann","agentGroup":"ml"}}`
 	want := &resolute.AgentUserGroup{UID: 1001, GID: 1002, User: "ann", Group: "ml"}
@@ -96,11 +96,11 @@ func TestAnAdministratorLinksAUserToAnAgentUserThroughTheAPI(t *testing.T) {
 func TestTheUserPageShowsAndEditsTheAgentUser(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin := signInPages(t, m, "admin", "")
-	if resp, _ := post(t, admin, m, "/admin/users", url.Values{"username": {"ann"}, "password": {"pw"}}); resp.StatusCode != 303 {
+	if resp, _ := post(t, admin, m, "/admin/users", url.Values{"username": {"ann"}, "password": {"pw-secret1"}}); resp.StatusCode != 303 {
 		t.Fatalf("create ann: %d", resp.StatusCode)
 	}
 	var u resolute.UserResponse
-	api(t, m, "GET", "/api/v1/users/ann/by-username", login(t, m, "ann", "pw"), "", &u)
+	api(t, m, "GET", "/api/v1/users/ann/by-username", login(t, m, "ann", "pw-secret1"), "", &u)
 	page := "/admin/users/" + itoa(u.User.ID)
 	_, body := get(t, admin, m, page)
 	if want := fmt.Sprintf("run as uid and gid %d (task_uid_base + user id)", 2_000_000_000+u.User.ID); !strings.Contains(body, want) {
@@ -138,7 +138,7 @@ func TestTheUserPageShowsAndEditsTheAgentUser(t *testing.T) {
 		}
 	}
 
-	ann := signInPages(t, m, "ann", "pw")
+	ann := signInPages(t, m, "ann", "pw-secret1")
 	if resp, _ := post(t, ann, m, page+"/agent-user", url.Values{"agent_uid": {"1"}, "agent_gid": {"1"}, "agent_user": {"bin"}, "agent_group": {"bin"}}); resp.StatusCode != 403 {
 		t.Fatalf("ann links herself through the form: %d", resp.StatusCode)
 	}

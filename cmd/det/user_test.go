@@ -215,7 +215,7 @@ func TestLinkWithAgentUser(t *testing.T) {
 	t.Parallel()
 	c := newCLI(t, handlerstest.Options{})
 	c.loginAdmin()
-	c.ok("", "user", "create", "ann", "--password", "pw")
+	c.ok("", "user", "create", "ann", "--password", "pw-secret1")
 
 	out := c.ok("", "user", "link-with-agent-user", "ann", "--agent-uid", "1001", "--agent-gid", "1002",
 		"--agent-user", "ann", "--agent-group", "ml")
@@ -253,8 +253,8 @@ func TestLinkWithAgentUser(t *testing.T) {
 		}
 	}
 
-	c.ok("", "user", "create", "bob", "--password", "pw")
-	c.ok("pw\n", "user", "login", "bob")
+	c.ok("", "user", "create", "bob", "--password", "pw-secret1")
+	c.ok("pw-secret1\n", "user", "login", "bob")
 	r := c.run("", "user", "link-with-agent-user", "bob", "--agent-uid", "1", "--agent-gid", "1", "--agent-user", "bin", "--agent-group", "bin")
 	if want := (result{stderr: "Error: only administrators may do this\n", code: 1}); r != want {
 		t.Errorf("bob links himself: %+v", r)
