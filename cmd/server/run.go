@@ -44,6 +44,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		logger.Warn(warning)
 	}
 
+	// Tasks, running as their own Unix users, pass through the data
+	// directory to their work directories and homes; they list nothing.
+	if err := os.MkdirAll(cfg.DataDir, 0o711); err != nil {
+		return fmt.Errorf("data_dir: %w", err)
+	}
 	dbURL, pg, err := startDatabase(ctx, cfg, logger)
 	if err != nil {
 		return err
