@@ -198,7 +198,7 @@ searcher: {name: single, metric: loss}
 	visit(shell.ServiceAddress, func() {
 		must(t, expect(t, page.Locator("#terminal-status")).ToHaveText("connected"))
 		rows := page.Locator(".xterm-rows")
-		must(t, expect(t, rows).ToContainText("#"))
+		must(t, expect(t, rows).ToContainText("$")) // a prompt: tasks run as their own users, never root
 		must(t, page.Keyboard().Type("echo $((40+2))-done"))
 		must(t, page.Keyboard().Press("Enter"))
 		must(t, expect(t, rows).ToContainText("42-done"))

@@ -142,7 +142,12 @@ func embeddedMaster(t *testing.T) (m *mastertest.Master, dataDir, storage string
 	os.Chmod(dir, 0o755)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	dataDir = filepath.Join(dir, "data")
+	// The experiment's own storage, which its trial writes as its owner's
+	// Unix user: shared as /tmp is.
 	storage = filepath.Join(dir, "checkpoints")
+	if err := os.Mkdir(storage, 0o777); err != nil || os.Chmod(storage, os.ModeSticky|0o777) != nil {
+		t.Fatal(err)
+	}
 	m = mastertest.New(t, mastertest.Build(t), "--data-dir", dataDir, "--resource-manager-slots", "1")
 	return m, dataDir, storage
 }

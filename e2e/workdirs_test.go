@@ -18,13 +18,17 @@ import (
 // directory; one that ends while it runs goes at once.
 func TestAWorkDirectoryEndedWhileTheMasterWasDownGoesWhenItStartsAgain(t *testing.T) {
 	dbURL, _ := url.Parse(dbtest.NewURL(t))
-	base := t.TempDir()
+	base := mastertest.TempDir(t) // task users pass through it to their work dirs
 	work := filepath.Join(base, "data", "work")
 	m := mastertest.New(t, mastertest.Build(t), "--data-dir", filepath.Join(base, "data"), "--resource-manager-slots", "2",
 		"--db-host", dbURL.Query().Get("host"), "--db-name", dbURL.Path[1:], "--db-ssl-mode", "disable")
 	m.Start()
 	token := m.Login("admin")
-	ended := filepath.Join(base, "ended")
+	shared := filepath.Join(base, "shared") // where the command, as its own user, may write
+	if err := os.Mkdir(shared, 0o777); err != nil || os.Chmod(shared, 0o777) != nil {
+		t.Fatal(err)
+	}
+	ended := filepath.Join(shared, "ended")
 	script := "echo made > made.txt; while [ ! -e go ]; do sleep 0.05; done; touch " + ended
 	var created resolute.TaskResponse
 	if code := m.Call("POST", "/api/v1/commands", token, resolute.CreateTaskRequest{Entrypoint: []string{"sh", "-c", script}}, &created); code != 200 {

@@ -25,7 +25,7 @@ import (
 func TestTheMasterTellsTheTruthWhileItsDatabaseIsDownAndServesOnceItIsBack(t *testing.T) {
 	dataDir := embeddedDataDir(t)
 	logs := &syncBuffer{}
-	addr, stop := startLogging(t, logs, "--data-dir", dataDir, "--port", freePort(t))
+	addr, stop := startLogging(t, logs, "--data-dir", dataDir, "--port", freePort(t), "--tasks-port", freePort(t))
 	defer stop()
 	base := "http://" + addr
 	token := login(t, base)
@@ -72,7 +72,7 @@ func TestTheMasterTellsTheTruthWhileItsDatabaseIsDownAndServesOnceItIsBack(t *te
 // reads the database answers 200 again (ms/kill).
 func BenchmarkServingAgainAfterThePostmasterIsKilled(b *testing.B) {
 	dataDir := embeddedDataDir(b)
-	addr, stop := start(b, "--data-dir", dataDir, "--port", freePort(b))
+	addr, stop := start(b, "--data-dir", dataDir, "--port", freePort(b), "--tasks-port", freePort(b))
 	defer stop()
 	base := "http://" + addr
 	token := login(b, base)

@@ -205,7 +205,7 @@ func TestADataDirTaskUsersCannotReachStopsStartUp(t *testing.T) {
 	host, name := externalDatabase(t)
 	closed := t.TempDir() // its parent is mode 0700
 	err := run(context.Background(), []string{"--db-host", host, "--db-name", name, "--db-ssl-mode", "disable",
-		"--port", freePort(t), "--data-dir", closed},
+		"--port", freePort(t), "--tasks-port", freePort(t), "--data-dir", closed},
 		func(string) string { return "" }, io.Discard, nil)
 	if err == nil || !strings.Contains(err.Error(), "tasks run as their own Unix users, who cannot enter "+filepath.Dir(closed)) ||
 		!strings.Contains(err.Error(), "`chmod o+x "+filepath.Dir(closed)+"`") {
