@@ -335,7 +335,7 @@ func checkCommon(t *testing.T, r *rendered, c chartCase) {
 		svc.Spec.Ports[1].Name != "tasks" || int(svc.Spec.Ports[1].Port) != cfg.TaskPort() || svc.Spec.Ports[1].TargetPort.String() != "tasks" {
 		t.Errorf("master Service %+v, want the master's port and the task origin's", svc.Spec)
 	}
-	if origin, _ := cfg.TaskOrigin(); origin == cfg.URL() {
+	if origin, _ := cfg.TaskOrigin(); string(origin) == cfg.URL() {
 		t.Errorf("the task origin is the master's own: %s", origin)
 	}
 
