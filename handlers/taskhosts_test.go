@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -22,14 +21,7 @@ import (
 func hostsBrowser(t *testing.T) *http.Client {
 	t.Helper()
 	c := noRedirects(t)
-	dialer := &net.Dialer{Timeout: 5 * time.Second}
-	c.Transport = &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		host, port, err := net.SplitHostPort(addr)
-		if err == nil && strings.HasSuffix(host, ".localhost") {
-			addr = net.JoinHostPort("127.0.0.1", port)
-		}
-		return dialer.DialContext(ctx, network, addr)
-	}}
+	c.Transport = handlerstest.LocalhostTransport()
 	return c
 }
 

@@ -7,11 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -202,6 +204,18 @@ func Start(t testing.TB, opts Options) *Master {
 // task's own.
 func (m *Master) TaskOrigin(id string) string {
 	return resolute.TasksURL(m.TasksURL).Origin(id)
+}
+
+// LocalhostTransport reaches every *.localhost on the loopback, as
+// browsers do, for clients of the task hosts of Options.TaskHosts.
+func LocalhostTransport() *http.Transport {
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	return &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if host, port, err := net.SplitHostPort(addr); err == nil && strings.HasSuffix(host, ".localhost") {
+			addr = net.JoinHostPort("127.0.0.1", port)
+		}
+		return dialer.DialContext(ctx, network, addr)
+	}}
 }
 
 // TempDir is a temporary directory that tasks, which run as their owners'
