@@ -20,12 +20,17 @@ import (
 // TestACellRunsInARealNotebookThroughTheProxy opens Debian's Jupyter in
 // Chromium on the task origin, by an old link to the master's /proxy/
 // (which goes through the open route), and runs a cell that prints a
-// value.
+// value: on the one task origin, and on the notebook's own host.
 func TestACellRunsInARealNotebookThroughTheProxy(t *testing.T) {
 	if exec.Command("/usr/bin/python3", "-c", "import notebook").Run() != nil {
 		t.Skip("Debian's jupyter-notebook is not installed (make test installs it)")
 	}
-	m := handlerstest.Start(t, handlerstest.Options{})
+	t.Run("one task origin for all", func(t *testing.T) { runACell(t, handlerstest.Options{}, "notebook-cell") })
+	t.Run("a host per task", func(t *testing.T) { runACell(t, handlerstest.Options{TaskHosts: true}, "notebook-cell-own-host") })
+}
+
+func runACell(t *testing.T, opts handlerstest.Options, shot string) {
+	m := handlerstest.Start(t, opts)
 	ctx := context.Background()
 	admin, err := m.DB.UserByUsername(ctx, "admin")
 	must(t, err)
@@ -50,8 +55,8 @@ func TestACellRunsInARealNotebookThroughTheProxy(t *testing.T) {
 			"outputs": []any{}, "execution_count": nil, "id": "c1"}},
 	}}
 	body, _ := json.Marshal(nb)
-	req, _ := http.NewRequest("PUT", m.TasksURL+"/proxy/"+task.ID+"/api/contents/answer.ipynb?token="+task.ServiceToken, bytes.NewReader(body))
-	resp, err := http.DefaultClient.Do(req)
+	req, _ := http.NewRequest("PUT", m.TaskOrigin(task.ID)+"/proxy/"+task.ID+"/api/contents/answer.ipynb?token="+task.ServiceToken, bytes.NewReader(body))
+	resp, err := (&http.Client{Transport: handlerstest.LocalhostTransport()}).Do(req)
 	must(t, err)
 	resp.Body.Close()
 	if resp.StatusCode != 201 && resp.StatusCode != 200 {
@@ -63,7 +68,7 @@ func TestACellRunsInARealNotebookThroughTheProxy(t *testing.T) {
 	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
 	_, err = page.Goto(m.URL + "/proxy/" + task.ID + "/notebooks/answer.ipynb")
 	must(t, err)
-	must(t, playwright.NewPlaywrightAssertions(15000).Page(page).ToHaveURL(m.TasksURL+"/proxy/"+task.ID+"/notebooks/answer.ipynb"))
+	must(t, playwright.NewPlaywrightAssertions(15000).Page(page).ToHaveURL(m.TaskOrigin(task.ID)+"/proxy/"+task.ID+"/notebooks/answer.ipynb"))
 	cell := page.Locator(".code_cell").First()
 	must(t, cell.WaitFor())
 	// Wait for the kernel, then run the cell.
@@ -71,4 +76,5 @@ func TestACellRunsInARealNotebookThroughTheProxy(t *testing.T) {
 	must(t, cell.Locator(".CodeMirror").Click())
 	must(t, page.Keyboard().Press("Shift+Enter"))
 	must(t, playwright.NewPlaywrightAssertions(45000).Locator(cell.Locator(".output_subarea")).ToContainText("42"))
+	screenshot(t, page, shot)
 }

@@ -23,9 +23,9 @@ import (
 //  1. A page of the master links "Open" to GET /tasks/{id}/open (the CLI
 //     calls POST /api/v1/tasks/{id}/open): the task's owner or an
 //     administrator gets a ticket, good once for a minute, for that task.
-//  2. The browser goes to <tasks_url>/redeem?ticket=...; the ticket becomes
-//     the task origin's own cookie (TaskCookieName), HttpOnly, for
-//     /proxy/{id}/ alone, and the browser goes on to the task.
+//  2. The browser goes to <the task's origin>/redeem?ticket=...; the ticket
+//     becomes the task origin's own cookie (TaskCookieName), HttpOnly,
+//     host-only, for /proxy/{id}/ alone, and the browser goes on to the task.
 //  3. Every request to /proxy/{id}/ on the task origin shows that cookie;
 //     control.TaskOrigin says whose it is and asks again whether they may
 //     open the task. Jupyter's own token (?token=, Authorization: token)
@@ -34,6 +34,11 @@ import (
 // The master's session cookie is never accepted on the task origin and never
 // reaches a task; a task's Set-Cookie for it or for the task cookie is
 // dropped. Anything else asked of the task origin goes to the master.
+//
+// Tasks share one task origin unless tasks_url has {task} in its host: then
+// each has an origin of its own (resolute.TasksURL), a task is served and
+// its tickets redeemed only on its own host, and its cookie, host-only,
+// never reaches another task's host. Elsewhere /proxy/{id}/ is not found.
 
 // TaskCookieName is the task origin's cookie: one per task, for its path.
 const TaskCookieName = "resolute_task"
@@ -161,9 +166,28 @@ func taskPath(r *http.Request, id string) string {
 	return p
 }
 
-// ticketURL is the link on the task origin that redeems a ticket.
+// ticketURL is the link on the task's origin that redeems a ticket.
 func (s *Server) ticketURL(tk control.Ticket) string {
-	return s.cfg.TasksURL + redeemPath + "?ticket=" + url.QueryEscape(tk.Token)
+	return s.cfg.TasksURL.Origin(tk.TaskID) + redeemPath + "?ticket=" + url.QueryEscape(tk.Token)
+}
+
+// onTaskHost refuses, as not found, a request for a task on another host
+// than the task's own, where tasks have origins of their own: a page of
+// one task must not reach another as if it were its own.
+func (s *Server) onTaskHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := proxy.TaskID(r); id != "" && !s.cfg.TasksURL.Serves(r.Host, id) {
+			proxy.WriteError(w, r, errElsewhere(id))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// errElsewhere is the answer to a request for task id on another task's
+// host.
+func errElsewhere(id string) error {
+	return resolute.Errorf(resolute.ENotFound, "task %s is not served on this host", id)
 }
 
 // handleTaskOpen serves GET /tasks/{id}/open[?path=]: the task's owner or
@@ -211,8 +235,8 @@ func (s *Server) handleOldProxyLink(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleTaskRedeem serves GET /redeem?ticket= on the task origin: a good
-// ticket becomes the task cookie of its task, and the browser goes on to
-// the task.
+// ticket, on its task's own host, becomes the task cookie of its task, and
+// the browser goes on to the task.
 func (s *Server) handleTaskRedeem(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
@@ -222,6 +246,12 @@ func (s *Server) handleTaskRedeem(w http.ResponseWriter, r *http.Request) {
 			s.logger.Error("redeem a task ticket", "err", err)
 		}
 		proxy.WriteError(w, r, err)
+		return
+	}
+	if !s.cfg.TasksURL.Serves(r.Host, ts.TaskID) {
+		// Used up, and its task session unknown to anyone: the cookie
+		// would be of no use on this host, and of harm on a shared one.
+		proxy.WriteError(w, r, errElsewhere(ts.TaskID))
 		return
 	}
 	prefix := proxy.Prefix + ts.TaskID + "/"
@@ -242,7 +272,7 @@ func (s *Server) withAddress(r *http.Request, t resolute.Task) resolute.Task {
 	switch t.Type {
 	case resolute.TaskNotebook, resolute.TaskTensorBoard:
 		t.ServiceAddress = openPath(t.ID, "")
-		t.ServiceURL = s.cfg.TasksURL + proxy.Prefix + t.ID + "/"
+		t.ServiceURL = s.cfg.TasksURL.Origin(t.ID) + proxy.Prefix + t.ID + "/"
 		if t.Type == resolute.TaskNotebook && t.ServiceToken != "" && authz.Can(actorFrom(r), authz.ChangeTask, authz.Task(t)) == nil {
 			t.ServiceURL += "?token=" + t.ServiceToken
 		}

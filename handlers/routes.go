@@ -261,15 +261,16 @@ func (s *Server) Routes() chi.Router {
 }
 
 // TaskRoutes lists the task origin's whole HTTP surface: the task proxy
-// and the redemption of tickets; everything else goes to the master. It
-// knows no master session (handlers/proxy.go).
+// and the redemption of tickets, on the task's own host where each task
+// has one; everything else goes to the master. It knows no master session
+// (handlers/proxy.go).
 func (s *Server) TaskRoutes() chi.Router {
 	r := chi.NewRouter()
 	r.Use(s.recoverPanics)
 	r.NotFound(s.handleToMaster)
 	r.MethodNotAllowed(s.handleToMaster)
 	r.Get(redeemPath, s.handleTaskRedeem)
-	r.Handle("/proxy/*", s.proxy) // task cookie of that task, or the notebook's token
+	r.With(s.onTaskHost).Handle("/proxy/*", s.proxy) // on its own host, with the task cookie of that task or the notebook's token
 	return r
 }
 

@@ -21,8 +21,9 @@ type Config struct {
 	Master          resolute.MasterInfo
 	SessionLifetime time.Duration
 	// TasksURL is the task origin as browsers reach it (masterconf's
-	// TaskOrigin), where TaskHandler serves.
-	TasksURL      string
+	// TaskOrigin), where TaskHandler serves: one origin for every task, or
+	// one per task.
+	TasksURL      resolute.TasksURL
 	SecureCookies bool  // set under TLS
 	MaxBodyBytes  int64 // larger request bodies get 413
 	// TrustedProxies are the addresses of proxies (TLS-terminating load

@@ -125,7 +125,7 @@ srv.serve_forever()
 // over a paused experiment and waits until it serves.
 func hostileTask(t *testing.T, m *handlerstest.Master, token, config string) resolute.Task {
 	t.Helper()
-	dir := t.TempDir()
+	dir := handlerstest.TempDir(t) // tasks run as their owners' Unix users, who must reach it
 	if err := os.WriteFile(filepath.Join(dir, "tensorboard"), []byte(hostileService), 0o755); err != nil {
 		t.Fatal(err)
 	}

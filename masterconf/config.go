@@ -23,7 +23,9 @@ type Config struct {
 	ExternalURL string `yaml:"external_url"`
 	// TasksURL is the task origin as browsers reach it: where notebooks,
 	// TensorBoards and anything else tasks serve are proxied, on an origin
-	// that is not the master's (see TaskOrigin).
+	// that is not the master's (see TaskOrigin). {task} in its host, e.g.
+	// https://{task}.tasks.example.com, gives every task an origin of its
+	// own.
 	TasksURL string `yaml:"tasks_url"`
 	// TasksPort is the port of the master's second listener, which serves
 	// only the task origin; default port+1.

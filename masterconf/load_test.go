@@ -322,7 +322,7 @@ func TestTheTaskOriginIsAnotherHostByDefault(t *testing.T) {
 				t.Fatal(err)
 			}
 			origin, warning := cfg.TaskOrigin()
-			if origin != tc.origin {
+			if string(origin) != tc.origin {
 				t.Errorf("task origin %q, want %q", origin, tc.origin)
 			}
 			if tc.warns != (warning != "") {
@@ -351,6 +351,78 @@ func TestBadTaskOriginsNameTheKey(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", strings.TrimSpace(yamlText), err, want)
 		}
+	}
+}
+
+func TestATasksURLWithTaskGivesEveryTaskAnOriginOfItsOwn(t *testing.T) {
+	tests := map[string]struct {
+		yaml, origin, notebook string
+	}{
+		"a wildcard domain": {
+			yaml:   "external_url: https://ml.example.com\ntasks_url: https://{task}.tasks.example.com/\n",
+			origin: "https://{task}.tasks.example.com", notebook: "https://notebook-12.tasks.example.com",
+		},
+		"every *.localhost on one machine": {
+			yaml:   "tasks_url: http://{task}.localhost:8081\n",
+			origin: "http://{task}.localhost:8081", notebook: "http://notebook-12.localhost:8081",
+		},
+		"a prefix of a label": {
+			yaml:   "tasks_url: https://task-{task}.example.com\n",
+			origin: "https://task-{task}.example.com", notebook: "https://task-notebook-12.example.com",
+		},
+		"a suffix of a label, under TLS": {
+			yaml:   "tls: {cert: c.pem, key: k.pem}\ntasks_url: https://{task}-tasks.example.com:8443\n",
+			origin: "https://{task}-tasks.example.com:8443", notebook: "https://notebook-12-tasks.example.com:8443",
+		},
+		"one origin for every task, as before": {
+			yaml:   "tasks_url: https://tasks.example.com\n",
+			origin: "https://tasks.example.com", notebook: "https://tasks.example.com",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := load(t, tc.yaml, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			origin, warning := cfg.TaskOrigin()
+			if string(origin) != tc.origin || warning != "" {
+				t.Errorf("task origin %q (%s), want %q", origin, warning, tc.origin)
+			}
+			if got := origin.Origin("notebook-12"); got != tc.notebook {
+				t.Errorf("notebook-12's origin %q, want %q", got, tc.notebook)
+			}
+		})
+	}
+}
+
+func TestBadTasksURLTemplatesNameTheKey(t *testing.T) {
+	tests := map[string]struct{ tasksURL, more, want string }{
+		"twice":                         {tasksURL: "https://{task}.{task}.example.com", want: "tasks_url: may have {task} only once, in the host"},
+		"in the path":                   {tasksURL: "https://tasks.example.com/{task}", want: "tasks_url: may have {task} only in the host"},
+		"in the user":                   {tasksURL: "https://{task}@tasks.example.com", want: "tasks_url: must have no user, query or fragment"},
+		"in the port":                   {tasksURL: "https://tasks.example.com:{task}", want: "tasks_url: must be a URL like"},
+		"in the query":                  {tasksURL: "https://tasks.example.com?t={task}", want: "tasks_url: must have no user, query or fragment"},
+		"inside a label":                {tasksURL: "https://a{task}b.example.com", want: "tasks_url: must have {task} as a whole label of the host, or at the start or end of one"},
+		"the whole host":                {tasksURL: "http://{task}:8081", want: "tasks_url: must have {task} in a host name below a domain"},
+		"the last label":                {tasksURL: "https://tasks.{task}", want: "tasks_url: must have {task} in a host name below a domain"},
+		"a label with too little room":  {tasksURL: "https://" + strings.Repeat("x", 33) + "{task}.example.com", want: "tasks_url: leaves too little room for task IDs in the label of {task}"},
+		"a path after the host":         {tasksURL: "https://{task}.tasks.example.com/notebooks", want: "tasks_url: must be an origin, without a path"},
+		"another scheme":                {tasksURL: "ftp://{task}.tasks.example.com", want: "tasks_url: must start with http:// or https://"},
+		"another character in the host": {tasksURL: "https://{task}.tas ks.example.com", want: "tasks_url: must be a URL like"},
+		"http under TLS":                {tasksURL: "http://{task}.tasks.example.com", more: "tls: {cert: c.pem, key: k.pem}\n", want: "tasks_url: must start with https:// when tls is set"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := load(t, "tasks_url: \""+tc.tasksURL+"\"\n"+tc.more, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	// A label of 32 characters besides {task} is just short enough.
+	if _, err := load(t, "tasks_url: https://"+strings.Repeat("x", 32)+"{task}.example.com\n", nil); err != nil {
+		t.Errorf("a label with room for the longest task ID: %v", err)
 	}
 }
 

@@ -6,12 +6,16 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/resolute-ml/resolute"
 )
 
 // The task origin: notebooks, TensorBoards and whatever else tasks serve are
 // reached by browsers on an origin that is not the master's, through the
 // master's second listener (tasks_port), so that a page a task serves can
-// neither act with a viewer's master session nor replace its cookie.
+// neither act with a viewer's master session nor replace its cookie. With
+// {task} in the host of tasks_url every task has an origin of its own, so
+// that a page one task serves cannot read another's either.
 
 // TaskPort is the port of the listener that serves the task origin:
 // tasks_port, or port+1.
@@ -23,19 +27,20 @@ func (c *Config) TaskPort() int {
 }
 
 // TaskOrigin is the task origin as browsers reach it, without a trailing
-// slash: tasks_url when set, else derived from the master's URL and
-// TaskPort. A master on localhost (the default) gets
-// http://127.0.0.1:<tasks_port> and one on 127.0.0.1 gets localhost: a host
-// of its own, so cookies cannot cross. Any other master gets its own host
-// name on tasks_port. warning, when not empty, says that the task origin
-// shares the master's host name; the master logs it once at start.
-func (c *Config) TaskOrigin() (origin, warning string) {
+// slash: tasks_url when set (with {task} in its host, the template of every
+// task's own origin), else derived from the master's URL and TaskPort. A
+// master on localhost (the default) gets http://127.0.0.1:<tasks_port> and
+// one on 127.0.0.1 gets localhost: a host of its own, so cookies cannot
+// cross. Any other master gets its own host name on tasks_port. warning,
+// when not empty, says that the task origin shares the master's host name;
+// the master logs it once at start.
+func (c *Config) TaskOrigin() (origin resolute.TasksURL, warning string) {
 	master, _ := url.Parse(c.URL())
 	if master == nil {
 		master = &url.URL{Scheme: "http"}
 	}
 	if c.TasksURL != "" {
-		origin = strings.TrimSuffix(c.TasksURL, "/")
+		origin = resolute.TasksURL(strings.TrimSuffix(c.TasksURL, "/"))
 	} else {
 		host := master.Hostname()
 		switch host {
@@ -48,9 +53,9 @@ func (c *Config) TaskOrigin() (origin, warning string) {
 		if scheme == "" {
 			scheme = "http"
 		}
-		origin = scheme + "://" + net.JoinHostPort(host, strconv.Itoa(c.TaskPort()))
+		origin = resolute.TasksURL(scheme + "://" + net.JoinHostPort(host, strconv.Itoa(c.TaskPort())))
 	}
-	if t, err := url.Parse(origin); err == nil && strings.EqualFold(t.Hostname(), master.Hostname()) {
+	if t, err := url.Parse(string(origin)); err == nil && strings.EqualFold(t.Hostname(), master.Hostname()) {
 		warning = fmt.Sprintf("the task origin %s shares the master's host name %s: cookies are per host, not per port, "+
 			"so a page a task serves could set cookies that the master's pages send; set tasks_url to a host name of its own", origin, master.Hostname())
 	}
@@ -79,7 +84,7 @@ func (c *Config) checkTaskOrigin() Errors {
 	if c.TasksURL == "" {
 		return errs
 	}
-	if msg := checkOriginURL(c.TasksURL, true); msg != "" {
+	if msg := checkTasksURL(c.TasksURL); msg != "" {
 		bad("tasks_url", "%s (got %q)", msg, c.TasksURL)
 		return errs
 	}
@@ -90,6 +95,45 @@ func (c *Config) checkTaskOrigin() Errors {
 		bad("tasks_url", "must not be the master's own origin %s: what tasks serve must not run with the master's cookies", c.URL())
 	}
 	return errs
+}
+
+// checkTasksURL says what is wrong with tasks_url, or "": an origin, or
+// one with {task} once in its host, as a whole label or a label's prefix
+// or suffix, below a domain, leaving room in the label for any task's ID.
+func checkTasksURL(s string) string {
+	switch n := strings.Count(s, resolute.TaskPlaceholder); {
+	case n == 0:
+		return checkOriginURL(s, true)
+	case n > 1:
+		return "may have {task} only once, in the host"
+	}
+	// Checked as the origin of the task with the longest ID.
+	example := resolute.TasksURL(s).Origin(resolute.LongestTaskID)
+	if msg := checkOriginURL(example, false); msg != "" {
+		return msg
+	}
+	u, _ := url.Parse(example)
+	if !strings.Contains(u.Hostname(), resolute.LongestTaskID) {
+		return "may have {task} only in the host, e.g. https://{task}.tasks.example.com"
+	}
+	if msg := checkOriginURL(example, true); msg != "" {
+		return msg
+	}
+	labels := strings.Split(u.Hostname(), ".")
+	for i, label := range labels {
+		switch {
+		case !strings.Contains(label, resolute.LongestTaskID):
+			continue
+		case !strings.HasPrefix(label, resolute.LongestTaskID) && !strings.HasSuffix(label, resolute.LongestTaskID):
+			return "must have {task} as a whole label of the host, or at the start or end of one, e.g. https://{task}.tasks.example.com"
+		case i == len(labels)-1:
+			return "must have {task} in a host name below a domain, e.g. https://{task}.tasks.example.com or http://{task}.localhost:8081"
+		case len(label) > 63:
+			return fmt.Sprintf("leaves too little room for task IDs in the label of {task}: with IDs of up to %d characters a label has at most 63",
+				len(resolute.LongestTaskID))
+		}
+	}
+	return ""
 }
 
 // checkOriginURL says what is wrong with an http(s) URL that names a site,

@@ -16,8 +16,9 @@
 //   - the boundary with user code: the cookies named by WithStripCookies
 //     never reach a service, and a service's Set-Cookie for the names of
 //     WithDropSetCookies (or for no name at all) never reaches the browser.
-//     A websocket upgrade from a page of another origin is refused
-//     (CheckOrigin), whatever the service would say.
+//     A websocket upgrade, or a request that may change something, from a
+//     page of another origin is refused (CheckOrigin), whatever the service
+//     would say.
 //   - activity: the time of the last request or websocket traffic per task,
 //     read by the idle-timeout watcher through LastActivity.
 //

@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -136,5 +137,61 @@ func TestAWebsocketFromAnotherOriginIsRefused(t *testing.T) {
 	b.Write(buf[:n])
 	if res.StatusCode != 403 || !strings.Contains(b.String(), "cross-origin websocket refused: a page of http://evil.example may not open one to "+host) {
 		t.Errorf("refusal: %d %s", res.StatusCode, b.String())
+	}
+}
+
+// TestAChangeFromAnotherOriginIsRefused: a request that may change
+// something (POST, PUT, PATCH, DELETE) sent by a page of another origin,
+// such as another task's host under the same domain (one site, whose
+// SameSite cookies go along), is refused before it reaches the service;
+// the task's own pages and clients that are not browsers pass, and so do
+// reads, which the browser keeps from the other page by itself.
+func TestAChangeFromAnotherOriginIsRefused(t *testing.T) {
+	var reached atomic.Int32
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		w.Write([]byte("done"))
+	}))
+	defer backend.Close()
+	srv := serve(t, proxy.New(tasks{"t": {URL: mustURL(t, backend.URL), State: proxy.Ready}}.lookup))
+	host := strings.TrimPrefix(srv.URL, "http://")
+	other := "http://notebook-2.tasks.example.com"
+
+	tests := map[string]struct {
+		method string
+		header http.Header
+		status int
+	}{
+		"a POST of the task's own page":              {"POST", http.Header{"Origin": {"http://" + host}, "Sec-Fetch-Site": {"same-origin"}}, 200},
+		"a PUT of the task's own page, by Origin":    {"PUT", http.Header{"Origin": {"http://" + host}}, 200},
+		"a DELETE of a client that is not a browser": {"DELETE", http.Header{}, 200},
+		"a GET of another task's page":               {"GET", http.Header{"Origin": {other}, "Sec-Fetch-Site": {"same-site"}}, 200},
+		"a POST of another task's page":              {"POST", http.Header{"Origin": {other}, "Sec-Fetch-Site": {"same-site"}}, 403},
+		"a PATCH of another task's page, by Origin":  {"PATCH", http.Header{"Origin": {other}}, 403},
+		"a form of a sandboxed page":                 {"POST", http.Header{"Origin": {"null"}, "Sec-Fetch-Site": {"cross-site"}}, 403},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			before := reached.Load()
+			req, _ := http.NewRequest(tc.method, srv.URL+"/proxy/t/api/contents/x", strings.NewReader("{}"))
+			req.Header = tc.header
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d: %s", res.StatusCode, tc.status, body)
+			}
+			if tc.status == 403 {
+				if reached.Load() != before {
+					t.Errorf("the refused request reached the service")
+				}
+				if want := "cross-origin request refused: a page of " + tc.header.Get("Origin") + " may not " + tc.method + " to " + host; !strings.Contains(string(body), want) {
+					t.Errorf("the refusal does not say why: %s", body)
+				}
+			}
+		})
 	}
 }

@@ -206,7 +206,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, resolute.Errorf(resolute.ENotFound, "no task ID in path %s", r.URL.Path))
 		return
 	}
-	if IsWebSocket(r) {
+	if IsWebSocket(r) || !isSafe(r.Method) {
 		if err := CheckOrigin(r); err != nil {
 			p.fail(w, r, err)
 			return

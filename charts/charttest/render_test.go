@@ -82,6 +82,14 @@ ingress:
 				t.Errorf("the Ingress terminates TLS it should pass through: %+v", ing.Spec.TLS)
 			}
 		}},
+		{name: "ingress-task-hosts", values: `
+maxSlotsPerPod: 8
+ingress:
+  enabled: true
+  host: ml.example.com
+  tasksHost: "*.tasks.ml.example.com"
+  tlsSecret: ml-tls
+`, check: checkIngressTaskHosts},
 		{name: "tasks-url", values: `
 maxSlotsPerPod: 8
 tasksUrl: https://notebooks.example.com/
@@ -91,6 +99,15 @@ tasksUrl: https://notebooks.example.com/
 			}
 			if len(r.find("Ingress")) != 0 {
 				t.Error("an Ingress without ingress.enabled")
+			}
+		}},
+		{name: "tasks-url-task-hosts", values: `
+maxSlotsPerPod: 8
+tasksUrl: https://{task}.notebooks.example.com/
+`, check: func(t *testing.T, r *rendered) {
+			if origin, warning := r.Config.TaskOrigin(); origin != "https://{task}.notebooks.example.com" || warning != "" ||
+				origin.Origin("tensorboard-4") != "https://tensorboard-4.notebooks.example.com" {
+				t.Errorf("the task origin %s (%s), want tasksUrl, a host per task", origin, warning)
 			}
 		}},
 		{name: "nodeport-tls", values: `
@@ -335,7 +352,7 @@ func checkCommon(t *testing.T, r *rendered, c chartCase) {
 		svc.Spec.Ports[1].Name != "tasks" || int(svc.Spec.Ports[1].Port) != cfg.TaskPort() || svc.Spec.Ports[1].TargetPort.String() != "tasks" {
 		t.Errorf("master Service %+v, want the master's port and the task origin's", svc.Spec)
 	}
-	if origin, _ := cfg.TaskOrigin(); origin == cfg.URL() {
+	if origin, _ := cfg.TaskOrigin(); string(origin) == cfg.URL() {
 		t.Errorf("the task origin is the master's own: %s", origin)
 	}
 
@@ -582,6 +599,29 @@ func checkIngress(t *testing.T, r *rendered) {
 	}
 }
 
+// checkIngressTaskHosts: a wildcard tasksHost routes every task's host to
+// the task origin's port, and the master gives every task its own host.
+func checkIngressTaskHosts(t *testing.T, r *rendered) {
+	ing := get[*networkingv1.Ingress](t, r, "Ingress", "determined-master-ingress-"+r.Release)
+	if len(ing.Spec.TLS) != 1 || !slices.Equal(ing.Spec.TLS[0].Hosts, []string{"ml.example.com", "*.tasks.ml.example.com"}) {
+		t.Errorf("Ingress TLS %+v", ing.Spec.TLS)
+	}
+	backends := map[string]int32{}
+	for _, rule := range ing.Spec.Rules {
+		for _, p := range rule.HTTP.Paths {
+			backends[rule.Host] = p.Backend.Service.Port.Number
+		}
+	}
+	if want := map[string]int32{"ml.example.com": 8080, "*.tasks.ml.example.com": 8081}; !reflect.DeepEqual(backends, want) {
+		t.Errorf("Ingress hosts to Service ports %v, want %v", backends, want)
+	}
+	origin, warning := r.Config.TaskOrigin()
+	if origin != "https://{task}.tasks.ml.example.com" || warning != "" || !origin.PerTask() ||
+		origin.Origin("notebook-3") != "https://notebook-3.tasks.ml.example.com" {
+		t.Errorf("master.yaml: the task origin %s (%s), want a host per task", origin, warning)
+	}
+}
+
 func checkCPUSlots(t *testing.T, r *rendered) {
 	cfg := r.Config
 	rm := cfg.ResourceManager
@@ -704,6 +744,10 @@ func TestChartFailures(t *testing.T) {
 		{"an Ingress without the task origin's host", "maxSlotsPerPod: 1\ningress: {enabled: true, host: ml.example.com}", "ingress.enabled needs ingress.host"},
 		{"an Ingress with one host for both", "maxSlotsPerPod: 1\ningress: {enabled: true, host: ml.example.com, tasksHost: ML.example.com}",
 			"ingress.tasksHost must be another host name than ingress.host"},
+		{"a wildcard inside the task origin's host", "maxSlotsPerPod: 1\ningress: {enabled: true, host: ml.example.com, tasksHost: 'tasks.*.example.com'}",
+			"ingress.tasksHost may have a wildcard only as its first label"},
+		{"the master's host among the tasks'", "maxSlotsPerPod: 1\ningress: {enabled: true, host: ml.tasks.example.com, tasksHost: '*.tasks.example.com'}",
+			"ingress.host must not be one of the tasks' hosts"},
 		{"the task origin on the master's port", "maxSlotsPerPod: 1\ntasksPort: 8080", "tasksPort must differ from masterPort"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

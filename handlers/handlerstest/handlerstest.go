@@ -7,11 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,7 +35,8 @@ import (
 type Master struct {
 	URL string
 	// TasksURL is the task origin, http://localhost:PORT: another host
-	// than the master's 127.0.0.1, as a browser sees it.
+	// than the master's 127.0.0.1, as a browser sees it. With
+	// Options.TaskHosts it is http://{task}.localhost:PORT (see TaskOrigin).
 	TasksURL      string
 	DB            *db.DB
 	DatabaseURL   string // the test database, for tests that seed it in bulk
@@ -76,6 +79,10 @@ type Options struct {
 	// TrustedProxies whose X-Forwarded-* headers are believed; none by
 	// default.
 	TrustedProxies []netip.Prefix
+	// TaskHosts gives every task an origin of its own,
+	// http://<task id>.localhost:PORT (browsers resolve every *.localhost
+	// to loopback), instead of the one task origin.
+	TaskHosts bool
 }
 
 // Start runs a master on a fresh database until t ends.
@@ -121,6 +128,9 @@ func Start(t testing.TB, opts Options) *Master {
 	m.URL = "http://" + m.srv.Listener.Addr().String()
 	m.tasks = httptest.NewUnstartedServer(nil)
 	m.TasksURL = "http://localhost:" + strconv.Itoa(m.tasks.Listener.Addr().(*net.TCPAddr).Port)
+	if opts.TaskHosts {
+		m.TasksURL = "http://" + resolute.TaskPlaceholder + ".localhost:" + strconv.Itoa(m.tasks.Listener.Addr().(*net.TCPAddr).Port)
+	}
 
 	// Trials run as real processes with the real harness.
 	rt, err := harness.Install(filepath.Join(dir, "harness"), harness.DefaultPython())
@@ -163,7 +173,7 @@ func Start(t testing.TB, opts Options) *Master {
 	h := handlers.New(handlers.Config{
 		Master: resolute.MasterInfo{Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",
 			ResourceManager: "local", URL: m.URL},
-		TasksURL:        m.TasksURL,
+		TasksURL:        resolute.TasksURL(m.TasksURL),
 		SessionLifetime: time.Hour,
 		MaxBodyBytes:    opts.MaxBodyBytes,
 		UploadDir:       m.UploadDir, MaxConcurrentUploads: opts.MaxConcurrentUploads,
@@ -188,6 +198,24 @@ func Start(t testing.TB, opts Options) *Master {
 		m.srv.Close()
 	})
 	return m
+}
+
+// TaskOrigin is the origin where task id is served: TasksURL, or the
+// task's own.
+func (m *Master) TaskOrigin(id string) string {
+	return resolute.TasksURL(m.TasksURL).Origin(id)
+}
+
+// LocalhostTransport reaches every *.localhost on the loopback, as
+// browsers do, for clients of the task hosts of Options.TaskHosts.
+func LocalhostTransport() *http.Transport {
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	return &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if host, port, err := net.SplitHostPort(addr); err == nil && strings.HasSuffix(host, ".localhost") {
+			addr = net.JoinHostPort("127.0.0.1", port)
+		}
+		return dialer.DialContext(ctx, network, addr)
+	}}
 }
 
 // TempDir is a temporary directory that tasks, which run as their owners'

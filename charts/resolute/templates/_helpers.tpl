@@ -41,7 +41,9 @@ The port of the task origin: tasksPort, or masterPort + 1.
 
 {{/*
 external_url and tasks_url of master.yaml, as a dict: from the Ingress's
-host names when it is enabled; tasksUrl wins over the Ingress's.
+host names when it is enabled (a tasksHost *.tasks.example.com gives every
+task a host of its own, tasks_url https://{task}.tasks.example.com);
+tasksUrl wins over the Ingress's.
 */}}
 {{- define "resolute.urls" -}}
 {{- $v := .Values -}}
@@ -54,10 +56,17 @@ host names when it is enabled; tasksUrl wins over the Ingress's.
 {{- if eq (lower $i.host) (lower $i.tasksHost) -}}
 {{- fail "ingress.tasksHost must be another host name than ingress.host: cookies are per host, so the task origin needs a name of its own" -}}
 {{- end -}}
+{{- $wild := hasPrefix "*." $i.tasksHost -}}
+{{- if contains "*" (ternary (trimPrefix "*." $i.tasksHost) $i.tasksHost $wild) -}}
+{{- fail "ingress.tasksHost may have a wildcard only as its first label, *.tasks.example.com, which gives every task a host of its own" -}}
+{{- end -}}
+{{- if and $wild (hasSuffix (lower (trimPrefix "*" $i.tasksHost)) (lower $i.host)) -}}
+{{- fail "ingress.host must not be one of the tasks' hosts that ingress.tasksHost's wildcard covers" -}}
+{{- end -}}
 {{- /* https when the Ingress terminates TLS, or passes it through to a master that serves it */ -}}
 {{- $scheme := ternary "https" "http" (or (not (empty $i.tlsSecret)) (not (empty $v.tlsSecret))) -}}
 {{- $_ := set $out "external_url" (printf "%s://%s" $scheme $i.host) -}}
-{{- $_ := set $out "tasks_url" (printf "%s://%s" $scheme $i.tasksHost) -}}
+{{- $_ := set $out "tasks_url" (printf "%s://%s" $scheme (ternary (printf "{task}.%s" (trimPrefix "*." $i.tasksHost)) $i.tasksHost $wild)) -}}
 {{- end -}}
 {{- if $v.tasksUrl }}{{ $_ := set $out "tasks_url" (trimSuffix "/" $v.tasksUrl) }}{{ end -}}
 {{- toYaml $out -}}
