@@ -27,8 +27,13 @@
     pending = false;
     const resp = await fetch("/jobs/table", { credentials: "same-origin" });
     if (!resp.ok) return;
+    const html = (await resp.text()).trim();
+    if (dragging || editing()) { // it began while the table was on its way
+      pending = true;
+      return;
+    }
     const box = document.createElement("div");
-    box.innerHTML = (await resp.text()).trim();
+    box.innerHTML = html;
     const fresh = box.firstElementChild;
     if (fresh && fresh.id === "job-queue") {
       region().replaceWith(fresh);
