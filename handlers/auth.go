@@ -37,7 +37,11 @@ func (s *Server) handleLoginPage(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, safeRedirect(r.URL.Query().Get("redirect")), http.StatusSeeOther)
 		return
 	}
-	s.render(w, r, http.StatusOK, views.LoginPage(views.Login{Asset: s.assets.URL, Redirect: r.URL.Query().Get("redirect")}))
+	login := views.Login{Asset: s.assets.URL, Redirect: r.URL.Query().Get("redirect")}
+	if sessionAmbiguous(r) {
+		login.Error = sentence(ambiguousSession)
+	}
+	s.render(w, r, http.StatusOK, views.LoginPage(login))
 }
 
 // handleLoginForm serves POST /login: a session cookie and a redirect, or
@@ -48,6 +52,11 @@ func (s *Server) handleLoginForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	username, target := strings.TrimSpace(r.PostFormValue("username")), r.PostFormValue("redirect")
+	if sessionAmbiguous(r) { // a new session would be as ambiguous
+		s.render(w, r, http.StatusConflict, views.LoginPage(views.Login{Asset: s.assets.URL, Username: username, Redirect: target,
+			Error: sentence(ambiguousSession)}))
+		return
+	}
 	token, _, expires, err := s.login(r, username, r.PostFormValue("password"))
 	if err != nil {
 		code := resolute.ErrorCode(err)
@@ -58,7 +67,7 @@ func (s *Server) handleLoginForm(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, statusOf(code), views.LoginPage(views.Login{Asset: s.assets.URL, Username: username, Redirect: target, Error: resolute.ErrorMessage(err)}))
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: token, Path: "/", Expires: expires,
+	http.SetCookie(w, &http.Cookie{Name: s.sessionCookieName(r), Value: token, Path: "/", Expires: expires,
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secureCookies(r)})
 	http.Redirect(w, r, safeRedirect(target), http.StatusSeeOther)
 }
@@ -78,7 +87,7 @@ func (s *Server) handleLogoutForm(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+	http.SetCookie(w, &http.Cookie{Name: s.sessionCookieName(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: s.secureCookies(r)})
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }

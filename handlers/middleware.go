@@ -12,8 +12,21 @@ import (
 	"github.com/resolute-ml/resolute/authz"
 )
 
-// CookieName is the session cookie, as Determined names it.
+// CookieName is the session cookie, as Determined names it, over plain
+// HTTP.
 const CookieName = "auth"
+
+// SecureCookieName is the session cookie over HTTPS. Browsers accept a
+// __Host- cookie only from this very host, Secure, for Path=/ and without a
+// Domain, so a page on another host of the same domain (a task's, on the
+// task origin) can neither set one nor shadow it with one of a longer path.
+const SecureCookieName = "__Host-auth"
+
+// ambiguousSession is what authenticate notes when a request carries more
+// than one session cookie.
+const ambiguousSession = "your browser sends this site more than one session cookie, " +
+	"which a page of another host of this domain can cause; you are not signed in until they are gone: " +
+	"clear this site's cookies in the browser (and serve tasks from a domain of their own, see tasks_url)"
 
 type ctxKey int
 
@@ -23,6 +36,7 @@ const (
 	allocationKey
 	allocationActorKey
 	liveSeqKey
+	ambiguousKey
 )
 
 // AllocationTokenHeader carries a task's allocation token, as Determined's
@@ -51,8 +65,9 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		token := bearerToken(r)
 		if token == "" {
-			if c, err := r.Cookie(CookieName); err == nil {
-				token = c.Value
+			var ambiguous bool
+			if token, ambiguous = s.sessionCookie(r); ambiguous {
+				r = r.WithContext(context.WithValue(r.Context(), ambiguousKey, true))
 			}
 		}
 		if token != "" {
@@ -68,6 +83,34 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// sessionCookieName is the session cookie's name in answer to r:
+// SecureCookieName over HTTPS, else CookieName.
+func (s *Server) sessionCookieName(r *http.Request) string {
+	if s.secureCookies(r) {
+		return SecureCookieName
+	}
+	return CookieName
+}
+
+// sessionCookie returns the session cookie's value, "" without one. A
+// request with two (another host of the domain set a second, for a longer
+// path or the parent domain, so that the browser would send it first) is
+// ambiguous: it counts as none, since nothing tells whose session is the
+// viewer's.
+func (s *Server) sessionCookie(r *http.Request) (token string, ambiguous bool) {
+	name := s.sessionCookieName(r)
+	n := 0
+	for _, c := range r.Cookies() {
+		if c.Name == name {
+			token, n = c.Value, n+1
+		}
+	}
+	if n > 1 {
+		return "", true
+	}
+	return token, false
 }
 
 func bearerToken(r *http.Request) string {
@@ -95,6 +138,13 @@ func actorFrom(r *http.Request) authz.Actor {
 		return authz.User(u)
 	}
 	return authz.Actor{}
+}
+
+// sessionAmbiguous says whether a request carried more than one session
+// cookie (sessionCookie).
+func sessionAmbiguous(r *http.Request) bool {
+	b, _ := r.Context().Value(ambiguousKey).(bool)
+	return b
 }
 
 // tokenFrom returns the session token of a request.
@@ -148,7 +198,11 @@ func (s *Server) requireTaskOrUser(next http.Handler) http.Handler {
 func (s *Server) requireAPIUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := userFrom(r); !ok {
-			s.error(w, r, resolute.Errorf(resolute.EUnauthorized, "not signed in: log in with `det user login` or POST /api/v1/auth/login"))
+			msg := "not signed in: log in with `det user login` or POST /api/v1/auth/login"
+			if sessionAmbiguous(r) {
+				msg = ambiguousSession
+			}
+			s.error(w, r, resolute.Errorf(resolute.EUnauthorized, "%s", msg))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -54,8 +54,8 @@ func (s *Server) newProxy() *proxy.Proxy {
 	return proxy.New(s.proxyLookup,
 		proxy.WithAuthorize(s.proxyAuthorize),
 		proxy.WithErrorHandler(s.proxyError),
-		proxy.WithStripCookies(CookieName, TaskCookieName),
-		proxy.WithDropSetCookies(CookieName, TaskCookieName),
+		proxy.WithStripCookies(CookieName, SecureCookieName, TaskCookieName),
+		proxy.WithDropSetCookies(CookieName, SecureCookieName, TaskCookieName),
 		proxy.WithLogger(s.logger))
 }
 
