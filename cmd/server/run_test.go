@@ -79,10 +79,10 @@ func TestTheMasterServesHTTPSOnItsEmbeddedDatabaseAndRestarts(t *testing.T) {
 	resp.Body.Close()
 	var secure bool
 	for _, c := range resp.Cookies() {
-		secure = secure || (c.Name == "auth" && c.Secure)
+		secure = secure || (c.Name == "__Host-auth" && c.Secure && c.Path == "/" && c.Domain == "")
 	}
 	if !secure {
-		t.Fatal("the session cookie is not Secure under TLS")
+		t.Fatalf("the session cookie is not a Secure __Host- cookie under TLS: %v", resp.Cookies())
 	}
 	// The task origin is served with TLS too, on another host than the
 	// master's, and sends what it does not serve to the master.
