@@ -13,6 +13,7 @@ import (
 	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/proxy"
+	"github.com/resolute-ml/resolute/views"
 )
 
 // The task origin. What tasks serve (notebooks, TensorBoards) is proxied
@@ -192,7 +193,23 @@ func errElsewhere(id string) error {
 
 // handleTaskOpen serves GET /tasks/{id}/open[?path=]: the task's owner or
 // an administrator gets a ticket and goes to the task origin with it.
+// Only a click on one of the master's own pages, or a link typed or
+// bookmarked, gets one: a page elsewhere (another task's, on the task
+// origin) could otherwise make the viewer's browser open their task where
+// that page can reach it. Such a navigation gets a page with the same link
+// to click instead.
 func (s *Server) handleTaskOpen(w http.ResponseWriter, r *http.Request) {
+	if !navigatedFromHere(r) {
+		id := chi.URLParam(r, "id")
+		u, signedIn := userFrom(r)
+		page := views.ErrorPage{Shell: s.shell(r, "Open "+id, ""), SignedIn: signedIn, Status: http.StatusForbidden,
+			Message: "This link to " + id + " came from another site. Tasks open only from Resolute's own pages, " +
+				"so that a page elsewhere cannot open your tasks where it can reach them.",
+			Next: openPath(id, r.URL.Query().Get("path")), NextLabel: "Open " + id}
+		page.Shell.User = u
+		s.render(w, r, http.StatusForbidden, views.ErrorView(page))
+		return
+	}
 	tk, err := s.svc.TaskOrigin.Ticket(r.Context(), actorFrom(r), tokenFrom(r), chi.URLParam(r, "id"), r.URL.Query().Get("path"))
 	if err != nil {
 		s.error(w, r, err)
@@ -201,6 +218,18 @@ func (s *Server) handleTaskOpen(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	http.Redirect(w, r, s.ticketURL(tk), http.StatusSeeOther)
+}
+
+// navigatedFromHere says whether a navigation came from one of the
+// master's own pages or from no page at all (typed, bookmarked, opened by
+// the CLI), as the browser's Sec-Fetch-Site tells; browsers too old to
+// send it are believed.
+func navigatedFromHere(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+		return true
+	}
+	return false
 }
 
 // handleAPITaskOpen serves POST /api/v1/tasks/{id}/open: a link with a

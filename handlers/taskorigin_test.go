@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -397,5 +398,39 @@ func TestTrafficOnTheTaskOriginKeepsATaskFromIdling(t *testing.T) {
 	end := waitTask(t, m, admin, task.ID, func(t resolute.Task) bool { return t.State == resolute.TaskTerminated })
 	if end.State != resolute.TaskTerminated || time.Since(quiet) < 2*time.Second {
 		t.Fatalf("a quiet TensorBoard: %s after %v", end.State, time.Since(quiet))
+	}
+}
+
+// TestOnlyTheMastersOwnPagesOpenATask: a navigation to the open route
+// from a page of another site (say a task's page on the task origin, which
+// would then reach the task it made the viewer's browser open) gets no
+// ticket but a page with the link to click; one from the master's pages,
+// or typed, does.
+func TestOnlyTheMastersOwnPagesOpenATask(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	admin := login(t, m, "admin", "")
+	task := hostileTask(t, m, admin, "")
+	pages := signInPages(t, m, "admin", "")
+	pages.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	open := "/tasks/" + task.ID + "/open?path=" + url.QueryEscape("data/runs")
+	for site, ticket := range map[string]bool{"": true, "none": true, "same-origin": true, "same-site": false, "cross-site": false} {
+		req, _ := http.NewRequest("GET", m.URL+open, nil)
+		if site != "" {
+			req.Header.Set("Sec-Fetch-Site", site)
+		}
+		resp, err := pages.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		gotTicket := resp.StatusCode == 303 && strings.HasPrefix(resp.Header.Get("Location"), m.TasksURL+"/redeem?ticket=")
+		if gotTicket != ticket {
+			t.Errorf("Sec-Fetch-Site %q: %d to %q, want a ticket: %v", site, resp.StatusCode, resp.Header.Get("Location"), ticket)
+		}
+		if !ticket && (resp.StatusCode != 403 || !strings.Contains(string(body), "came from another site") ||
+			!strings.Contains(string(body), `id="error-next" href="`+html.EscapeString(open)+`"`)) {
+			t.Errorf("Sec-Fetch-Site %q: %d, want 403 saying why with the link to click:\n%s", site, resp.StatusCode, body)
+		}
 	}
 }

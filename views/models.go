@@ -91,6 +91,9 @@ type ErrorPage struct {
 	SignedIn bool
 	Status   int
 	Message  string
+	// Next, when set, is a link (NextLabel) to what the person may do
+	// instead.
+	Next, NextLabel string
 }
 
 // WorkspaceList is the workspaces page.
