@@ -43,7 +43,7 @@ func (s *Users) Create(ctx context.Context, a authz.Actor, spec resolute.UserSpe
 	if !usernamePattern.MatchString(spec.Username) {
 		return resolute.User{}, resolute.Errorf(resolute.EInvalid, "username: use 1-128 letters, digits, '.', '_', '@' or '-', starting with a letter or digit")
 	}
-	if err := CheckLength("displayName", spec.DisplayName, MaxNameLen); err != nil {
+	if err := checkDisplayName(spec.DisplayName); err != nil {
 		return resolute.User{}, err
 	}
 	if password != "" {
@@ -76,7 +76,7 @@ func (s *Users) Create(ctx context.Context, a authz.Actor, spec resolute.UserSpe
 // their sessions. A new link applies to tasks launched after it.
 func (s *Users) Edit(ctx context.Context, a authz.Actor, id int64, req resolute.PatchUserRequest) (resolute.User, error) {
 	if req.DisplayName != nil {
-		if err := CheckLength("displayName", *req.DisplayName, MaxNameLen); err != nil {
+		if err := checkDisplayName(*req.DisplayName); err != nil {
 			return resolute.User{}, err
 		}
 	}
@@ -175,6 +175,18 @@ func (s *Users) logAgentLink(a authz.Actor, u resolute.User, link *resolute.Agen
 	}
 	s.logger.Info("user linked to an agent user: their tasks run as it", "username", u.Username,
 		"agent_uid", link.UID, "agent_gid", link.GID, "agent_user", link.User, "agent_group", link.Group, "by", a.Username())
+}
+
+// checkDisplayName validates a display name, which may be empty: det
+// prints it in other people's terminals, so no control characters.
+func checkDisplayName(v string) error {
+	if err := CheckLength("displayName", v, MaxNameLen); err != nil {
+		return err
+	}
+	if resolute.HasControl(v, "") {
+		return resolute.Errorf(resolute.EInvalid, "displayName: must not contain control characters")
+	}
+	return nil
 }
 
 // logEdit says in the master's log who changed what of whom.

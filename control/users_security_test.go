@@ -133,3 +133,25 @@ func TestAdministratorsChangesToUsersAreLogged(t *testing.T) {
 		}
 	}
 }
+
+// TestDisplayNamesRefuseControlCharacters: det prints display names in
+// other people's terminals, so an escape sequence in one is refused, at
+// creation and at an edit; an empty one is still fine.
+func TestDisplayNamesRefuseControlCharacters(t *testing.T) {
+	ctx := context.Background()
+	svc, admin, alice, _ := accounts(t)
+	const want = "displayName: must not contain control characters"
+	if _, err := svc.Users.Create(ctx, admin, resolute.UserSpec{Username: "carol", DisplayName: "Carol\x1b]0;pwned\x07"}, ""); resolute.ErrorMessage(err) != want {
+		t.Errorf("create with an escape in the display name: %v", err)
+	}
+	for _, name := range []string{"Alice\x1b[2J", "Al\u202eice", "Alice\n"} {
+		if _, err := svc.Users.Edit(ctx, alice, alice.UserID(), resolute.PatchUserRequest{DisplayName: &name}); resolute.ErrorMessage(err) != want {
+			t.Errorf("edit to %q: %v", name, err)
+		}
+	}
+	for _, name := range []string{"", "Alice Liddell", "Алиса"} {
+		if _, err := svc.Users.Edit(ctx, alice, alice.UserID(), resolute.PatchUserRequest{DisplayName: &name}); err != nil {
+			t.Errorf("edit to %q: %v", name, err)
+		}
+	}
+}
