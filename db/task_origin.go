@@ -55,11 +55,6 @@ func (q *Queries) TaskSessionUser(ctx context.Context, tokenHash []byte, taskID 
 	return toUser(row.User), row.ExpiresAt, nil
 }
 
-// DeleteTaskSession ends the task session with tokenHash.
-func (q *Queries) DeleteTaskSession(ctx context.Context, tokenHash []byte) error {
-	return translate(q.q.DeleteTaskSession(ctx, tokenHash), "task session")
-}
-
 // DeleteExpiredTaskCredentials removes expired tickets and task sessions
 // and counts them.
 func (q *Queries) DeleteExpiredTaskCredentials(ctx context.Context) (int64, error) {

@@ -28,14 +28,11 @@ func errNUL(field string) error {
 
 // refuseNUL answers 400 to a request with a NUL in its path, its query
 // string or its form body, naming the parameter. It parses form bodies
-// (after limitBodies bounds them), so handlers find them parsed. Requests
-// to task services through /proxy/ are theirs to judge.
+// (after limitBodies bounds them), so handlers find them parsed. (Requests
+// to task services are the task origin's, TaskHandler, and theirs to
+// judge.)
 func (s *Server) refuseNUL(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/proxy/") {
-			next.ServeHTTP(w, r)
-			return
-		}
 		if strings.ContainsRune(r.URL.Path, 0) {
 			s.error(w, r, errNUL("path"))
 			return

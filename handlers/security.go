@@ -22,18 +22,15 @@ const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 
 // securityHeaders sets the headers every answer of the master's own gets:
 // its Content-Security-Policy, no framing, no content sniffing, and no
-// full URL in the Referer sent to other sites. Answers of task services
-// through /proxy/ keep their own headers: the service knows what its pages
-// need.
+// full URL in the Referer sent to other sites. (What tasks serve is on the
+// task origin, TaskHandler, with the headers its services give.)
 func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/proxy/") {
-			h := w.Header()
-			h.Set("Content-Security-Policy", ContentSecurityPolicy)
-			h.Set("X-Frame-Options", "DENY")
-			h.Set("X-Content-Type-Options", "nosniff")
-			h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
-		}
+		h := w.Header()
+		h.Set("Content-Security-Policy", ContentSecurityPolicy)
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "strict-origin-when-cross-origin")
 		next.ServeHTTP(w, r)
 	})
 }

@@ -84,15 +84,6 @@ func (q *Queries) DeleteExpiredTaskTickets(ctx context.Context) (int64, error) {
 	return result.RowsAffected(), nil
 }
 
-const deleteTaskSession = `-- name: DeleteTaskSession :exec
-DELETE FROM task_sessions WHERE token_hash = $1
-`
-
-func (q *Queries) DeleteTaskSession(ctx context.Context, tokenHash []byte) error {
-	_, err := q.db.Exec(ctx, deleteTaskSession, tokenHash)
-	return err
-}
-
 const getSessionExpiry = `-- name: GetSessionExpiry :one
 SELECT expires_at FROM sessions WHERE id = $1
 `

@@ -21,9 +21,6 @@ FROM task_sessions JOIN users ON users.id = task_sessions.user_id
 WHERE task_sessions.token_hash = $1 AND task_sessions.task_id = $2
   AND task_sessions.expires_at > sqlc.arg(now) AND users.active;
 
--- name: DeleteTaskSession :exec
-DELETE FROM task_sessions WHERE token_hash = $1;
-
 -- name: DeleteExpiredTaskTickets :execrows
 DELETE FROM task_tickets WHERE expires_at <= now();
 
