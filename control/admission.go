@@ -285,9 +285,10 @@ func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []sc
 	}
 	runID := strings.TrimPrefix(a.ID, t.TaskID()+".")
 	env := x.trialEnv(cfg, e, t, a, token, runID, len(slots) > 0)
+	archive := &launchContext{open: func(ctx context.Context) io.Reader { return x.c.db.ExperimentContext(ctx, e.ID) }}
 	spec := resolute.LaunchSpec{
 		AllocationID: a.ID, TaskID: a.TaskID, Slots: slots, WorkDir: filepath.Join(x.c.opts.WorkRoot, a.ID),
-		Context: func(ctx context.Context) io.Reader { return x.c.db.ExperimentContext(ctx, e.ID) }, Env: env, Shell: cfg.Entrypoint.Shell, Entrypoint: cfg.Entrypoint.Exec,
+		Context: archive.reader, Env: env, Shell: cfg.Entrypoint.Shell, Entrypoint: cfg.Entrypoint.Exec,
 		SlotAgents: agents, TaskType: "TRIAL", User: e.Username, Pool: e.ResourcePool,
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: cfg.Resources.Priority,
@@ -298,7 +299,46 @@ func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []sc
 	if t.LatestCheckpoint != "" {
 		x.c.taskLog(ctx, a, "INFO", "resuming from checkpoint "+t.LatestCheckpoint)
 	}
-	return launched(x.c.rm.Launch(ctx, spec))
+	return archive.launched(x.c.rm.Launch(ctx, spec))
+}
+
+// launchContext hands the resource manager an allocation's context as the
+// database gives it, a chunk at a time, and remembers the database's
+// error: a launch cut short by it while the context was read goes back to
+// the queue (launchFailed) like one cut short before, rather than failing
+// the run as a refusal of the resource manager does.
+type launchContext struct {
+	open func(context.Context) io.Reader
+	err  error // the database's, while the resource manager read
+}
+
+// reader is LaunchSpec.Context.
+func (c *launchContext) reader(ctx context.Context) io.Reader {
+	return &recordErr{r: c.open(ctx), err: &c.err}
+}
+
+// launched marks err of the resource manager's Launch (launched), unless
+// the database failed under it while it read the context: then it is the
+// database's error.
+func (c *launchContext) launched(err error) error {
+	if err != nil && c.err != nil && db.Unavailable(c.err) {
+		return c.err
+	}
+	return launched(err)
+}
+
+// recordErr is a reader that keeps its first error other than io.EOF.
+type recordErr struct {
+	r   io.Reader
+	err *error
+}
+
+func (r *recordErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF && *r.err == nil {
+		*r.err = err
+	}
+	return n, err
 }
 
 // launchError is the resource manager's answer to Launch, told apart from

@@ -254,8 +254,9 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 	} {
 		env[k] = v
 	}
+	archive := &launchContext{open: func(ctx context.Context) io.Reader { return x.c.db.TaskContext(ctx, t.ID) }}
 	spec := resolute.LaunchSpec{AllocationID: a.ID, TaskID: t.ID, Slots: slots, WorkDir: filepath.Join(x.c.opts.WorkRoot, a.ID),
-		Context: func(ctx context.Context) io.Reader { return x.c.db.TaskContext(ctx, t.ID) }, Env: env, SlotAgents: agents, TaskType: t.Type, User: t.Username, Pool: t.ResourcePool,
+		Context: archive.reader, Env: env, SlotAgents: agents, TaskType: t.Type, User: t.Username, Pool: t.ResourcePool,
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: t.Priority, Mounts: mountsOf(cfg.BindMounts, nil),
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,
@@ -315,7 +316,7 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 			return err
 		}
 	}
-	return launched(x.c.rm.Launch(ctx, spec))
+	return archive.launched(x.c.rm.Launch(ctx, spec))
 }
 
 // jupyterCommand runs the classic notebook server of Debian's
