@@ -16,6 +16,9 @@ import (
 
 // Config is the master's configuration.
 type Config struct {
+	// File is the configuration file Load read (--config), "" for none.
+	File string `yaml:"-"`
+
 	Port    int    `yaml:"port"`
 	DataDir string `yaml:"data_dir"`
 	// ExternalURL is the address tasks and links use to reach the master;

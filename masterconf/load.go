@@ -72,6 +72,7 @@ func Load(args []string, getenv func(string) string, usage io.Writer) (Config, e
 
 	var errs Errors
 	decode(root, reflect.ValueOf(&cfg).Elem(), "", &errs)
+	cfg.File = *configPath
 	if cfg.CheckpointStorage == nil {
 		// Like Determined's default master.yaml: checkpoints on this machine.
 		cfg.CheckpointStorage = map[string]any{"type": "shared_fs", "host_path": filepath.Join(cfg.DataDir, "checkpoints")}

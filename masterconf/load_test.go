@@ -42,6 +42,7 @@ notebook_timeout: 1800
 		t.Fatal(err)
 	}
 	want := Default()
+	want.File = cfg.File
 	want.Port = 9200
 	want.DataDir = "/srv/resolute"
 	want.DB.Host, want.DB.Password, want.DB.Name = "db.internal", "1234", "det"

@@ -43,6 +43,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if warning != "" {
 		logger.Warn(warning)
 	}
+	if os.Geteuid() == 0 { // tasks run as other users, who must not read the master's secrets
+		for _, w := range cfg.ExposedSecrets() {
+			logger.Warn(w)
+		}
+	}
 
 	// Tasks, running as their own Unix users, pass through the data
 	// directory to their work directories and homes; they list nothing.
