@@ -24,6 +24,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/resolute-ml/resolute/handlers"
 	"github.com/resolute-ml/resolute/postgres"
 )
 
@@ -79,7 +80,7 @@ func TestTheMasterServesHTTPSOnItsEmbeddedDatabaseAndRestarts(t *testing.T) {
 	resp.Body.Close()
 	var secure bool
 	for _, c := range resp.Cookies() {
-		secure = secure || (c.Name == "auth" && c.Secure)
+		secure = secure || (c.Name == handlers.SecureCookieName && c.Secure)
 	}
 	if !secure {
 		t.Fatal("the session cookie is not Secure under TLS")
