@@ -146,9 +146,11 @@ func (c taskCheckpoint) download(t *testing.T) (int, map[string]string, []byte) 
 }
 
 // TestACheckpointDownloadLeavesOutTheTaskUsersLinks plants in a checkpoint
-// a link to a root-only file, a link to a root-only directory and a FIFO:
-// the download holds the checkpoint's own files and nothing of what the
-// links lead to, and does not hang on the FIFO.
+// a link to a root-only file, a link to a root-only directory, a FIFO and
+// a hard link to a root-only file (which a user can make where
+// fs.protected_hardlinks is off): the download holds the checkpoint's own
+// files (a hard link of the user's own file too) and nothing of the
+// root-only ones, and does not hang on the FIFO.
 func TestACheckpointDownloadLeavesOutTheTaskUsersLinks(t *testing.T) {
 	c := newTaskCheckpoint(t)
 	c.mkdir(t, filepath.Join(c.dir, "sub"))
@@ -157,6 +159,19 @@ func TestACheckpointDownloadLeavesOutTheTaskUsersLinks(t *testing.T) {
 	c.link(t, c.secretDir, filepath.Join(c.dir, "dirlink"))
 	c.link(t, "../"+c.uuid+"/sub", filepath.Join(c.dir, "inside"))
 	if err := syscall.Mkfifo(filepath.Join(c.dir, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A hard link needs the same file system: the secret's copy is in
+	// storage's parent (root's), as /etc/shadow would be on a one-disk host.
+	hard := filepath.Join(filepath.Dir(c.m.CheckpointDir), "shadow")
+	if err := os.WriteFile(hard, []byte(secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(hard, filepath.Join(c.dir, "hard")); err != nil {
+		t.Fatal(err)
+	}
+	c.write(t, filepath.Join(c.dir, "own"), "mine")
+	if err := os.Link(filepath.Join(c.dir, "own"), filepath.Join(c.dir, "own-again")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -169,7 +184,7 @@ func TestACheckpointDownloadLeavesOutTheTaskUsersLinks(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	if want := []string{"model.pt", "sub/", "sub/f"}; !slices.Equal(names, want) {
+	if want := []string{"model.pt", "own", "own-again", "sub/", "sub/f"}; !slices.Equal(names, want) {
 		t.Errorf("the archive holds %q, want %q", names, want)
 	}
 	if files["model.pt"] != "model" || files["sub/f"] != "weights" {

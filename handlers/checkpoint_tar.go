@@ -20,13 +20,16 @@ import (
 // refuses anything that leads out of it, and it takes an entry only when
 // what it opened is the very directory or regular file the listing saw (the
 // same inode as an Lstat before the open). Links, FIFOs, sockets and entries
-// swapped while read are left out.
+// swapped while read are left out, and so is a file with other names that
+// is not the checkpoint owner's: a hard link the user made to a file they
+// cannot read (where fs.protected_hardlinks is off).
 
 // checkpointTar writes a checkpoint's directory to a tar archive: its
 // directories and regular files. What it leaves out (links, special files,
-// entries that changed under it) it lists in skipped.
+// entries that changed under it, others' hard links) it lists in skipped.
 type checkpointTar struct {
 	tw      *tar.Writer
+	owner   uint32 // the uid that owns the checkpoint's directory
 	skipped []string
 }
 
@@ -124,6 +127,10 @@ func (t *checkpointTar) file(dir *os.Root, name, archived string, seen fs.FileIn
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil || !info.Mode().IsRegular() || !os.SameFile(seen, info) {
+		t.skipped = append(t.skipped, archived)
+		return nil
+	}
+	if st := info.Sys().(*syscall.Stat_t); st.Nlink > 1 && st.Uid != t.owner {
 		t.skipped = append(t.skipped, archived)
 		return nil
 	}

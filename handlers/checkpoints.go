@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/go-chi/chi/v5"
 
@@ -208,7 +209,7 @@ func (s *Server) handleCheckpointDownload(w http.ResponseWriter, r *http.Request
 		return
 	}
 	defer storage.Close()
-	dir, names, _, err := openDir(storage, c.UUID)
+	dir, names, info, err := openDir(storage, c.UUID)
 	if err != nil {
 		s.error(w, r, gone)
 		return
@@ -216,10 +217,10 @@ func (s *Server) handleCheckpointDownload(w http.ResponseWriter, r *http.Request
 	defer dir.Close()
 	w.Header().Set("Content-Type", "application/x-tar")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+c.UUID+`.tar"`)
-	t := &checkpointTar{tw: tar.NewWriter(w)}
+	t := &checkpointTar{tw: tar.NewWriter(w), owner: info.Sys().(*syscall.Stat_t).Uid}
 	err = t.entries(dir, "", names)
 	if len(t.skipped) > 0 {
-		s.logger.Warn("checkpoint download left out what is not a regular file or directory, or changed while read",
+		s.logger.Warn("checkpoint download left out what is not a regular file or directory, changed while read, or is another user's hard link",
 			"uuid", c.UUID, "entries", firstOf(t.skipped, 20))
 	}
 	if err != nil {
