@@ -3,13 +3,11 @@ package handlers
 import (
 	"archive/tar"
 	"encoding/json"
-	"io"
-	"io/fs"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/go-chi/chi/v5"
 
@@ -166,8 +164,10 @@ func (s *Server) handleTaskCheckpointPatch(w http.ResponseWriter, r *http.Reques
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
-// checkpointDir is where a checkpoint's files are on this machine.
-func (s *Server) checkpointDir(r *http.Request, c resolute.Checkpoint) (string, error) {
+// checkpointStorage is the directory on this machine that holds the files
+// of a checkpoint's experiment, each checkpoint in a directory named by its
+// UUID.
+func (s *Server) checkpointStorage(r *http.Request, c resolute.Checkpoint) (string, error) {
 	e, err := s.db.Experiment(r.Context(), c.ExperimentID)
 	if err != nil {
 		return "", err
@@ -180,11 +180,13 @@ func (s *Server) checkpointDir(r *http.Request, c resolute.Checkpoint) (string, 
 	if err != nil {
 		return "", resolute.Errorf(resolute.EInvalid, "checkpoint %s: %v; this master cannot read it", c.UUID, err)
 	}
-	return filepath.Join(base, c.UUID), nil
+	return base, nil
 }
 
 // handleCheckpointDownload serves GET /api/v1/checkpoints/{uuid}/download:
-// the checkpoint's files as a tar archive.
+// the checkpoint's files as a tar archive. The directory is its task user's,
+// so it is read only through checkpointTar (checkpoint_tar.go): the master
+// reads as root, and must never follow that user's links.
 func (s *Server) handleCheckpointDownload(w http.ResponseWriter, r *http.Request) {
 	c, err := s.checkpointFor(r)
 	if err != nil {
@@ -195,52 +197,43 @@ func (s *Server) handleCheckpointDownload(w http.ResponseWriter, r *http.Request
 		s.error(w, r, resolute.Errorf(resolute.EGone, "checkpoint %s was deleted", c.UUID))
 		return
 	}
-	dir, err := s.checkpointDir(r, c)
+	base, err := s.checkpointStorage(r, c)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	if _, err := os.Stat(dir); err != nil {
-		s.error(w, r, resolute.Errorf(resolute.EGone, "the files of checkpoint %s are not in storage", c.UUID))
+	gone := resolute.Errorf(resolute.EGone, "the files of checkpoint %s are not in storage", c.UUID)
+	storage, err := os.OpenRoot(base)
+	if err != nil {
+		s.error(w, r, gone)
 		return
 	}
+	defer storage.Close()
+	dir, names, info, err := openDir(storage, c.UUID)
+	if err != nil {
+		s.error(w, r, gone)
+		return
+	}
+	defer dir.Close()
 	w.Header().Set("Content-Type", "application/x-tar")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+c.UUID+`.tar"`)
-	tw := tar.NewWriter(w)
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		if rel == "." {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		if !info.Mode().IsRegular() && !info.IsDir() {
-			return nil
-		}
-		h, err := tar.FileInfoHeader(info, "")
-		if err != nil {
-			return err
-		}
-		h.Name = filepath.ToSlash(rel)
-		if err := tw.WriteHeader(h); err != nil || info.IsDir() {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		_, err = io.Copy(tw, f)
-		return err
-	})
+	t := &checkpointTar{tw: tar.NewWriter(w), owner: info.Sys().(*syscall.Stat_t).Uid}
+	err = t.entries(dir, "", names)
+	if len(t.skipped) > 0 {
+		s.logger.Warn("checkpoint download left out what is not a regular file or directory, changed while read, or is another user's hard link",
+			"uuid", c.UUID, "entries", firstOf(t.skipped, 20))
+	}
 	if err != nil {
 		s.logger.Error("checkpoint download", "uuid", c.UUID, "err", err)
 		return
 	}
-	tw.Close()
+	t.tw.Close()
+}
+
+// firstOf is at most n of names, for a log line.
+func firstOf(names []string, n int) []string {
+	if len(names) > n {
+		return append(names[:n:n], "…")
+	}
+	return names
 }

@@ -32,9 +32,12 @@
 //
 // An allocation runs in its work directory, which Launch fills with its
 // context (unpacked by package contextdir's rules, the ones its upload was
-// checked with) and its files. When the allocation ends the directory is
-// removed, unless Options.KeepWorkDirs keeps it for debugging; its output
-// is not in it. Recover removes the work directories of allocations that
+// checked with) and its files, in a directory made anew and the master's
+// until filled (one left by an earlier launch belongs to a task's user, who
+// may have filled it with links: it is removed, not reused), then handed to
+// the task's user. When the allocation ends the directory is removed,
+// unless Options.KeepWorkDirs keeps it for debugging; its output is not in
+// it. Recover removes the work directories of allocations that
 // ended while no master ran, and any other entry of Options.WorkRoot that
 // belongs to no allocation the manager has.
 //

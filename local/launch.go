@@ -123,6 +123,23 @@ func (m *Manager) removeWorkDir(dir string) {
 	}
 }
 
+// freshWorkDir makes dir anew: empty, the master's, mode 0700, for prepare
+// to fill and giveTree to hand over while no task's user can enter it. One
+// already there (kept by KeepWorkDirs, or left by a launch of the same
+// allocation that a crash cut short) is its task user's, who may have
+// filled it with links for the master to write or chown through: it is
+// removed (os.RemoveAll unlinks links, never follows them), not reused, and
+// Mkdir, which fails on anything in its way, makes the new one.
+func (m *Manager) freshWorkDir(dir string) error {
+	if _, err := os.Lstat(dir); err == nil {
+		m.log.Info("removing the work directory an earlier launch of this allocation left", "dir", dir)
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+	}
+	return os.Mkdir(dir, 0o700)
+}
+
 // prepare fills the work dir and hands it to the task's user, opens the
 // exit file and builds the command.
 func (m *Manager) prepare(ctx context.Context, a *allocation, spec AllocationSpec) (*exec.Cmd, *os.File, error) {
@@ -137,12 +154,14 @@ func (m *Manager) prepare(ctx context.Context, a *allocation, spec AllocationSpe
 	if note != "" {
 		a.notes = append(a.notes, note)
 	}
+	parents := os.FileMode(0o700)
 	if cred != nil { // the task's user must pass through the parents we make
-		if err := os.MkdirAll(filepath.Dir(a.workDir), 0o711); err != nil {
-			return nil, nil, fmt.Errorf("launch %s: create work dir: %w", a.id, err)
-		}
+		parents = 0o711
 	}
-	if err := os.MkdirAll(a.workDir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(a.workDir), parents); err != nil {
+		return nil, nil, fmt.Errorf("launch %s: create work dir: %w", a.id, err)
+	}
+	if err := m.freshWorkDir(a.workDir); err != nil {
 		return nil, nil, fmt.Errorf("launch %s: create work dir: %w", a.id, err)
 	}
 	if err := fillWorkDir(ctx, a.workDir, spec.Context, spec.Files); err != nil {

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -95,48 +96,56 @@ func accountOf(uid int) (groups []uint32, home string) {
 }
 
 // makeHome makes a task user's home under HomeRoot: theirs, mode 0700.
-// Only root can add entries to HomeRoot, so what is there is ours to fix.
+// Only root can add entries to HomeRoot, so what is there is ours to fix;
+// still, the home is changed through a descriptor opened without following
+// a link, never by its name, as everywhere the master touches what a task's
+// user owns.
 func (m *Manager) makeHome(c *taskCred) error {
 	if err := os.Mkdir(c.Home, 0o700); err != nil && !os.IsExist(err) {
 		return err
 	}
-	fi, err := os.Lstat(c.Home)
+	f, err := os.OpenFile(c.Home, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
+		return fmt.Errorf("%s is not a directory: %w", c.Home, err)
+	}
+	defer f.Close()
+	if err := f.Chown(c.UID, c.GID); err != nil {
 		return err
 	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory", c.Home)
-	}
-	if err := os.Lchown(c.Home, c.UID, c.GID); err != nil {
-		return err
-	}
-	return os.Chmod(c.Home, 0o700)
+	return f.Chmod(0o700)
 }
 
 // giveTree hands a filled work directory to the task's user: every entry,
 // deepest first, and dir itself last. Until then dir is root's and mode
-// 0700, so no process of that user can swap a directory of the tree for a
-// link while it is walked.
+// 0700 (freshWorkDir made it), so no process of that user can swap a
+// directory of the tree for a link while it is walked; and the walk and the
+// chowns go through an os.Root on dir, which never leads out of it, and
+// change links themselves, not what they name.
 func giveTree(dir string, c *taskCred) error {
 	if c == nil {
 		return nil
 	}
-	var paths []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	var names []string
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		paths = append(paths, p)
+		names = append(names, p)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if err := os.Chmod(dir, 0o700); err != nil {
+	if err := root.Chmod(".", 0o700); err != nil {
 		return err
 	}
-	for i := len(paths) - 1; i >= 0; i-- {
-		if err := os.Lchown(paths[i], c.UID, c.GID); err != nil {
+	for i := len(names) - 1; i >= 0; i-- {
+		if err := root.Lchown(names[i], c.UID, c.GID); err != nil {
 			return err
 		}
 	}
@@ -170,13 +179,8 @@ func (m *Manager) prepareTaskDirs() error {
 		reach = append(reach, d)
 	}
 	for _, d := range m.opts.SharedDirs {
-		if _, err := os.Stat(d); os.IsNotExist(err) {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				return fmt.Errorf("local: create %s: %w", d, err)
-			}
-			if err := os.Chmod(d, os.ModeSticky|0o777); err != nil {
-				return fmt.Errorf("local: %w", err)
-			}
+		if err := makeShared(d); err != nil {
+			return fmt.Errorf("local: create %s: %w", d, err)
 		}
 		fi, err := os.Stat(d)
 		if err != nil {
@@ -199,6 +203,37 @@ func (m *Manager) prepareTaskDirs() error {
 		}
 	}
 	return nil
+}
+
+// makeShared makes d, when nothing is there, shared as /tmp is (mode
+// 01777). Its parent may be a directory tasks write to (/tmp itself), where
+// a task's user can put a link to /etc at d between a look and a chmod: so
+// d is made with Mkdir, which fails on anything in its way, and its mode is
+// set through a descriptor of what Mkdir made, opened without following a
+// link and checked to be the master's. What is already there is left as it
+// is, for prepareTaskDirs to check.
+func makeShared(d string) error {
+	if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(d, 0o755); errors.Is(err, fs.ErrExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(d, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != uint32(os.Geteuid()) {
+		return fmt.Errorf("it was replaced by a directory of uid %d while it was made", uid)
+	}
+	return f.Chmod(os.ModeSticky | 0o777)
 }
 
 // checkReachable fails when a user other than the owner cannot pass

@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -23,7 +24,8 @@ import (
 // postgres user can reach the socket's directory anyway (mode 0700).
 const hbaConf = `# Written by Resolute at every start: edits are undone.
 # Only the master connects: as postgres, on the unix socket, with the
-# password in ../password (SCRAM). There is no TCP listener.
+# password the master keeps beside this directory (SCRAM). There is no TCP
+# listener.
 local all postgres scram-sha-256
 `
 
@@ -31,7 +33,7 @@ local all postgres scram-sha-256
 const scramIterations = 4096
 
 // secure makes the cluster accept only the master, before the server
-// listens: the superuser's password is set to the one in <dir>/password
+// listens: the superuser's password is set to the one in the password file
 // (made now when there is none) and pg_hba.conf allows nothing but it.
 // Every start does it, so a directory made with --auth=trust by an earlier
 // Resolute is upgraded in place, and a changed pg_hba.conf is put back.
@@ -40,7 +42,7 @@ func (s *Server) secure(ctx context.Context, fresh bool) error {
 	if err != nil {
 		return err
 	}
-	old, _ := os.ReadFile(filepath.Join(s.dataDir, "pg_hba.conf"))
+	old, _ := s.readIn("data/pg_hba.conf")
 	if !fresh && !bytes.Equal(old, []byte(hbaConf)) {
 		s.logger.Info("embedded database: from now on only the master's password opens it (pg_hba.conf rewritten)",
 			"password_file", s.passwordFile())
@@ -49,33 +51,76 @@ func (s *Server) secure(ctx context.Context, fresh bool) error {
 	if err := s.setPassword(ctx, pw); err != nil {
 		return err
 	}
-	return s.writeOwned(filepath.Join(s.dataDir, "pg_hba.conf"), []byte(hbaConf))
+	return s.writeOwned("data/pg_hba.conf", []byte(hbaConf))
 }
 
 // passwordFile is where the superuser's password is kept: the master's
-// file (mode 0600), outside PostgreSQL's data directory.
-func (s *Server) passwordFile() string { return filepath.Join(s.dir, "password") }
+// file (mode 0600) beside the server's directory, in the master's own
+// directory (data_dir), where the postgres user cannot put a link in its
+// place or read it.
+func (s *Server) passwordFile() string { return s.dir + ".password" }
 
 // ensurePassword reads the password, or makes a random one when there is
-// none yet; made says it did.
+// none yet; made says it did. A password an earlier Resolute kept inside
+// the server's directory (<dir>/password) is moved out first.
 func (s *Server) ensurePassword() (pw string, made bool, err error) {
 	path := s.passwordFile()
-	b, err := os.ReadFile(path)
-	if err == nil && len(bytes.TrimSpace(b)) > 0 {
-		// The file is the master's alone, whatever it was given.
-		if err := os.Chmod(path, 0o600); err != nil {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		s.movePassword(path)
+	}
+	f, err := plainFile(os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0))
+	if err == nil {
+		defer f.Close()
+		b, err := io.ReadAll(f)
+		if err == nil && len(bytes.TrimSpace(b)) > 0 {
+			// The file is the master's alone, whatever it was given.
+			if err := f.Chmod(0o600); err != nil {
+				return "", false, fmt.Errorf("embedded database password: %w", err)
+			}
+			return string(bytes.TrimSpace(b)), false, nil
+		} else if err != nil {
 			return "", false, fmt.Errorf("embedded database password: %w", err)
 		}
-		return string(bytes.TrimSpace(b)), false, nil
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", false, fmt.Errorf("embedded database password: %w", err)
 	}
 	pw = rand.Text() + rand.Text()
+	if err := writePassword(path, pw); err != nil {
+		return "", false, fmt.Errorf("embedded database password: %w", err)
+	}
+	return pw, true, nil
+}
+
+// movePassword moves the password an earlier Resolute kept in the server's
+// directory to path. The postgres user could have put anything there: it
+// is read through readIn (no link out, a regular file), and when it cannot
+// be, a new password is made instead (secure sets it at every start).
+func (s *Server) movePassword(path string) {
+	b, err := s.readIn("password")
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if pw := string(bytes.TrimSpace(b)); err == nil && pw != "" {
+		if err := writePassword(path, pw); err != nil {
+			s.logger.Warn("embedded database: cannot move the password out of its directory; making a new one", "err", err)
+		} else {
+			s.logger.Info("embedded database: its password moved out of the postgres user's directory", "password_file", path)
+		}
+	}
+	if root, err := os.OpenRoot(s.dir); err == nil {
+		root.Remove("password") // unlinks a link, never what it names
+		root.Close()
+	}
+}
+
+// writePassword writes pw to path, mode 0600, through a new file that
+// nothing else can have opened or linked.
+func writePassword(path, pw string) error {
 	tmp := path + ".new"
 	os.Remove(tmp)
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
-		return "", false, fmt.Errorf("embedded database password: %w", err)
+		return err
 	}
 	_, err = f.WriteString(pw + "\n")
 	if err == nil {
@@ -89,9 +134,8 @@ func (s *Server) ensurePassword() (pw string, made bool, err error) {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return "", false, fmt.Errorf("embedded database password: %w", err)
 	}
-	return pw, true, nil
+	return err
 }
 
 // setPassword sets the superuser's password in single-user mode, with no
@@ -137,54 +181,4 @@ func scramVerifier(pw string, salt []byte, iterations int) string {
 	stored := sha256.Sum256(mac(salted, "Client Key"))
 	b64 := base64.StdEncoding.EncodeToString
 	return fmt.Sprintf("SCRAM-SHA-256$%d:%s$%s:%s", iterations, b64(salt), b64(stored[:]), b64(mac(salted, "Server Key")))
-}
-
-// writeOwned replaces a file of the server's with data, owned by the
-// server's user and private to it.
-func (s *Server) writeOwned(path string, data []byte) error {
-	tmp := path + ".resolute"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	if s.cred != nil {
-		if err := os.Chown(tmp, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
-			os.Remove(tmp)
-			return err
-		}
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
-// privateDir creates d (or takes it as it is) as a directory of the
-// server's user with mode 0700. One that is a link, or that belongs to
-// anybody else (a directory made in /tmp by another user, to read the
-// socket's traffic or stand in for it), is refused.
-func (s *Server) privateDir(d string) error {
-	if err := os.MkdirAll(d, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", d, err)
-	}
-	fi, err := os.Lstat(d)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory (a link?); remove it", d)
-	}
-	owner := fi.Sys().(*syscall.Stat_t).Uid
-	if owner != uint32(os.Geteuid()) && (s.cred == nil || owner != s.cred.Uid) {
-		return fmt.Errorf("%s belongs to uid %d, not to the master or the postgres user; remove it", d, owner)
-	}
-	if s.cred != nil {
-		if err := os.Chown(d, int(s.cred.Uid), int(s.cred.Gid)); err != nil {
-			return fmt.Errorf("give %s to the postgres user: %w", d, err)
-		}
-	}
-	if err := os.Chmod(d, 0o700); err != nil {
-		return fmt.Errorf("make %s private: %w", d, err)
-	}
-	return nil
 }

@@ -51,8 +51,8 @@ func TestOnlyTheMastersPasswordOpensTheDatabase(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
 		t.Errorf("password file: %v %v, want the master's with mode 0600", fi.Mode(), err)
 	}
-	if strings.HasPrefix(srv.passwordFile(), srv.DataDir()+"/") {
-		t.Errorf("the password is kept in PostgreSQL's data directory")
+	if strings.HasPrefix(srv.passwordFile(), filepath.Dir(srv.DataDir())+"/") {
+		t.Errorf("the password is kept in the postgres user's directory")
 	}
 }
 
@@ -97,7 +97,7 @@ func TestATrustDirectoryIsUpgradedInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := &Server{dir: dir, dataDir: filepath.Join(dir, "data"), sockDir: socketDir(dir), bin: bin, cred: cred, logger: discard()}
+	old := &Server{dir: dir, dataDir: filepath.Join(dir, "data"), bin: bin, cred: cred, logger: discard()}
 	if err := old.prepare(); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -27,12 +28,13 @@ const InstallHint = "PostgreSQL is not installed: install it with `apt-get insta
 // Server is a running private PostgreSQL server. Run keeps it running;
 // Stop stops it.
 type Server struct {
-	dir      string // ours: holds data/, run/ (the socket), password and server.log
+	dir      string // ours: holds data/, run/ (the socket) and server.log
 	dataDir  string
 	sockDir  string
+	tempSock bool // sockDir is a directory of its own in /tmp, removed by Stop
 	bin      string
 	cred     *syscall.Credential // the postgres user's when we are root, else nil
-	password string              // the superuser's, from <dir>/password
+	password string              // the superuser's, from passwordFile
 	logger   *slog.Logger
 
 	mu           sync.Mutex
@@ -51,9 +53,12 @@ type process struct {
 }
 
 // Start initializes dir (when it holds no cluster yet), makes sure only the
-// holder of <dir>/password can connect, and starts a server on a unix socket
-// in it. It returns once the server accepts connections. A server of an
-// earlier run still shutting down in dir is waited for (at most a minute).
+// holder of <dir>.password can connect, and starts a server on a unix socket
+// in it (or, when dir's path is too long for a socket's, in a new private
+// directory in /tmp). It returns once the server accepts connections. A
+// server of an earlier run still shutting down in dir is waited for (at
+// most a minute). dir's parent must be the caller's alone: the password is
+// kept there.
 func Start(ctx context.Context, dir string, logger *slog.Logger) (*Server, error) {
 	bin, err := BinDir()
 	if err != nil {
@@ -67,28 +72,35 @@ func Start(ctx context.Context, dir string, logger *slog.Logger) (*Server, error
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{dir: dir, dataDir: filepath.Join(dir, "data"), sockDir: socketDir(dir), bin: bin, cred: cred, logger: logger}
-	if err := s.prepare(); err != nil {
-		return nil, err
-	}
-	if err := s.waitForEarlierServer(ctx, earlierServerWait); err != nil {
-		return nil, err
-	}
-	_, err = os.Stat(filepath.Join(s.dataDir, "PG_VERSION"))
-	fresh := errors.Is(err, os.ErrNotExist)
-	if fresh {
-		logger.Info("initializing embedded database", "dir", s.dataDir)
-		if err := s.initdb(ctx); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.secure(ctx, fresh); err != nil {
-		return nil, err
-	}
-	if err := s.launch(ctx); err != nil {
+	s := &Server{dir: dir, dataDir: filepath.Join(dir, "data"), bin: bin, cred: cred, logger: logger}
+	if err := s.start(ctx); err != nil {
+		s.removeSocketDir()
 		return nil, err
 	}
 	return s, nil
+}
+
+// start is Start once s is made: directories, an earlier server, initdb,
+// the password, the postmaster.
+func (s *Server) start(ctx context.Context) error {
+	if err := s.prepare(); err != nil {
+		return err
+	}
+	if err := s.waitForEarlierServer(ctx, earlierServerWait); err != nil {
+		return err
+	}
+	_, err := os.Stat(filepath.Join(s.dataDir, "PG_VERSION"))
+	fresh := errors.Is(err, os.ErrNotExist)
+	if fresh {
+		s.logger.Info("initializing embedded database", "dir", s.dataDir)
+		if err := s.initdb(ctx); err != nil {
+			return err
+		}
+	}
+	if err := s.secure(ctx, fresh); err != nil {
+		return err
+	}
+	return s.launch(ctx)
 }
 
 // BinDir finds PostgreSQL's server binaries: `pg_config --bindir` when it
@@ -153,6 +165,7 @@ func (s *Server) Stop() error {
 	if p == nil {
 		return nil
 	}
+	defer s.removeSocketDir()
 	select {
 	case <-p.done:
 		return nil
@@ -166,6 +179,15 @@ func (s *Server) Stop() error {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 		return errors.New("embedded database did not stop within 30s; killed")
+	}
+}
+
+// removeSocketDir removes the socket's directory when it is one of its own
+// in /tmp, made by this Server (the server removes its socket on exit).
+// os.RemoveAll unlinks a link put in its place, never follows it.
+func (s *Server) removeSocketDir() {
+	if s.tempSock {
+		os.RemoveAll(s.sockDir)
 	}
 }
 
@@ -185,14 +207,48 @@ func credential() (*syscall.Credential, error) {
 }
 
 // prepare creates the server's directories, private to the server's user
-// (mode 0700): the data directory, the socket's and their parent.
+// (mode 0700): the data directory, the socket's and their parent. The
+// parent, dir, is made in the master's directory, where nobody else can put
+// anything in its place; the others are made in dir, which is the postgres
+// user's, through an os.Root on it.
 func (s *Server) prepare() error {
 	// Parents we make must let the postgres user pass through.
 	if err := os.MkdirAll(filepath.Dir(s.dir), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(s.dir), err)
 	}
-	for _, d := range []string{s.dir, s.dataDir, s.sockDir} {
-		if err := s.privateDir(d); err != nil {
+	if err := os.Mkdir(s.dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("create %s: %w", s.dir, err)
+	}
+	f, err := os.OpenFile(s.dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("%s is not a directory (a link?); remove it: %w", s.dir, err)
+	}
+	if err := s.ownDir(s.dir, f); err != nil {
+		return err
+	}
+	names := []string{"data"}
+	if s.sockDir = filepath.Join(s.dir, "run"); len(s.sockDir)+len("/.s.PGSQL.5432") < 100 {
+		names = append(names, "run")
+	} else if err := s.makeTempSocketDir(); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, name := range names {
+		if err := root.Mkdir(name, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("create %s: %w", filepath.Join(s.dir, name), err)
+		}
+		if fi, err := root.Lstat(name); err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is not a directory (a link?); remove it", filepath.Join(s.dir, name))
+		}
+		f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_DIRECTORY, 0)
+		if err != nil {
+			return err
+		}
+		if err := s.ownDir(filepath.Join(s.dir, name), f); err != nil {
 			return err
 		}
 	}
@@ -205,6 +261,25 @@ func (s *Server) prepare() error {
 		}
 	}
 	return nil
+}
+
+// makeTempSocketDir makes the socket's directory when dir's path is too
+// long for a socket's (the kernel takes 107 bytes): a new one in /tmp with
+// a name nobody can guess, so that nobody can make it first to stand in for
+// the server or keep it from starting; it lasts as long as the Server (the
+// master connects by the URL it is given, and a server of an earlier run is
+// found by its postmaster.pid, not by its socket).
+func (s *Server) makeTempSocketDir() error {
+	d, err := os.MkdirTemp("", "resolute-pg-")
+	if err != nil {
+		return fmt.Errorf("create the socket's directory: %w", err)
+	}
+	s.sockDir, s.tempSock = d, true
+	f, err := os.OpenFile(d, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	return s.ownDir(d, f)
 }
 
 // initdb makes a new cluster that nobody can connect to yet: secure sets
@@ -242,7 +317,7 @@ func (s *Server) launch(ctx context.Context) error {
 var errStopping = errors.New("embedded database is stopping")
 
 func (s *Server) startProcess() (*process, error) {
-	logFile, err := os.OpenFile(filepath.Join(s.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logFile, err := s.openLog()
 	if err != nil {
 		return nil, fmt.Errorf("open embedded database log: %w", err)
 	}
@@ -294,27 +369,35 @@ func (s *Server) waitReady(ctx context.Context, p *process) error {
 	}
 }
 
+// openLog opens the server's log, server.log in its directory, to append
+// to. Anything else in its place (a link the postgres user made, to have
+// root append the server's output to a file of its choosing) is removed,
+// not followed.
+func (s *Server) openLog() (*os.File, error) {
+	const name = "server.log"
+	f, err := s.openIn(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err == nil {
+		return f, nil
+	}
+	root, rerr := os.OpenRoot(s.dir)
+	if rerr != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if fi, lerr := root.Lstat(name); lerr != nil || fi.IsDir() {
+		return nil, err
+	}
+	s.logger.Warn("embedded database: its log was not a regular file; making a new one", "log", filepath.Join(s.dir, name), "err", err)
+	if err := root.Remove(name); err != nil {
+		return nil, err
+	}
+	return s.openIn(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o600)
+}
+
 // logTail is the last n lines of the server's log.
 func (s *Server) logTail(n int) string {
-	log, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
+	log, _ := s.readIn("server.log")
 	return lastLines(string(log), n)
-}
-
-// socketDir keeps the socket path under the kernel's 107-byte limit.
-func socketDir(dir string) string {
-	d := filepath.Join(dir, "run")
-	if len(d)+len("/.s.PGSQL.5432") < 100 {
-		return d
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("resolute-pg-%x", hash(dir)))
-}
-
-func hash(s string) uint32 {
-	h := uint32(2166136261)
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint32(s[i])) * 16777619
-	}
-	return h
 }
 
 func versionOf(binDir string) int {

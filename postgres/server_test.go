@@ -36,16 +36,6 @@ func TestStartInitializesThenReusesTheDirectory(t *testing.T) {
 	}
 }
 
-func TestSocketDirStaysShortForLongPaths(t *testing.T) {
-	long := "/tmp/" + filepath.Join("a23456789012345678901234567890", "b23456789012345678901234567890", "c23456789012345678901234567890")
-	if got := socketDir(long); len(got)+len("/.s.PGSQL.5432") >= 100 {
-		t.Fatalf("socket dir %q is too long", got)
-	}
-	if got := socketDir("/tmp/x"); got != "/tmp/x/run" {
-		t.Fatalf("short dir: got %q", got)
-	}
-}
-
 // start starts a server in dir, stopped when t ends.
 func start(t *testing.T, dir string) *Server {
 	t.Helper()

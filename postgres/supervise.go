@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -114,7 +113,10 @@ func (s *Server) waitForEarlierServer(ctx context.Context, limit time.Duration) 
 	deadline := time.Now().Add(limit)
 	waited := 0
 	for {
-		pid, attached := lockHolder(lockFile), shmAttached(lockFile)
+		// The postgres user's file: read through readIn, never a link out
+		// of its directory, nor a FIFO to hang on.
+		lock, _ := s.readIn("data/postmaster.pid")
+		pid, attached := lockHolder(lock), shmAttached(lock)
 		if pid == 0 && attached == 0 {
 			if waited != 0 {
 				s.logger.Info("the embedded database of an earlier run stopped", "pid", waited)
@@ -144,12 +146,8 @@ func (s *Server) waitForEarlierServer(ctx context.Context, limit time.Duration) 
 // shmAttached is how many processes attach the System V shared memory
 // segment a postmaster.pid names (its seventh line: key and id), as
 // /proc/sysvipc/shm tells: PostgreSQL refuses to start while any do.
-func shmAttached(lockFile string) int {
-	b, err := os.ReadFile(lockFile)
-	if err != nil {
-		return 0
-	}
-	lines := strings.Split(string(b), "\n")
+func shmAttached(lock []byte) int {
+	lines := strings.Split(string(lock), "\n")
 	if len(lines) < 7 {
 		return 0
 	}
@@ -171,20 +169,13 @@ func shmAttached(lockFile string) int {
 	return 0
 }
 
-// lockHolder is the pid of the live postmaster named by a postmaster.pid,
-// or 0 when there is none: no file, or a pid that is gone, a zombie (its
-// parent died and nobody reaped it) or not a postgres process (reused).
-func lockHolder(lockFile string) int {
-	f, err := os.Open(lockFile)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	if !sc.Scan() {
-		return 0
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(sc.Text()))
+// lockHolder is the pid of the live postmaster named by a postmaster.pid's
+// content, or 0 when there is none: no file, or a pid that is gone, a
+// zombie (its parent died and nobody reaped it) or not a postgres process
+// (reused).
+func lockHolder(lock []byte) int {
+	first, _, _ := strings.Cut(string(lock), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(first))
 	if err != nil || pid <= 0 {
 		return 0
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/resolute-ml/resolute/handlers"
 	"github.com/resolute-ml/resolute/postgres"
 )
 
@@ -79,7 +80,7 @@ func TestTheMasterServesHTTPSOnItsEmbeddedDatabaseAndRestarts(t *testing.T) {
 	resp.Body.Close()
 	var secure bool
 	for _, c := range resp.Cookies() {
-		secure = secure || (c.Name == "__Host-auth" && c.Secure && c.Path == "/" && c.Domain == "")
+		secure = secure || (c.Name == handlers.SecureCookieName && c.Secure && c.Path == "/" && c.Domain == "")
 	}
 	if !secure {
 		t.Fatalf("the session cookie is not a Secure __Host- cookie under TLS: %v", resp.Cookies())
