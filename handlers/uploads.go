@@ -87,19 +87,31 @@ func (u *upload) spool(ctx context.Context, r io.Reader, limit int64) (*contextd
 	if err := u.enter(ctx); err != nil {
 		return nil, err
 	}
-	f, err := contextdir.Spool(u.slots.dir, r, limit)
+	f, err := u.create()
+	if err == nil {
+		err = fill(f, r, limit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// fill replaces what f holds with r, at most limit bytes (File.Fill), with
+// the errors of reading the request's body made resolute ones.
+func fill(f *contextdir.File, r io.Reader, limit int64) error {
+	err := f.Fill(r, limit)
 	var tooBig *http.MaxBytesError
 	var known *resolute.Error
 	switch {
 	case errors.As(err, &tooBig):
-		return nil, uploadTooLarge(tooBig)
+		return uploadTooLarge(tooBig)
 	case errors.As(err, &known):
-		return nil, known
+		return known
 	case err != nil:
-		return nil, resolute.Errorf(resolute.EInvalid, "reading the upload: %v", err)
+		return resolute.Errorf(resolute.EInvalid, "reading the upload: %v", err)
 	}
-	u.files = append(u.files, f)
-	return f, nil
+	return nil
 }
 
 // create makes an empty temporary file for what the request's upload is
