@@ -321,13 +321,13 @@ func TestModelDefStreamsTheContextAsUploaded(t *testing.T) {
 	}
 }
 
-// TestAFormOfManyFilesHoldsAFewFilesOpen sends the new-experiment form with
+// TestAFormUploadOfManyFilesHoldsAFewFilesOpen sends the new-experiment form with
 // 5,000 files chosen, a code_files part each as a multiple file input sends
 // them: the master packs them as they come and holds a few temporary files
 // however many there are (it held one per part until the request ended,
 // and 20,000 empty parts ran it out of file descriptors), and the
 // experiment gets every file.
-func TestAFormOfManyFilesHoldsAFewFilesOpen(t *testing.T) {
+func TestAFormUploadOfManyFilesHoldsAFewFilesOpen(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	c := signInPages(t, m, "admin", "")
 	openUploads(t, m) // skips here, not in the goroutine, without /proc
