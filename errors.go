@@ -18,6 +18,7 @@ const (
 	ETooMany       = "too_many"      // slowed down, e.g. repeated failed logins: 429
 	EInternal      = "internal"      // everything else: 500
 	EUnavailable   = "unavailable"   // a dependency is not ready: 503
+	ETimeout       = "timeout"       // the client stopped sending its request: 408
 )
 
 // Error is the one error type of Resolute: a code for machines and a message

@@ -217,6 +217,8 @@ func codeOf(status int) string {
 		return resolute.ETooMany
 	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
 		return resolute.EUnavailable
+	case http.StatusRequestTimeout:
+		return resolute.ETimeout
 	}
 	return resolute.EInternal
 }

@@ -156,3 +156,17 @@ func TestSpoolRefusesMoreThanItsLimit(t *testing.T) {
 		t.Errorf("read back %q", b)
 	}
 }
+
+func TestFillReplacesWhatAFileHeld(t *testing.T) {
+	f, err := contextdir.Spool(t.TempDir(), strings.NewReader("a longer first file"), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Fill(strings.NewReader("second"), 100); err != nil || f.Size() != 6 {
+		t.Fatalf("Fill: %v, %d bytes", err, f.Size())
+	}
+	if b, _ := io.ReadAll(contextdir.Reader(f)); string(b) != "second" {
+		t.Errorf("read back %q", b)
+	}
+}

@@ -41,22 +41,32 @@ func Create(dir string) (*File, error) {
 	return &File{f: f}, nil
 }
 
-// Spool copies r into a new File in dir. More than limit bytes is a
-// too_large error; an error reading r is returned as it is.
+// Spool copies r into a new File in dir, as Fill does.
 func Spool(dir string, r io.Reader, limit int64) (*File, error) {
 	f, err := Create(dir)
 	if err != nil {
 		return nil, err
 	}
-	n, err := io.Copy(f, io.LimitReader(r, limit+1))
-	if err == nil && n > limit {
-		err = resolute.Errorf(resolute.ETooLarge, "context: the archive is larger than %d MiB", limit>>20)
-	}
-	if err != nil {
+	if err := f.Fill(r, limit); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
+}
+
+// Fill replaces what f holds with what r reads, so that one File can take
+// many small uploads in turn. More than limit bytes is a too_large error; an
+// error reading r is returned as it is.
+func (f *File) Fill(r io.Reader, limit int64) error {
+	if err := f.f.Truncate(0); err != nil {
+		return fmt.Errorf("temporary file for an upload: %w", err)
+	}
+	f.size = 0
+	n, err := io.Copy(f, io.LimitReader(r, limit+1))
+	if err == nil && n > limit {
+		err = resolute.Errorf(resolute.ETooLarge, "context: the archive is larger than %d MiB", limit>>20)
+	}
+	return err
 }
 
 // Write appends p.

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -38,6 +40,8 @@ func statusOf(code string) int {
 		return http.StatusTooManyRequests
 	case resolute.EUnavailable:
 		return http.StatusServiceUnavailable
+	case resolute.ETimeout:
+		return http.StatusRequestTimeout
 	}
 	return http.StatusInternalServerError
 }
@@ -57,9 +61,12 @@ func isAPI(r *http.Request) bool {
 // unreachable database is a 503 that asks to try again, unlogged: the
 // outage is logged once where it is handled, not once per request.
 func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
+	var later retryLater
 	if resolute.ErrorCode(err) == resolute.EInternal && db.Unavailable(err) {
 		err = resolute.Errorf(resolute.EUnavailable, "the database is unavailable; try again shortly")
 		w.Header().Set("Retry-After", "1")
+	} else if errors.As(err, &later) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(later.after/time.Second)))
 	}
 	code, msg := resolute.ErrorCode(err), resolute.ErrorMessage(err)
 	if code == resolute.EInternal {
@@ -75,6 +82,15 @@ func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
 	page.Shell.User = u
 	s.render(w, r, status, views.ErrorView(page))
 }
+
+// retryLater is an error whose answer asks the client to send the request
+// again after a while (Retry-After).
+type retryLater struct {
+	error
+	after time.Duration
+}
+
+func (e retryLater) Unwrap() error { return e.error }
 
 // handleNotFound serves unknown routes: a JSON 404 under /api, else a page.
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {

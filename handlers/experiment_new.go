@@ -2,8 +2,10 @@ package handlers
 
 import (
 	"archive/tar"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -86,29 +88,54 @@ func configProblems(err error, template string) []views.ConfigProblem {
 	return out
 }
 
-// archiveFile is one file uploaded on its own as part of the code.
-type archiveFile struct {
-	name string
-	data *contextdir.File
+// filePacker packs files uploaded one by one (a multiple file input) into
+// the tar.gz experiments store as they arrive, each at the top of the
+// context directory under the base name the browser gave. A tar entry
+// needs its size before its bytes, so each file goes first to one scratch
+// file, used again for the next: a request holds two temporary files
+// however many it sends.
+type filePacker struct {
+	u       *upload
+	scratch *contextdir.File
+	out     *contextdir.File
+	p       *contextdir.Packer
+	bytes   int64 // of the files packed
 }
 
-// packFiles packs files uploaded one by one (a multiple file input) as the
-// tar.gz experiments store, each at the top of the context directory under
-// the base name the browser gave, in a temporary file of u.
-func packFiles(u *upload, files []archiveFile) (*contextdir.File, error) {
-	out, err := u.create()
-	if err != nil {
-		return nil, err
-	}
-	p := contextdir.NewPacker(out)
-	for _, f := range files {
-		h := &tar.Header{Typeflag: tar.TypeReg, Name: f.name, Mode: 0o644, Size: f.data.Size()}
-		if err := p.Add(h, contextdir.Reader(f.data)); err != nil {
-			return nil, err
+// add packs the file name, read from r, once the request holds a slot.
+func (fp *filePacker) add(ctx context.Context, name string, r io.Reader) error {
+	if fp.p == nil {
+		err := fp.u.enter(ctx)
+		if err == nil {
+			fp.scratch, err = fp.u.create()
 		}
+		if err == nil {
+			fp.out, err = fp.u.create()
+		}
+		if err != nil {
+			return err
+		}
+		fp.p = contextdir.NewPacker(fp.out)
 	}
-	if err := p.Close(); err != nil {
+	err := fill(fp.scratch, r, contextdir.MaxArchiveBytes-fp.bytes)
+	if resolute.ErrorCode(err) == resolute.ETooLarge {
+		return resolute.Errorf(resolute.ETooLarge, "code: the files are larger than 96 MiB together")
+	} else if err != nil {
+		return err
+	}
+	fp.bytes += fp.scratch.Size()
+	h := &tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: fp.scratch.Size()}
+	return fp.p.Add(h, contextdir.Reader(fp.scratch))
+}
+
+// close ends the archive and returns it, nil when no file came.
+func (fp *filePacker) close() (*contextdir.File, error) {
+	if fp.p == nil {
+		return nil, nil
+	}
+	fp.scratch.Close()
+	if err := fp.p.Close(); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return fp.out, nil
 }

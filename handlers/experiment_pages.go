@@ -64,8 +64,8 @@ func (s *Server) handleExperimentCreateForm(w http.ResponseWriter, r *http.Reque
 }
 
 // readExperimentForm reads the new-experiment form; the code comes back
-// as uploaded (an archive, or the files packed as a tar.gz), in a
-// temporary file of u.
+// as uploaded (an archive, or the files packed as a tar.gz as they come),
+// in a temporary file of u.
 func readExperimentForm(r *http.Request, u *upload) (views.ExperimentForm, *contextdir.File, error) {
 	var f views.ExperimentForm
 	mr, err := r.MultipartReader()
@@ -74,8 +74,7 @@ func readExperimentForm(r *http.Request, u *upload) (views.ExperimentForm, *cont
 	}
 	var file []byte
 	var code *contextdir.File
-	var files []archiveFile
-	var filesBytes int64
+	files := &filePacker{u: u}
 	for {
 		part, err := nextPart(mr)
 		if errors.Is(err, io.EOF) {
@@ -93,14 +92,9 @@ func readExperimentForm(r *http.Request, u *upload) (views.ExperimentForm, *cont
 			if part.FileName() == "" {
 				continue
 			}
-			data, err := u.spool(r.Context(), part, contextdir.MaxArchiveBytes-filesBytes)
-			if resolute.ErrorCode(err) == resolute.ETooLarge {
-				return f, code, resolute.Errorf(resolute.ETooLarge, "code: the files are larger than 96 MiB together")
-			} else if err != nil {
+			if err := files.add(r.Context(), part.FileName(), part); err != nil {
 				return f, code, err
 			}
-			filesBytes += data.Size()
-			files = append(files, archiveFile{part.FileName(), data})
 			continue
 		}
 		data, err := readPart(part, 1<<20)
@@ -125,11 +119,14 @@ func readExperimentForm(r *http.Request, u *upload) (views.ExperimentForm, *cont
 	if len(file) > 0 {
 		f.YAML = string(file)
 	}
-	if len(files) > 0 && code.Size() > 0 {
+	packed, err := files.close()
+	switch {
+	case err != nil:
+		return f, code, err
+	case packed != nil && code.Size() > 0:
 		return f, code, resolute.Errorf(resolute.EInvalid, "code: choose an archive or files, not both")
-	} else if len(files) > 0 {
-		tgz, err := packFiles(u, files)
-		return f, tgz, err
+	case packed != nil:
+		return f, packed, nil
 	}
 	return f, code, nil
 }

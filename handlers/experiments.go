@@ -83,11 +83,14 @@ func readCreate(r *http.Request, u *upload, limit int64) (resolute.CreateExperim
 func nextPart(mr *multipart.Reader) (*multipart.Part, error) {
 	part, err := mr.NextPart()
 	var tooBig *http.MaxBytesError
+	var known *resolute.Error
 	switch {
 	case errors.Is(err, io.EOF):
 		return nil, io.EOF
 	case errors.As(err, &tooBig):
 		return nil, uploadTooLarge(tooBig)
+	case errors.As(err, &known):
+		return nil, known
 	case err != nil:
 		return nil, resolute.Errorf(resolute.EInvalid, "malformed multipart body: %v", err)
 	}
@@ -98,8 +101,11 @@ func nextPart(mr *multipart.Reader) (*multipart.Part, error) {
 func readPart(part *multipart.Part, limit int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(part, limit+1))
 	var tooBig *http.MaxBytesError
+	var known *resolute.Error
 	if errors.As(err, &tooBig) {
 		return nil, uploadTooLarge(tooBig)
+	} else if errors.As(err, &known) {
+		return nil, known
 	} else if err != nil {
 		return nil, resolute.Errorf(resolute.EInvalid, "reading %s: %v", part.FormName(), err)
 	}

@@ -8,16 +8,20 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/resolute-ml/resolute"
 )
 
-// decodeJSONUpload decodes a JSON object from body into v as decodeJSON
-// does, except for the value of key field: a base64 string (how
-// encoding/json writes []byte), which is decoded as it is read and handed
-// to sink, never held whole. sink is called at most once and must read to
-// the end; the other values may take limit bytes together.
+// decodeJSONUpload decodes a JSON object from body into v as json.Unmarshal
+// does (and decodeJSON's checks), except for the value of key field
+// (matched as encoding/json matches keys, ignoring case): a base64 string
+// (how encoding/json writes []byte), which is decoded as it is read and
+// handed to sink, never held whole. sink is called at most once and must
+// read to the end; the other values may take limit bytes together. A body
+// without the streamed field decodes exactly as json.Unmarshal decodes it
+// (FuzzDecodeJSONUpload).
 func decodeJSONUpload(body io.Reader, v any, field string, limit int64, sink func(io.Reader) error) error {
 	s := &jsonScanner{r: bufio.NewReaderSize(body, 64<<10), left: limit}
 	c, err := s.space()
@@ -27,20 +31,36 @@ func decodeJSONUpload(body io.Reader, v any, field string, limit int64, sink fun
 		return jsonError(err)
 	}
 	if c != '{' {
-		return s.syntax("expected a JSON object")
+		// Of the other values, encoding/json takes null (as nothing).
+		raw, err := s.value(c)
+		if err == nil {
+			err = s.end()
+		}
+		if err != nil {
+			return err
+		}
+		if json.Unmarshal(raw, v) != nil {
+			return s.syntax("expected a JSON object")
+		}
+		return checkDecoded(v, nil)
 	}
-	fields := map[string]json.RawMessage{}
+	// The object is written again without the streamed field, every other
+	// key and value as it came and in order, for encoding/json to decode as
+	// it would the whole body (a later key replacing or merging into an
+	// earlier one); each value is checked as it is read, so that a bad one
+	// is refused before the context is read.
+	obj := []byte{'{'}
 	streamed := false
 	for c, err = s.space(); err == nil && c != '}'; {
 		if c != '"' {
 			return s.syntax("expected a key")
 		}
-		raw, err := s.value(c)
+		rawKey, err := s.value(c)
 		if err != nil {
 			return err
 		}
 		var key string
-		if err := json.Unmarshal(raw, &key); err != nil {
+		if err := json.Unmarshal(rawKey, &key); err != nil {
 			return s.syntax("a key is not a valid string")
 		}
 		if c, err = s.space(); err != nil {
@@ -51,7 +71,7 @@ func decodeJSONUpload(body io.Reader, v any, field string, limit int64, sink fun
 		if c, err = s.space(); err != nil {
 			return jsonError(err)
 		}
-		if key == field && c == '"' {
+		if strings.EqualFold(key, field) && c == '"' {
 			if streamed {
 				return resolute.Errorf(resolute.EInvalid, "%s: given twice", field)
 			}
@@ -68,14 +88,22 @@ func decodeJSONUpload(body io.Reader, v any, field string, limit int64, sink fun
 			if err != nil {
 				return err
 			}
-			fields[key] = raw
+			if !json.Valid(raw) {
+				return s.syntax(fmt.Sprintf("the value of %q is not valid JSON", key))
+			}
+			if len(obj) > 1 {
+				obj = append(obj, ',')
+			}
+			obj = append(append(append(obj, rawKey...), ':'), raw...)
 		}
 		if c, err = s.space(); err != nil {
 			return jsonError(err)
 		}
 		switch c {
 		case ',':
-			c, err = s.space()
+			if c, err = s.space(); err == nil && c == '}' {
+				return s.syntax("expected a key after ,")
+			}
 		case '}':
 		default:
 			return s.syntax("expected , or } after a value")
@@ -84,11 +112,10 @@ func decodeJSONUpload(body io.Reader, v any, field string, limit int64, sink fun
 	if err != nil {
 		return jsonError(err)
 	}
-	obj, err := json.Marshal(fields)
-	if err != nil {
-		return jsonError(err)
+	if err := s.end(); err != nil {
+		return err
 	}
-	return checkDecoded(v, json.Unmarshal(obj, v))
+	return checkDecoded(v, json.Unmarshal(append(obj, '}'), v))
 }
 
 // jsonScanner reads JSON a byte at a time, counting what it keeps.
@@ -118,12 +145,28 @@ func (s *jsonScanner) space() (byte, error) {
 	}
 }
 
+// end reads the rest of the body, which may hold only white space.
+func (s *jsonScanner) end() error {
+	for {
+		c, err := s.r.ReadByte()
+		if errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return jsonError(err)
+		}
+		s.off++
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return s.syntax("expected nothing after the JSON value")
+		}
+	}
+}
+
 func (s *jsonScanner) syntax(msg string) error {
 	return resolute.Errorf(resolute.EInvalid, "malformed JSON at byte %d: %s", s.off, msg)
 }
 
-// value reads the JSON value that starts with c, as it is written; encoding/
-// json checks it afterwards.
+// value reads the JSON value that starts with c, as it is written; the
+// caller checks it.
 func (s *jsonScanner) value(c byte) (json.RawMessage, error) {
 	raw := []byte{c}
 	keep := func(c byte) error {

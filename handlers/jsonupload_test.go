@@ -39,6 +39,14 @@ func TestAJSONUploadDecodesAsEncodingJSONWouldWithTheContextStreamed(t *testing.
 		"not an object":                         {body: `["config"]`, refused: "expected a JSON object"},
 		"an empty body":                         {body: ``, refused: "request body is empty"},
 		"a field of the wrong type":             {body: `{"projectId": "three"}`, refused: "projectId: expected int64"},
+		"the context's key in another case":     {body: `{"ContextTGZ": "` + b64 + `", "config": "x"}`},
+		"a key given twice in two cases":        {body: `{"projectId": 1, "ProjectID": 2, "projectid": 3}`},
+		"null, which decodes to nothing":        {body: ` null `},
+		"a comma before the end":                {body: `{"config": "x",}`, refused: "expected a key after ,"},
+		"a bad value given again":               {body: `{"config": A, "config": "x"}`, refused: `the value of "config" is not valid JSON`},
+		"a value of the wrong type given again": {body: `{"projectId": "three", "projectId": 3}`, refused: "projectId: expected int64"},
+		"a misspelled literal":                  {body: `{"activate": tru}`, refused: `the value of "activate" is not valid JSON`},
+		"more after the object":                 {body: `{"config": "x"} {}`, refused: "expected nothing after the JSON value"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -84,5 +92,50 @@ func TestAJSONUploadBoundsTheOtherFields(t *testing.T) {
 	})
 	if resolute.ErrorCode(err) != resolute.ETooLarge {
 		t.Fatalf("error %v; want too_large: the context is streamed, the 200-byte config is over 100", err)
+	}
+}
+
+// FuzzDecodeJSONUpload checks decodeJSONUpload against encoding/json: a
+// body without the streamed field is accepted exactly when json.Unmarshal
+// (and the check for NULs every body gets) accepts it, into the same
+// request. Bodies that stream the field are only run, for panics.
+func FuzzDecodeJSONUpload(f *testing.F) {
+	for _, seed := range []string{
+		`{"config": "name: x\n", "contextTgz": "AAAA", "overrides": ["a=1"], "projectId": 3}`,
+		`{"a":1,}`, `{"":A,"":[]}`, `{"ContextTgz": "AAAA"}`, `{"contextTgz": null}`, `{"contextTgz": 12}`,
+		`null`, `[]`, `"x"`, ``, ` {} `, `{} x`, `{"projectId": 1, "ProjectID": 2}`,
+		`{"projectId": "x", "projectId": 3}`, `{"overrides": ["a"], "overrides": null}`,
+		`{"entrypoint": ["sh", "-c", "}{\""], "experimentIds": [1, 2e0], "trialIds": null}`,
+		`{"config": "\u0000"}`, `{"activate": true, "parentId": -0}`, `{"a": {"b": [1, {"c": tru}]}}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		checkLikeEncodingJSON[resolute.CreateExperimentRequest](t, body)
+		checkLikeEncodingJSON[resolute.CreateTaskRequest](t, body)
+	})
+}
+
+// checkLikeEncodingJSON decodes body into a T with decodeJSONUpload and
+// with json.Unmarshal, and compares them unless the context was streamed.
+func checkLikeEncodingJSON[T any](t *testing.T, body string) {
+	var got, want T
+	streamed := false
+	err := decodeJSONUpload(strings.NewReader(body), &got, "contextTgz", int64(len(body)), func(r io.Reader) error {
+		streamed = true
+		_, err := io.Copy(io.Discard, r)
+		return err
+	})
+	if streamed {
+		return
+	}
+	wantErr := checkDecoded(&want, json.Unmarshal([]byte(body), &want))
+	switch {
+	case (err == nil) != (wantErr == nil):
+		t.Fatalf("%q into %T: decodeJSONUpload says %v, encoding/json %v", body, got, err, wantErr)
+	case err == nil:
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%q into %T (-encoding/json +decodeJSONUpload):\n%s", body, got, diff)
+		}
 	}
 }

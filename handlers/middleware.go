@@ -225,12 +225,13 @@ var uploadPaths = map[string]bool{"/api/v1/experiments": true, "/experiments/new
 	"/api/v1/notebooks": true, "/api/v1/shells": true, "/api/v1/tensorboards": true}
 
 // limitBodies bounds request bodies; reading past the limit fails and the
-// handler answers 413.
+// handler answers 413. An upload's body must also keep coming (idleBody).
 func (s *Server) limitBodies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		limit := s.cfg.MaxBodyBytes
 		if r.Method == http.MethodPost && uploadPaths[r.URL.Path] {
 			limit = maxUploadBytes // a context directory of up to 96 MiB
+			r.Body = s.uploads.idleBody(w, r.Body)
 		}
 		if r.ContentLength > limit {
 			s.error(w, r, resolute.Errorf(resolute.ETooLarge, "request body is larger than %d bytes", limit))

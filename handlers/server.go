@@ -40,6 +40,12 @@ type Config struct {
 	// directory at once; others wait their turn. 0 means
 	// DefaultMaxConcurrentUploads.
 	MaxConcurrentUploads int
+	// UploadIdleTimeout ends an upload whose client sends nothing for this
+	// long (408), freeing its slot; 0 means DefaultUploadIdleTimeout.
+	UploadIdleTimeout time.Duration
+	// UploadWaitTimeout is how long an upload waits for its turn before it
+	// is refused (503, Retry-After); 0 means DefaultUploadWaitTimeout.
+	UploadWaitTimeout time.Duration
 }
 
 // Deps are what the handlers call.
@@ -97,7 +103,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg: cfg, db: d.DB, svc: d.Services, configs: d.Configs, queue: d.Queue, admission: d.Admission, logger: d.Logger, logs: d.Logs, assets: web.New(),
 		throttle: auth.NewLoginThrottle(time.Now), now: time.Now, terminals: d.Terminals, changes: d.Changes,
 		databaseDown: d.DatabaseDown,
-		uploads:      newUploadSlots(cfg.UploadDir, cfg.MaxConcurrentUploads, d.Logger),
+		uploads:      newUploadSlots(cfg, d.Logger),
 	}
 	s.proxy = s.newProxy()
 	s.activity = s.proxy.Touch

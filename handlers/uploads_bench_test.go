@@ -36,7 +36,7 @@ func BenchmarkConcurrentUploadsRSS(b *testing.B) {
 	if bin == "" {
 		bin = mastertest.Build(b)
 	}
-	m := mastertest.New(b, bin, append([]string{"--data-dir", filepath.Join(b.TempDir(), "data")}, emptyDatabase(b)...)...)
+	m := mastertest.New(b, bin, append([]string{"--data-dir", filepath.Join(mastertest.TempDir(b), "data")}, emptyDatabase(b)...)...)
 	m.Start()
 	token := m.Login("admin")
 	archive, size := incompressibleContext(b, 94<<20)

@@ -320,3 +320,60 @@ func TestModelDefStreamsTheContextAsUploaded(t *testing.T) {
 		t.Fatalf("model_def: %d, %d bytes; want the %d uploaded", resp.StatusCode, len(got), len(tgz))
 	}
 }
+
+// TestAFormUploadOfManyFilesHoldsAFewFilesOpen sends the new-experiment form with
+// 5,000 files chosen, a code_files part each as a multiple file input sends
+// them: the master packs them as they come and holds a few temporary files
+// however many there are (it held one per part until the request ended,
+// and 20,000 empty parts ran it out of file descriptors), and the
+// experiment gets every file.
+func TestAFormUploadOfManyFilesHoldsAFewFilesOpen(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	c := signInPages(t, m, "admin", "")
+	openUploads(t, m) // skips here, not in the goroutine, without /proc
+	const files = 5000
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		mw.WriteField("yaml", pausedConfig)
+		mw.WriteField("paused", "1")
+		for i := range files {
+			w, _ := mw.CreateFormFile("code_files", fmt.Sprintf("f%04d.py", i))
+			fmt.Fprintf(w, "x = %d\n", i)
+		}
+		pw.CloseWithError(mw.Close())
+	}()
+
+	// The master's open upload files are counted all along the request.
+	done, most := make(chan struct{}), make(chan int)
+	go func() {
+		n := 0
+		for {
+			n = max(n, openUploads(t, m))
+			select {
+			case <-done:
+				most <- n
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	req, _ := http.NewRequest("POST", m.URL+"/experiments/new", pr)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	resp, err := c.Do(req)
+	close(done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if n := <-most; n > 3 {
+		t.Errorf("the master held %d upload files open at once for one form", n)
+	}
+	id := createdID(t, resp, string(body))
+	_, tgz := get(t, c, m, fmt.Sprintf("/api/v1/experiments/%d/model_def", id))
+	if names := tarNames(t, tgz); len(names) != files {
+		t.Errorf("the context holds %d files, want %d", len(names), files)
+	}
+	nothingLeft(t, m, "the form")
+}

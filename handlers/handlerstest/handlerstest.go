@@ -72,6 +72,9 @@ type Options struct {
 	DatabaseDown func() string
 	// MaxConcurrentUploads defaults to handlers.DefaultMaxConcurrentUploads.
 	MaxConcurrentUploads int
+	// UploadIdleTimeout and UploadWaitTimeout default to handlers'
+	// DefaultUploadIdleTimeout and DefaultUploadWaitTimeout.
+	UploadIdleTimeout, UploadWaitTimeout time.Duration
 	// SecureCookies marks cookies Secure, as under TLS.
 	SecureCookies bool
 	// MinPasswordLength of new passwords; default the master's, 8.
@@ -177,6 +180,7 @@ func Start(t testing.TB, opts Options) *Master {
 		SessionLifetime: time.Hour,
 		MaxBodyBytes:    opts.MaxBodyBytes,
 		UploadDir:       m.UploadDir, MaxConcurrentUploads: opts.MaxConcurrentUploads,
+		UploadIdleTimeout: opts.UploadIdleTimeout, UploadWaitTimeout: opts.UploadWaitTimeout,
 		SecureCookies:  opts.SecureCookies,
 		TrustedProxies: opts.TrustedProxies,
 	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Runner, metrics, logger, services...), Configs: configs,
