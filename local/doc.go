@@ -35,7 +35,8 @@
 // allocations that ended while no master ran. A linked uid may be a
 // person's account, with their logins: only the groups are killed, and what
 // a linked user's task detaches from its group outlives it. Root's uid and
-// the master's own are never swept (strays.go).
+// the master's own are never swept (strays.go). No other master on the
+// machine may use the same default uids: its tasks would be swept too.
 //
 // # Output capture
 //
