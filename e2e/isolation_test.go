@@ -87,7 +87,7 @@ func TestOneUsersTasksCannotReachAnothersNorTheMasters(t *testing.T) {
 	const annUID = 4242 // no account on the machine: the link alone names it
 	ann := newUser(t, m, admin, "ann", &resolute.AgentUserGroup{UID: annUID, GID: annUID, User: "ann", Group: "ann"})
 	bo := newUser(t, m, admin, "bo", nil)
-	boUID := resolute.DefaultTaskUIDBase + int(bo.user.ID)
+	boUID := m.TaskUIDBase + int(bo.user.ID)
 
 	// The victims: ann's notebook and bo's command, each with a secret file.
 	annSecret, boSecret := "ann-secret-"+strconv.FormatInt(time.Now().UnixNano(), 36), "bo-secret-"+strconv.FormatInt(time.Now().UnixNano(), 36)

@@ -59,7 +59,7 @@ func newTaskCheckpoint(t *testing.T) taskCheckpoint {
 		t.Fatalf("trials %v %v", trials, err)
 	}
 	c := taskCheckpoint{m: m, token: login(t, m, "alice", "s3cret-pw"), uuid: "dddddddd-0000-0000-0000-000000000000",
-		uid: resolute.DefaultTaskUIDBase + int(alice.ID)}
+		uid: m.TaskUIDBase + int(alice.ID)}
 	err = m.DB.CreateCheckpoint(ctx, resolute.Checkpoint{UUID: c.uuid, TrialID: trials[0].ID, ExperimentID: e.ID,
 		StepsCompleted: 10, Resources: map[string]int64{"model.pt": 5}, Size: 5})
 	if err != nil {

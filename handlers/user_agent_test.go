@@ -53,7 +53,7 @@ func TestAnAdministratorLinksAUserToAnAgentUserThroughTheAPI(t *testing.T) {
 		"the uid of no one (-1)":        {`{"agentUid":4294967295,"agentGid":5000,"agentUser":"a","agentGroup":"a"}`, "agentUid: must be between 1000 and 4294967294"},
 		"a system account's uid":        {`{"agentUid":101,"agentGid":5000,"agentUser":"postgres","agentGroup":"a"}`, "agentUid: 101 belongs to the system (ids below 1000)"},
 		"a system group":                {`{"agentUid":5000,"agentGid":6,"agentUser":"a","agentGroup":"disk"}`, "agentGid: 6 belongs to the system"},
-		"a default id of another user":  {`{"agentUid":2000000001,"agentGid":5000,"agentUser":"a","agentGroup":"a"}`, "agentUid: 2000000001 is at or above task_uid_base (2000000000)"},
+		"a default id of another user":  {fmt.Sprintf(`{"agentUid":%d,"agentGid":5000,"agentUser":"a","agentGroup":"a"}`, m.TaskUIDBase+1), fmt.Sprintf("agentUid: %d is at or above task_uid_base (%d)", m.TaskUIDBase+1, m.TaskUIDBase)},
 		"a non-numeric uid":             {`{"agentUid":"1001","agentGid":5000,"agentUser":"a","agentGroup":"a"}`, "agentUid"},
 		"a user name with a shell's ;":  {`{"agentUid":5000,"agentGid":5000,"agentUser":"a;rm","agentGroup":"a"}`, `agentUser: use 1-32 letters`},
 		"a group name with a newline":   {`{"agentUid":5000,"agentGid":5000,"agentUser":"a","agentGroup":"a\nb"}`, "agentGroup: use 1-32 letters"},
@@ -103,7 +103,7 @@ func TestTheUserPageShowsAndEditsTheAgentUser(t *testing.T) {
 	api(t, m, "GET", "/api/v1/users/ann/by-username", login(t, m, "ann", "pw-secret1"), "", &u)
 	page := "/admin/users/" + itoa(u.User.ID)
 	_, body := get(t, admin, m, page)
-	if want := fmt.Sprintf("run as uid and gid %d (task_uid_base + user id)", 2_000_000_000+u.User.ID); !strings.Contains(body, want) {
+	if want := fmt.Sprintf("run as uid and gid %d (task_uid_base + user id)", int64(m.TaskUIDBase)+u.User.ID); !strings.Contains(body, want) {
 		t.Fatalf("the page of an unlinked user does not say %q:\n%s", want, section(body, "runs-as"))
 	}
 

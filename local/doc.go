@@ -19,6 +19,25 @@
 // A master that is not root cannot switch users; it runs every task as
 // itself and says so (users.go).
 //
+// # What outlives an allocation
+//
+// When an allocation ends its process group is killed, and its terminals'.
+// A process of its task that left them (setsid(), a double fork into a
+// group of its own) is out of that kill's reach. For an allocation that ran
+// as its owner's default uid (task_uid_base + user id, which no person logs
+// in as and only that user's tasks use, as the credential it was launched
+// with says), the manager then kills every process of the uid, unless
+// another of its allocations still runs as it: each whose real, effective
+// or saved uid it is in /proc, round after round until a round finds none
+// it has not killed, at most maxSweepRounds (a task may fork as fast as it
+// is killed; it logs what may be left). Recover does the same, once it
+// knows which adopted allocations still run, for the default uids of
+// allocations that ended while no master ran. A linked uid may be a
+// person's account, with their logins: only the groups are killed, and what
+// a linked user's task detaches from its group outlives it. Root's uid and
+// the master's own are never swept (strays.go). No other master on the
+// machine may use the same default uids: its tasks would be swept too.
+//
 // # Output capture
 //
 // A task's stdout and stderr go to files in the manager's state directory,

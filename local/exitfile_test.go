@@ -34,7 +34,7 @@ func TestTheLeaderRecordsItsExitStatus(t *testing.T) {
 			var stderr strings.Builder
 			cmd := &exec.Cmd{Path: path, Args: argv, ExtraFiles: []*os.File{f}, Stderr: &stderr}
 			if os.Geteuid() == 0 { // as a task's user, who cannot enter dir
-				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(taskUser.UID), Gid: uint32(taskUser.GID)}}
+				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(userOf(t).UID), Gid: uint32(userOf(t).GID)}}
 			}
 			err = cmd.Run()
 			if strings.Contains(stderr.String(), "holds") {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,9 +19,39 @@ const patience = 20 * time.Second
 
 func noGPUs(context.Context) ([]GPU, error) { return nil, errors.New("no gpus in tests") }
 
-// taskUser is what the tests' tasks run as (when the tests run as root):
-// ids of no account, as an unlinked user's.
-var taskUser = resolute.TaskUser{UID: 2_000_000_001, GID: 2_000_000_001, User: "ann", Group: "ann"}
+// users holds the users tests' tasks run as.
+var users = struct {
+	sync.Mutex
+	of map[userKey]resolute.TaskUser
+}{of: map[userKey]resolute.TaskUser{}}
+
+type userKey struct {
+	t    *testing.T
+	name string
+}
+
+// userOf is what t's tasks run as (when the tests run as root): ids of no
+// account, as an unlinked user's default ids, that no other test uses. The
+// end of a task kills every process of its default uid (strays.go), which
+// must not reach another test's tasks: of this process (the last
+// allocations of a test that ended may still be ending, and its killed
+// processes count against RLIMIT_NPROC until reaped), or of another (other
+// packages' masters run theirs at task_uid_base + small user ids).
+func userOf(t *testing.T) resolute.TaskUser { return testUser(t, "") }
+
+// testUser is t's user called name, of ids of its own.
+func testUser(t *testing.T, name string) resolute.TaskUser {
+	users.Lock()
+	defer users.Unlock()
+	k := userKey{t, name}
+	u, ok := users.of[k]
+	if !ok {
+		id := 3_000_000_000 + os.Getpid()%(1<<22)*256 + len(users.of)%256
+		u = resolute.TaskUser{UID: id, GID: id, User: "ann", Group: "ann"}
+		users.of[k] = u
+	}
+	return u
+}
 
 // reachableDir is a temporary directory that task users can pass through
 // (t.TempDir's parent is mode 0700), removed when the test ends.
@@ -61,10 +92,10 @@ func cleanup(m *Manager) {
 	_ = m.Close()
 }
 
-// spec returns a spec running shell as taskUser in a fresh work dir.
+// spec returns a spec running shell as userOf(t) in a fresh work dir.
 func spec(t *testing.T, id, shell string) AllocationSpec {
 	return AllocationSpec{AllocationID: id, TaskID: "task-" + id, WorkDir: filepath.Join(reachableDir(t), "work"), Shell: shell,
-		RunAs: taskUser}
+		RunAs: userOf(t)}
 }
 
 func launch(t *testing.T, m *Manager, s AllocationSpec) {

@@ -28,7 +28,7 @@ type allocation struct {
 	dir        string // its directory in the state dir
 	workDir    string
 	env        []string
-	cred       *taskCred // what its processes run as; nil: the master's user
+	cred       *taskCred // what its processes run as; nil: the master's user. Set under Manager.mu.
 	adopted    bool
 	notes      []string      // lines of the manager's own, sent after Started
 	exited     chan struct{} // closed once the leader has exited
@@ -39,8 +39,9 @@ type allocation struct {
 	startTicks uint64
 	startedAt  time.Time
 
-	// ended is guarded by Manager.mu.
-	ended bool
+	// ended is guarded by Manager.mu; so is ending, set once finish
+	// sweeps its uid: it no longer counts as running as it.
+	ended, ending bool
 
 	// mu is held by Launch until the process has started.
 	mu       sync.Mutex
@@ -150,7 +151,11 @@ func (m *Manager) prepare(ctx context.Context, a *allocation, spec AllocationSpe
 	if err != nil {
 		return nil, nil, err
 	}
+	m.sweepMu.Lock() // a sweep of the uid ends before its process starts
+	m.mu.Lock()
 	a.cred = cred
+	m.mu.Unlock()
+	m.sweepMu.Unlock()
 	if note != "" {
 		a.notes = append(a.notes, note)
 	}
@@ -281,7 +286,8 @@ func (m *Manager) wait(a *allocation, cmd *exec.Cmd) {
 // finish kills what is left of the allocation, waits for its output to be
 // delivered, frees its slots and queues Exited.
 func (m *Manager) finish(a *allocation, ex Exited) {
-	// Like a container whose init ended: nothing of the task outlives it.
+	// Like a container whose init ended: nothing of the task outlives it
+	// (but what a linked user's task detaches from its group; strays.go).
 	_ = signalGroup(a.pgid, syscall.SIGKILL)
 	a.mu.Lock()
 	a.gone = true
@@ -295,6 +301,7 @@ func (m *Manager) finish(a *allocation, ex Exited) {
 	for _, s := range sessions {
 		s.kill()
 	}
+	m.sweepAfter(a) // before its state goes: a restart cut short here sweeps again
 	a.tails.Wait()
 	m.release(a, false)
 	_ = os.RemoveAll(a.dir)

@@ -137,6 +137,9 @@ type Manager struct {
 
 	// switchUsers says tasks run as their specs' users: the master is root.
 	switchUsers bool
+	// sweepMu is held while a uid's strays are swept, while a launch takes
+	// its uid and while Recover adopts (strays.go).
+	sweepMu sync.Mutex
 
 	mu       sync.Mutex
 	closed   bool

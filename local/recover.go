@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -98,10 +99,31 @@ func (m *Manager) Recover(ctx context.Context) ([]resolute.RecoveredAllocation, 
 	if err != nil {
 		return nil, fmt.Errorf("recover: %w", err)
 	}
+	out, ended, err := m.recoverEach(ctx, entries)
+	if err != nil {
+		return out, err
+	}
+	m.sweepWorkRoot()
+	// Their strays, now that the allocations that still run are known.
+	slices.Sort(ended)
+	for _, uid := range slices.Compact(ended) {
+		m.sweep(uid, nil)
+	}
+	return out, nil
+}
+
+// recoverEach adopts or removes the allocation of each entry of the state
+// directory, as Recover says, and also returns the default uids of those
+// that ended. It holds sweepMu: a sweep waits until the allocations that
+// still run are adopted, and spares their processes.
+func (m *Manager) recoverEach(ctx context.Context, entries []os.DirEntry) ([]resolute.RecoveredAllocation, []int, error) {
+	m.sweepMu.Lock()
+	defer m.sweepMu.Unlock()
 	var out []resolute.RecoveredAllocation
+	var ended []int
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !e.IsDir() || !allocationIDPattern.MatchString(e.Name()) {
 			continue
@@ -130,17 +152,19 @@ func (m *Manager) Recover(ctx context.Context) ([]resolute.RecoveredAllocation, 
 			if code, ok := readExit(dir); ok {
 				out = append(out, resolute.RecoveredAllocation{AllocationID: st.AllocationID, ExitCode: code})
 			}
+			if st.Cred != nil && st.Cred.DefaultIDs {
+				ended = append(ended, st.Cred.UID)
+			}
 			_ = os.RemoveAll(dir)
 			m.removeWorkDir(st.WorkDir)
 			continue
 		}
 		if _, err := m.adopt(st, dir); err != nil {
-			return out, err
+			return out, nil, err
 		}
 		out = append(out, resolute.RecoveredAllocation{AllocationID: st.AllocationID, Running: true})
 	}
-	m.sweepWorkRoot()
-	return out, nil
+	return out, ended, nil
 }
 
 // sweepWorkRoot removes the work directories of WorkRoot that belong to no

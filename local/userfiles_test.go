@@ -18,7 +18,7 @@ func asTaskUser(t *testing.T, code string, args ...string) *exec.Cmd {
 	}
 	cmd := exec.Command(python, append([]string{"-c", code}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{
-		Uid: uint32(taskUser.UID), Gid: uint32(taskUser.GID), Groups: []uint32{}}}
+		Uid: uint32(userOf(t).UID), Gid: uint32(userOf(t).GID), Groups: []uint32{}}}
 	return cmd
 }
 
@@ -46,7 +46,7 @@ func TestALaunchMakesAnewTheWorkDirItsTaskUserLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{s.WorkDir, filepath.Join(s.WorkDir, "config"), filepath.Join(s.WorkDir, "planted")} {
-		if err := os.Lchown(p, taskUser.UID, taskUser.GID); err != nil {
+		if err := os.Lchown(p, userOf(t).UID, userOf(t).GID); err != nil {
 			t.Fatal(err)
 		}
 	}

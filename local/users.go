@@ -27,6 +27,12 @@ type taskCred struct {
 	Groups []uint32 `json:"groups,omitempty"` // supplementary groups: a linked user's, from /etc/group
 	User   string   `json:"user"`
 	Home   string   `json:"home"`
+	// DefaultIDs says the uid is its owner's default one (task_uid_base +
+	// user id), not a link: no person logs in as it, so once none of the
+	// manager's allocations runs as it, what still does is a stray
+	// (strays.go). Absent, as in state files of older masters, it is
+	// treated as a link.
+	DefaultIDs bool `json:"defaultIds,omitempty"`
 }
 
 // sysCred is the credential exec gives the processes; its empty Groups
@@ -58,7 +64,7 @@ func (m *Manager) credFor(spec AllocationSpec) (*taskCred, string, error) {
 		return nil, "", resolute.Errorf(resolute.EInvalid, "launch %s: tasks never run as root: a task must run as a Unix user of its own (got uid %d, gid %d)",
 			spec.AllocationID, u.UID, u.GID)
 	}
-	c := &taskCred{UID: u.UID, GID: u.GID, User: u.User}
+	c := &taskCred{UID: u.UID, GID: u.GID, User: u.User, DefaultIDs: !u.Linked}
 	if u.Linked {
 		c.Groups, c.Home = accountOf(u.UID)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -42,23 +43,24 @@ func TestTasksRunAsTheirUsersWithAHomeOfTheirOwn(t *testing.T) {
 		`cat secret; ls sub; cat /proc/self/status | grep -i '^CapEff'`)
 	s.Files = map[string][]byte{"secret": []byte("only-ann\n"), "sub/f": nil}
 	launch(t, m, s)
-	home := filepath.Join(m.opts.HomeRoot, "2000000001")
+	id := strconv.Itoa(userOf(t).UID)
+	home := filepath.Join(m.opts.HomeRoot, id)
 	got := logs(untilExit(t, m, "who"), Stdout)
 	var lines []string
 	for _, l := range got {
 		lines = append(lines, l.Line)
 	}
-	want := []string{"2000000001", "2000000001", "2000000001", home + " ann ann", "home-writable", "only-ann", "f",
+	want := []string{id, id, id, home + " ann ann", "home-writable", "only-ann", "f",
 		"CapEff:\t0000000000000000"}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("the task saw\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 	for p, want := range map[string]string{
-		home:                    "2000000001:2000000001 700",
+		home:                    id + ":" + id + " 700",
 		m.opts.HomeRoot:         "0:0 711",
-		s.WorkDir:               "2000000001:2000000001 700",
-		s.WorkDir + "/secret":   "2000000001:2000000001 700",
-		s.WorkDir + "/sub":      "2000000001:2000000001 700",
+		s.WorkDir:               id + ":" + id + " 700",
+		s.WorkDir + "/secret":   id + ":" + id + " 700",
+		s.WorkDir + "/sub":      id + ":" + id + " 700",
 		m.opts.StateDir:         "0:0 700",
 		filepath.Dir(s.WorkDir): "0:0 711",
 	} {
@@ -78,9 +80,10 @@ func TestTerminalsRunAsTheTasksUser(t *testing.T) {
 			t.Fatalf("Exec (tty %v): %v", tty, err)
 		}
 		out, _ := io.ReadAll(p)
-		want := "2000000001\n2000000001\n"
+		id := userOf(t).UID
+		want := fmt.Sprintf("%d\n%d\n", id, id)
 		if tty { // its terminal is its own, as login makes it
-			want = "2000000001\r\n2000000001\r\n2000000001\r\n"
+			want = fmt.Sprintf("%d\r\n%d\r\n%d\r\n", id, id, id)
 		}
 		if string(out) != want {
 			t.Errorf("terminal (tty %v) printed %q, want %q", tty, out, want)

@@ -57,9 +57,9 @@ func TestARestartedManagerRemovesTheWorkDirsOfWhatEndedWhileItWasDown(t *testing
 				o.StateDir, o.WorkRoot, o.KeepWorkDirs = filepath.Join(base, "state"), workRoot, keep
 			}
 			m1 := newManager(t, opts)
-			runs := AllocationSpec{AllocationID: "runs.1", TaskID: "runs", WorkDir: filepath.Join(workRoot, "runs.1"), Shell: "exec sleep 60", RunAs: taskUser}
+			runs := AllocationSpec{AllocationID: "runs.1", TaskID: "runs", WorkDir: filepath.Join(workRoot, "runs.1"), Shell: "exec sleep 60", RunAs: userOf(t)}
 			ends := AllocationSpec{AllocationID: "ends.1", TaskID: "ends", WorkDir: filepath.Join(workRoot, "ends.1"),
-				Shell: "while [ ! -e go ]; do sleep 0.02; done", RunAs: taskUser}
+				Shell: "while [ ! -e go ]; do sleep 0.02; done", RunAs: userOf(t)}
 			launch(t, m1, runs)
 			launch(t, m1, ends)
 			started := next(t, m1, "ends.1", func(e Event) bool { _, ok := e.(Started); return ok }).(Started)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/client"
+	"github.com/resolute-ml/resolute/handlers/handlerstest"
 )
 
 // Master is a resolute process.
@@ -37,6 +38,9 @@ type Master struct {
 	// host, as the master's default has it).
 	TasksURL  string
 	TasksPort int
+	// TaskUIDBase is its task_uid_base, one of its own
+	// (handlerstest.NewTaskUIDBase), kept across restarts.
+	TaskUIDBase int
 
 	mu  sync.Mutex
 	out bytes.Buffer
@@ -78,7 +82,7 @@ func TempDir(t testing.TB) string {
 func New(t testing.TB, bin string, args ...string) *Master {
 	port, tasksPort := freePort(t), freePort(t)
 	m := &Master{t: t, bin: bin, Port: port, URL: fmt.Sprintf("http://localhost:%d", port),
-		TasksPort: tasksPort, TasksURL: fmt.Sprintf("http://127.0.0.1:%d", tasksPort)}
+		TasksPort: tasksPort, TasksURL: fmt.Sprintf("http://127.0.0.1:%d", tasksPort), TaskUIDBase: handlerstest.NewTaskUIDBase()}
 	m.SetArgs(args...)
 	t.Cleanup(m.Stop)
 	return m
@@ -93,9 +97,11 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// SetArgs replaces the flags of the master's next Start (its ports stay).
+// SetArgs replaces the flags of the master's next Start (its ports and
+// task_uid_base stay).
 func (m *Master) SetArgs(args ...string) {
-	m.args = append(args, "--port", fmt.Sprint(m.Port), "--tasks-port", fmt.Sprint(m.TasksPort))
+	m.args = append(args, "--port", fmt.Sprint(m.Port), "--tasks-port", fmt.Sprint(m.TasksPort),
+		"--task-uid-base", fmt.Sprint(m.TaskUIDBase))
 }
 
 // Write collects the master's output.

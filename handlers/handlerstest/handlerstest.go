@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -47,7 +48,21 @@ type Master struct {
 	RM            *local.Manager
 	CheckpointDir string // the default shared_fs storage
 	UploadDir     string // where uploads are spooled
-	srv, tasks    *httptest.Server
+	// TaskUIDBase is the master's task_uid_base, one of its own (see
+	// NewTaskUIDBase): unlinked users' tasks run as TaskUIDBase + user id.
+	TaskUIDBase int
+	srv, tasks  *httptest.Server
+}
+
+// NewTaskUIDBase is a task_uid_base for one test master: chosen at random
+// among 99998 of them, between 2000010000 and 2999990000, 10000 ids
+// apart. Every master's tasks of user 1 would otherwise run as uid
+// 2000000001, and when one of a master's allocations ends it kills every
+// process its uid still runs (local's strays.go): those of another master's
+// tasks, running beside it in this test process or another, too. (The
+// local package's own tests take uids from 3000000000.)
+func NewTaskUIDBase() int {
+	return resolute.DefaultTaskUIDBase + (1+rand.IntN(99_998))*10_000
 }
 
 // Options tune a test master.
@@ -126,7 +141,7 @@ func Start(t testing.TB, opts Options) *Master {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &Master{DB: d, DatabaseURL: dbURL, Logs: logs, CheckpointDir: checkpoints}
+	m := &Master{DB: d, DatabaseURL: dbURL, Logs: logs, CheckpointDir: checkpoints, TaskUIDBase: NewTaskUIDBase()}
 	m.srv = httptest.NewUnstartedServer(nil)
 	m.URL = "http://" + m.srv.Listener.Addr().String()
 	m.tasks = httptest.NewUnstartedServer(nil)
@@ -152,7 +167,7 @@ func Start(t testing.TB, opts Options) *Master {
 		t.Fatal(err)
 	}
 	configs := control.NewConfigs(d, opts.Defaults)
-	m.Runner = control.NewRunner(d, configs, m.RM, control.RunOptions{MasterURL: m.URL, ClusterID: clusterID,
+	m.Runner = control.NewRunner(d, configs, m.RM, control.RunOptions{MasterURL: m.URL, ClusterID: clusterID, TaskUIDBase: m.TaskUIDBase,
 		WorkRoot: filepath.Join(dir, "work"), KillGrace: time.Second, Pools: pools(opts.Scheduler)}, logger)
 	m.Experiments, m.Tasks = m.Runner.Experiments, m.Runner.Tasks
 	metrics := control.NewMetricsWriter(d, logger)
