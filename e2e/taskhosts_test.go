@@ -123,14 +123,7 @@ func TestATaskPageCannotReadAnotherTaskOnItsOwnHost(t *testing.T) {
 			login, err := client.New(m.URL).Login(ctx, "admin", "")
 			must(t, err)
 			admin := client.New(m.URL, client.WithToken(login.Token))
-			users := map[string]*client.Client{}
-			for _, name := range []string{"alice", "mallory"} {
-				_, err = admin.CreateUser(ctx, resolute.UserSpec{Username: name}, name+"-pw")
-				must(t, err)
-				l, err := client.New(m.URL).Login(ctx, name, name+"-pw")
-				must(t, err)
-				users[name] = client.New(m.URL, client.WithToken(l.Token))
-			}
+			users := newUsers(t, m, admin, "alice", "mallory")
 			secret := "alice's secret " + strconv.FormatInt(time.Now().UnixNano(), 36)
 			alice := pageTask(t, m, admin, users["alice"], "<!doctype html><title>Alice's TensorBoard</title><h1>Alice's TensorBoard</h1>", secret)
 			page := strings.NewReplacer("{{victim}}", alice.ID, "{{victimOrigin}}", m.TaskOrigin(alice.ID)).Replace(theftPage)
@@ -206,6 +199,22 @@ func TestATaskPageCannotReadAnotherTaskOnItsOwnHost(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newUsers makes ordinary users of names (each with the password
+// name+"-pw") and returns their signed-in clients.
+func newUsers(t *testing.T, m *handlerstest.Master, admin *client.Client, names ...string) map[string]*client.Client {
+	t.Helper()
+	ctx := context.Background()
+	users := map[string]*client.Client{}
+	for _, name := range names {
+		_, err := admin.CreateUser(ctx, resolute.UserSpec{Username: name}, name+"-pw")
+		must(t, err)
+		l, err := client.New(m.URL).Login(ctx, name, name+"-pw")
+		must(t, err)
+		users[name] = client.New(m.URL, client.WithToken(l.Token))
+	}
+	return users
 }
 
 // pageTask launches user's TensorBoard of pageService, serving page and

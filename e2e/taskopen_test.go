@@ -9,7 +9,6 @@ import (
 
 	"github.com/playwright-community/playwright-go"
 
-	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/client"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
 )
@@ -55,14 +54,7 @@ func TestATaskPageCannotOpenTheViewersOtherTasks(t *testing.T) {
 	login, err := client.New(m.URL).Login(ctx, "admin", "")
 	must(t, err)
 	admin := client.New(m.URL, client.WithToken(login.Token))
-	users := map[string]*client.Client{}
-	for _, name := range []string{"alice", "mallory"} {
-		_, err = admin.CreateUser(ctx, resolute.UserSpec{Username: name}, name+"-pw")
-		must(t, err)
-		l, err := client.New(m.URL).Login(ctx, name, name+"-pw")
-		must(t, err)
-		users[name] = client.New(m.URL, client.WithToken(l.Token))
-	}
+	users := newUsers(t, m, admin, "alice", "mallory")
 	secret := "alice's secret " + strconv.FormatInt(time.Now().UnixNano(), 36)
 	alice := pageTask(t, m, admin, users["alice"], "<!doctype html><title>Alice's TensorBoard</title><h1>Alice's TensorBoard</h1>", secret)
 	page := strings.NewReplacer("{{master}}", m.URL, "{{victim}}", alice.ID).Replace(openerPage)
