@@ -163,7 +163,28 @@ func TestAPageShowingATrialIsNotToldOfAnotherTrialsReports(t *testing.T) {
 	pages := signInPages(t, m, "admin", "")
 	topicA := live.Object("trial", a)
 	topics := eventTopicsOf(t, pages, m, "topics="+topicA+",experiments")
-	time.Sleep(300 * time.Millisecond) // the trials' creation is told before the stream opened
+	// What the trials' creation told may reach the stream after it opened:
+	// a report of trial A, told after it, marks where that ends, and the
+	// page then hears nothing for a while.
+	postMetrics(t, m, a, tokenA, 1)
+	for barrier := time.After(10 * time.Second); ; {
+		select {
+		case topic := <-topics:
+			if topic != topicA {
+				continue
+			}
+		case <-barrier:
+			t.Fatalf("not told of %s's first report", topicA)
+		}
+		break
+	}
+	for quiet := false; !quiet; {
+		select {
+		case <-topics:
+		case <-time.After(300 * time.Millisecond):
+			quiet = true
+		}
+	}
 	for range 3 {
 		postMetrics(t, m, b, tokenB, 1)
 	}
@@ -176,7 +197,7 @@ func TestAPageShowingATrialIsNotToldOfAnotherTrialsReports(t *testing.T) {
 			quiet = true
 		}
 	}
-	postMetrics(t, m, a, tokenA, 1)
+	postMetrics(t, m, a, tokenA, 2)
 	select {
 	case topic := <-topics:
 		if topic != topicA {
