@@ -6,6 +6,7 @@
   if (!region()) return;
   const message = document.getElementById("queue-message");
   let dragging = false;
+  let pressing = false; // a pointer is down in the table: a click is under way
   let pending = false;
 
   function show(text) {
@@ -13,14 +14,20 @@
     message.hidden = !text;
   }
 
-  // Typing in a row's priority or weight is not wiped by a refresh.
+  // Typing in a row's priority or weight, and the click on its Set, are
+  // not wiped by a refresh: a row swapped between a click's press and its
+  // release would lose the click, and the form would never be sent.
   function editing() {
     const el = document.activeElement;
-    return el && region().contains(el) && el.matches("input, select");
+    return el && region().contains(el) && el.matches("input, select, button");
+  }
+
+  function busy() {
+    return dragging || pressing || editing();
   }
 
   async function refresh() {
-    if (dragging || editing()) {
+    if (busy()) {
       pending = true;
       return;
     }
@@ -28,7 +35,7 @@
     const resp = await fetch("/jobs/table", { credentials: "same-origin" });
     if (!resp.ok) return;
     const html = (await resp.text()).trim();
-    if (dragging || editing()) { // it began while the table was on its way
+    if (busy()) { // it began while the table was on its way
       pending = true;
       return;
     }
@@ -109,6 +116,17 @@
     const events = new EventSource("/jobs/events");
     events.addEventListener("queue", (e) => {
       if (e.data !== region().dataset.version) refresh();
+    });
+  }
+  document.addEventListener("pointerdown", (e) => {
+    if (region().contains(e.target)) pressing = true;
+  });
+  for (const type of ["pointerup", "pointercancel"]) {
+    document.addEventListener(type, () => {
+      setTimeout(() => {
+        pressing = false;
+        if (pending) refresh();
+      }, 0);
     });
   }
   document.addEventListener("focusout", () => {
