@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -150,6 +151,15 @@ func TestNotesLabelsAndPlotsOnAnExperimentsPage(t *testing.T) {
 	must(t, err)
 	_, err = page.Evaluate("window.notReloaded = true")
 	must(t, err)
+	var mu sync.Mutex
+	var navigations []string // what loaded a whole page, should one come
+	page.OnRequest(func(r playwright.Request) {
+		if r.IsNavigationRequest() && r.Frame() == page.MainFrame() {
+			mu.Lock()
+			navigations = append(navigations, r.Method()+" "+r.URL())
+			mu.Unlock()
+		}
+	})
 
 	// Labels: add one with Enter, remove another with its button.
 	labels := page.Locator("#label-list")
@@ -164,7 +174,9 @@ func TestNotesLabelsAndPlotsOnAnExperimentsPage(t *testing.T) {
 	must(t, page.Locator("#f-label").Press("Enter"))
 	must(t, expect(t, page.Locator("#e-label")).ToHaveText("label: must not be empty"))
 	if still, _ := page.Evaluate("window.notReloaded === true"); still != true {
-		t.Fatal("editing labels reloaded the page")
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("editing labels reloaded the page: %q", navigations)
 	}
 	// A poll of the live header (while the experiment may run) keeps them.
 	page.WaitForTimeout(3500)
