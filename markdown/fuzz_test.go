@@ -96,6 +96,12 @@ func safeLink(base *url.URL, href string) bool {
 	} else {
 		href = strings.ReplaceAll(href, `\`, "/")
 	}
+	lower := strings.ToLower(href)
+	for _, p := range []string{"http://", "https://", "mailto:"} {
+		if strings.HasPrefix(lower, p) {
+			return true // web and mail links go anywhere, even where net/url cannot read the host ("http://^")
+		}
+	}
 	u, err := url.Parse(escapeStrayPercents(href))
 	if err != nil {
 		return false
