@@ -21,6 +21,8 @@ if [ "$what" = test ]; then
   [ -x /usr/bin/chromium ] || need_apt+=(chromium)
   # examples/pytorch-digits runs under Debian's Python, as tasks do.
   /usr/bin/python3 -c 'import torch, sklearn' 2>/dev/null || need_apt+=(python3-torch python3-sklearn)
+  # The PyTorch Trial API's tests train Determined's MNIST tutorial shape on torchvision.
+  /usr/bin/python3 -c 'import torchvision' 2>/dev/null || need_apt+=(python3-torchvision)
   # Notebooks run Debian's Jupyter (the classic notebook server).
   /usr/bin/python3 -c 'import notebook' 2>/dev/null || need_apt+=(jupyter-notebook)
   # e2e drives det shell start in a real terminal under tmux.
