@@ -41,6 +41,11 @@ type LaunchSpec struct {
 	// PythonPath entries are put before PYTHONPATH; relative ones are taken
 	// from WorkDir. (Each resource manager puts the harness there itself.)
 	PythonPath []string
+	// StartupHook runs the work directory's startup-hook.sh, when its
+	// context has one, before Entrypoint or Shell (resolute.WithStartupHook):
+	// sourced by sh, so its exports reach them; a hook that fails ends the
+	// task with its status.
+	StartupHook bool
 	// RunAs is the Unix user the task runs as: its owner's linked agent
 	// user, or their default ids. The local resource manager runs the
 	// processes as it (when the master is root, else as the master's user);

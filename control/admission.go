@@ -296,6 +296,7 @@ func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []sc
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,
 		RunAs: runAs,
 	}
+	spec.StartupHook = resolute.RunsStartupHook(spec.TaskType)
 	if t.LatestCheckpoint != "" {
 		x.c.taskLog(ctx, a, "INFO", "resuming from checkpoint "+t.LatestCheckpoint)
 	}

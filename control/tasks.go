@@ -261,6 +261,7 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 		PodSpec: cfg.Environment.PodSpec, Priority: t.Priority, Mounts: mountsOf(cfg.BindMounts, nil),
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,
 		RunAs: runAs}
+	spec.StartupHook = resolute.RunsStartupHook(t.Type)
 	listen := x.c.rm.ListenAddr()
 	prefix := "/proxy/" + t.ID + "/"
 	switch t.Type {

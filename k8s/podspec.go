@@ -270,6 +270,12 @@ func (r PodRequest) taskContainer(c *corev1.Container, pods, perPod int, w *warn
 		// knows where the others (the chief first) run.
 		c.Command = append([]string{"sh", "-c", rendezvousScript, "rendezvous"}, c.Command...)
 	}
+	if r.Spec.StartupHook {
+		// The context's startup-hook.sh runs first, in the work directory
+		// the init container filled, before the rendezvous, as in
+		// Determined: the pods meet once each is ready to run.
+		c.Command = resolute.WithStartupHook(c.Command)
+	}
 	c.Args = nil
 	if c.WorkingDir != "" && c.WorkingDir != WorkDir {
 		w.add("pod_spec: workingDir %q of %s is ignored: tasks run in %s", c.WorkingDir, TaskContainerName, WorkDir)

@@ -60,6 +60,17 @@
 // ended while no master ran, and any other entry of Options.WorkRoot that
 // belongs to no allocation the manager has.
 //
+// # Startup hooks
+//
+// A launch that asks for it (LaunchSpec.StartupHook) and whose context put
+// a startup-hook.sh at the top of the work directory runs its command
+// through resolute.WithStartupHook: sh sources the hook, then execs the
+// command, in the same process, user, directory and environment, with the
+// same output files. The command's program is then looked up by that sh,
+// after the hook, not by Launch. Tasks get PIP_BREAK_SYSTEM_PACKAGES=1 so
+// that a hook's pip install reaches the task user's home under Debian's
+// Python.
+//
 // # Events
 //
 // Events of one allocation come in order: Started, its Log lines (each stream

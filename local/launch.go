@@ -176,12 +176,20 @@ func (m *Manager) prepare(ctx context.Context, a *allocation, spec AllocationSpe
 		return nil, nil, fmt.Errorf("launch %s: give the work dir to uid %d: %w", a.id, cred.UID, err)
 	}
 	a.env = m.taskEnv(a, spec)
+	hook := spec.StartupHook && hasStartupHook(a.workDir)
 	argv, path := []string{"sh", "-c", spec.Shell}, "/bin/sh"
 	if spec.Shell == "" {
 		argv = spec.Entrypoint
-		if path, err = lookPath(argv[0], a.env, a.workDir); err != nil {
-			return nil, nil, err
+		// After a startup hook, sh looks the program up: the hook may
+		// install it, or change PATH, as it may in Determined.
+		if !hook {
+			if path, err = lookPath(argv[0], a.env, a.workDir); err != nil {
+				return nil, nil, err
+			}
 		}
+	}
+	if hook {
+		argv, path = resolute.WithStartupHook(argv), "/bin/sh"
 	}
 	if err := os.MkdirAll(a.dir, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("launch %s: create state dir: %w", a.id, err)
@@ -195,6 +203,15 @@ func (m *Manager) prepare(ctx context.Context, a *allocation, spec AllocationSpe
 		Path: path, Args: argv, Dir: a.workDir, Env: a.env, ExtraFiles: []*os.File{exitFile},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Credential: cred.sysCred()},
 	}, exitFile, nil
+}
+
+// hasStartupHook says whether a work directory's context put something
+// named startup-hook.sh at its top. Whether it is a file the task's user
+// can read is for the task's own shell to find out (as that user), not for
+// the master, which would follow a link the user made.
+func hasStartupHook(workDir string) bool {
+	_, err := os.Lstat(filepath.Join(workDir, resolute.StartupHookFile))
+	return err == nil
 }
 
 // exitFileName holds an allocation's exit status, written by the task's own
@@ -352,6 +369,14 @@ func (m *Manager) taskEnv(a *allocation, spec AllocationSpec) []string {
 	vars["DET_RESOURCES_TYPE"] = "process"
 	if _, set := spec.Env["DET_PYTHON_EXECUTABLE"]; !set && m.opts.Python != "" {
 		vars["DET_PYTHON_EXECUTABLE"] = m.opts.Python
+	}
+	// A startup hook's `pip install` (Determined's users put theirs
+	// there) goes to the task user's home: pip does that by itself when
+	// it cannot write the Python's site-packages, which a task's user never
+	// can, but Debian's Python refuses any install (PEP 668) unless told
+	// to go ahead. A task may say otherwise.
+	if _, set := vars["PIP_BREAK_SYSTEM_PACKAGES"]; !set {
+		vars["PIP_BREAK_SYSTEM_PACKAGES"] = "1"
 	}
 	if m.opts.BinDir != "" {
 		path := spec.Env["PATH"]
