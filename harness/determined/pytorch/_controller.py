@@ -225,10 +225,10 @@ class _Controller:
                 self._validate()
             while self._remaining() > 0:
                 reached = self._train_period()
+                if _Boundary.TRAIN in reached or _Boundary.REPORT in reached:
+                    self._report_progress()
                 for kind in reached:
-                    if kind in (_Boundary.TRAIN, _Boundary.REPORT):
-                        self._report_progress()
-                    elif kind == _Boundary.VALIDATE and not self._validation_is_current():
+                    if kind == _Boundary.VALIDATE and not self._validation_is_current():
                         self._validate()
                     elif kind == _Boundary.CHECKPOINT and not self._checkpoint_is_current():
                         self._checkpoint(already_exiting=False)
@@ -367,6 +367,8 @@ class _Controller:
                 if vals and all(_is_number(v) for v in vals):
                     avg[k] = float(np.mean(vals))
             avg.update(_metrics_to_python(custom))
+            avg.setdefault("batches", self.state.batches_trained)
+            avg.setdefault("epochs", self.state.epochs_trained)
             self.core.train.report_training_metrics(
                 steps_completed=self.state.batches_trained, metrics=avg, batch_metrics=per_batch)
         if self.callbacks:
