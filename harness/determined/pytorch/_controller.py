@@ -546,12 +546,11 @@ class _Controller:
             hparams: Optional[Dict[str, Any]] = ctx.get_hparams()
         except ValueError:
             hparams = None
-        cls = type(self.trial)
         load_data = {
             "trial_type": "PyTorchTrial",
             "experiment_config": exp_conf,
             "hparams": hparams,
-            "trial_cls_spec": f"{cls.__module__}:{cls.__qualname__}",
+            "trial_cls_spec": _trial_cls_spec(type(self.trial)),
             "is_trainer": True,
         }
         with (path / "load_data.json").open("w") as f2:
@@ -607,6 +606,17 @@ class _Controller:
         for name, cb in self.callbacks.items():
             if name in states:
                 cb.load_state_dict(states[name])
+
+
+def _trial_cls_spec(cls: type) -> str:
+    """``module:Class``; a class defined in the script being run (``python3 train.py``) is
+    named by the script's module (``train``), which the checkpoint's code/ holds."""
+    module = cls.__module__
+    if module == "__main__":
+        script = pathlib.Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+        if script is not None and script.suffix == ".py":
+            module = script.stem
+    return f"{module}:{cls.__qualname__}"
 
 
 def _fit_prefix(model: torch.nn.Module, sd: Dict[str, Any]) -> Dict[str, Any]:
