@@ -286,9 +286,11 @@ func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []sc
 	runID := strings.TrimPrefix(a.ID, t.TaskID()+".")
 	env := x.trialEnv(cfg, e, t, a, token, runID, len(slots) > 0)
 	archive := &launchContext{open: func(ctx context.Context) io.Reader { return x.c.db.ExperimentContext(ctx, e.ID) }}
+	// A Determined `module:Class` entrypoint runs through the harness's Trainer.
+	command := cfg.Entrypoint.TrialCommand(cfg.Resources.SlotsPerTrial)
 	spec := resolute.LaunchSpec{
 		AllocationID: a.ID, TaskID: a.TaskID, Slots: slots, WorkDir: filepath.Join(x.c.opts.WorkRoot, a.ID),
-		Context: archive.reader, Env: env, Shell: cfg.Entrypoint.Shell, Entrypoint: cfg.Entrypoint.Exec,
+		Context: archive.reader, Env: env, Shell: command.Shell, Entrypoint: command.Exec,
 		SlotAgents: agents, TaskType: "TRIAL", User: e.Username, Pool: e.ResourcePool,
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: cfg.Resources.Priority,

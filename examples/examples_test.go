@@ -187,6 +187,25 @@ func TestPyTorch(t *testing.T) {
 	})
 }
 
+var trialEntrypointRE = regexp.MustCompile(`^python3 (-m determined\.launch\.torch_distributed python3 )?train\.py --batches (\d+)$`)
+
+// TestPyTorchTrial runs the PyTorch Trial API example as a laptop would: no
+// cluster, the Trainer's local mode (examples/pytorch-trial). The configs
+// run on a real master in e2e's TestThePyTorchTrialExampleRunsOnAMaster.
+func TestPyTorchTrial(t *testing.T) {
+	py := torchPython(t)
+	home := t.TempDir()
+	out := run(t, "pytorch-trial", env(t, home), py, "train.py", "--batches", "80")
+	vals := validationRE.FindAllStringSubmatch(out, -1)
+	if len(vals) != 2 || vals[1][1] != "80" {
+		t.Fatalf("want validations at 40 and 80:\n%s", out)
+	}
+	ckpts, _ := filepath.Glob(filepath.Join(home, ".local/share/determined/*/state_dict.pth"))
+	if len(ckpts) == 0 {
+		t.Fatalf("no checkpoint with a state_dict.pth:\n%s", out)
+	}
+}
+
 func parse(t *testing.T, path string) *expconf.ExperimentConfig {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -205,8 +224,8 @@ func parse(t *testing.T, path string) *expconf.ExperimentConfig {
 // ASHA configs' max_time matches the training length train.py reads.
 func TestConfigs(t *testing.T) {
 	paths, _ := filepath.Glob("*/*.yaml")
-	if len(paths) != 5 {
-		t.Errorf("want 5 configs, found %v", paths)
+	if len(paths) != 8 {
+		t.Errorf("want 8 configs, found %v", paths)
 	}
 	for _, path := range paths {
 		cfg := parse(t, path)
@@ -217,13 +236,24 @@ func TestConfigs(t *testing.T) {
 		if cfg.CheckpointStorage != nil {
 			t.Errorf("%s: sets checkpoint_storage; the master's default should apply", path)
 		}
-		if cfg.Entrypoint.Shell != "python3 train.py" {
+		// The Trial API example gives its length on the command line.
+		batches := -1
+		if m := trialEntrypointRE.FindStringSubmatch(cfg.Entrypoint.Shell); m != nil && strings.HasPrefix(path, "pytorch-trial") {
+			batches, _ = strconv.Atoi(m[2])
+			if (m[1] != "") != (cfg.Resources.SlotsPerTrial > 1) {
+				t.Errorf("%s: entrypoint %q with %d slots", path, cfg.Entrypoint.Shell, cfg.Resources.SlotsPerTrial)
+			}
+		} else if cfg.Entrypoint.Shell != "python3 train.py" {
 			t.Errorf("%s: entrypoint %v", path, cfg.Entrypoint)
 		}
 		if s.Metric != "validation_loss" || !s.SmallerIsBetter {
 			t.Errorf("%s: searcher metric %q smaller_is_better %v", path, s.Metric, s.SmallerIsBetter)
 		}
-		if s.Name == expconf.SearcherAdaptiveASHA {
+		if s.Name == expconf.SearcherAdaptiveASHA && batches >= 0 {
+			if s.TimeMetric != "batches" || s.MaxTime != batches {
+				t.Errorf("%s: time_metric %q, max_time %d, --batches %d", path, s.TimeMetric, s.MaxTime, batches)
+			}
+		} else if s.Name == expconf.SearcherAdaptiveASHA {
 			maxSteps := cfg.Hyperparameters["max_steps"]
 			if s.TimeMetric != "batches" || maxSteps.Type != expconf.HPConst || asInt(maxSteps.Val) != s.MaxTime {
 				t.Errorf("%s: time_metric %q, max_time %d, max_steps %+v", path, s.TimeMetric, s.MaxTime, maxSteps)
