@@ -44,6 +44,14 @@ func (x *Experiments) SetState(ctx context.Context, a authz.Actor, id int64, act
 				if err := q.SetTrialState(ctx, t.ID, resolute.StateActive); err != nil {
 					return err
 				}
+				// A run the pause asked to stop may still be checkpointing: its
+				// exit queues the next run (a preempted run of an active
+				// experiment resumes), so a second one must not start beside it.
+				if _, err := q.CurrentTrialAllocation(ctx, t.ID); err == nil {
+					continue
+				} else if resolute.ErrorCode(err) != resolute.ENotFound {
+					return err
+				}
 				if err := x.queueTrial(ctx, q, t, r.cfg); err != nil {
 					return err
 				}

@@ -263,6 +263,37 @@ func TestPauseCheckpointsThenActivateResumes(t *testing.T) {
 	}
 }
 
+// TestActivatingBeforeThePausedRunExitsStartsNothingBesideIt: a pause asks the
+// running trial to checkpoint and exit; an activate that comes before it has
+// exited must not start a second run beside it (its reports would be refused
+// as a stale run's). The run's exit, a preempted run of an active
+// experiment, queues the next one, which resumes from its checkpoint.
+func TestActivatingBeforeThePausedRunExitsStartsNothingBesideIt(t *testing.T) {
+	h := newHarness(t, 2)
+	e := h.create(single)
+	h.admit()
+	a := h.rm.running()[0]
+	if err := h.x.SetState(h.ctx, authz.System, e.ID, "pause"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.x.SetState(h.ctx, authz.System, e.ID, "activate"); err != nil {
+		t.Fatal(err)
+	}
+	h.admit()
+	if r := h.rm.running(); len(r) != 1 || r[0].AllocationID != a.AllocationID {
+		t.Fatalf("activated while the paused run still runs: %+v", r)
+	}
+	h.exit(a.AllocationID, 0)
+	h.admit()
+	r := h.rm.running()
+	if len(r) != 1 || r[0].Env["DET_TRIAL_RUN_ID"] != "2" {
+		t.Fatalf("after the paused run exited: %+v", r)
+	}
+	if got := h.experiment(e.ID); got.State != resolute.StateActive || got.Restarts != 0 {
+		t.Fatalf("experiment %s restarts %d", got.State, got.Restarts)
+	}
+}
+
 func TestCancelAndKill(t *testing.T) {
 	h := newHarness(t, 1)
 	e1 := h.create(single)

@@ -153,14 +153,6 @@ func TestThePyTorchTrialExampleRunsOnAMaster(t *testing.T) {
 		if want == nil {
 			t.Skip("Const failed")
 		}
-		if os.Getenv("RESOLUTE_TEST_PAUSE_PYTORCH") == "" {
-			// Seen on a fresh master: the pause ends the trial's run while its process
-			// still trains (PAUSED at once, no checkpoint), and the next run starts beside
-			// it ("trial 2 is on run 2, not 1"). The harness side of pausing is tested
-			// against the fake master (harness/tests/test_pytorch.py); this waits on the
-			// master's side.
-			t.Skip("set RESOLUTE_TEST_PAUSE_PYTORCH=1: pausing a fast trial races the master")
-		}
 		id := ptRun(t, api, seeded(ptConfig(t, "const.yaml", long...)))
 		trial := only(t, api, id)
 		// Pause once training has reported, well before its 600 batches.
