@@ -1,0 +1,31 @@
+"""Determined's ``determined.experimental``: the Python SDK (``client`` and the classes it
+returns). ``from determined.experimental import client`` is the usual way in."""
+
+from determined.common.experimental import (
+    Checkpoint,
+    CheckpointOrderBy,
+    CheckpointSortBy,
+    CheckpointState,
+    Determined,
+    DownloadMode,
+    Experiment,
+    ExperimentOrderBy,
+    ExperimentReference,
+    ExperimentSortBy,
+    ExperimentState,
+    LogLevel,
+    Model,
+    ModelOrderBy,
+    ModelSortBy,
+    ModelVersion,
+    OrderBy,
+    TrainingMetrics,
+    Trial,
+    TrialMetrics,
+    TrialOrderBy,
+    TrialReference,
+    TrialSortBy,
+    TrialState,
+    ValidationMetrics,
+)
+from determined.experimental import client  # noqa: E402
