@@ -22,8 +22,9 @@ import (
 // e2e/testdata/sdk-walk/walk.py against a real master: the login `det user
 // login` stored, create_experiment of examples/core-api-stdlib, wait,
 // list_trials, iter_metrics, top_checkpoint, download (compared with the
-// checkpoint's files in storage), the model registry, NotFoundException,
-// pause/activate/kill/archive, and a wrong password. Then det uses the login
+// checkpoint's files in storage, shared_fs and directory), the model registry, NotFoundException,
+// pause/activate/kill/archive, the SDK inside a trial (its allocation token),
+// and a wrong password. Then det uses the login
 // the SDK stored.
 func TestThePythonSDKWalksAnExperimentFromSubmissionToTheModelRegistry(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
@@ -81,11 +82,15 @@ func TestThePythonSDKWalksAnExperimentFromSubmissionToTheModelRegistry(t *testin
 	example, _ := filepath.Abs("../examples/core-api-stdlib")
 	walk, _ := filepath.Abs("testdata/sdk-walk/walk.py")
 	work := t.TempDir()
-	out := run(work, "", []string{"DET_MASTER=" + m.URL, "EXAMPLE=" + example, "STORAGE=" + filepath.Join(data, "checkpoints"),
+	directory := filepath.Join(mastertest.TempDir(t), "directory") // the trial's user writes there
+	if err := os.Mkdir(directory, 0o777); err != nil || os.Chmod(directory, 0o777) != nil {
+		t.Fatal(err)
+	}
+	out := run(work, "", []string{"DIRECTORY_STORAGE=" + directory, "DET_MASTER=" + m.URL, "EXAMPLE=" + example, "STORAGE=" + filepath.Join(data, "checkpoints"),
 		"WORK=" + work, "CAROL_PASSWORD=" + carolPassword}, py, "-W", "ignore::FutureWarning", walk)
 	t.Logf("walk:\n%s", out)
 	for _, step := range []string{"shared login from det", "create_experiment", "wait COMPLETED", "list_trials, iter_metrics",
-		"top_checkpoint", "download", "create_model, register_version", "NotFoundException", "pause, activate, kill", "wrong password refused"} {
+		"top_checkpoint", "download (", "download from directory storage", "create_model, register_version", "NotFoundException", "pause, activate, kill", "inside a task", "wrong password refused"} {
 		if !strings.Contains(out, "ok "+step) {
 			t.Errorf("the walk did not pass %q", step)
 		}

@@ -95,7 +95,21 @@ direct = best.download(str(work / "direct"), mode=client.DownloadMode.DIRECT)
 assert tree(pathlib.Path(direct)) == got
 default = pathlib.Path(best.download())
 assert default == pathlib.Path("checkpoints", best.uuid) and tree(default) == got
+assert again.config["checkpoint_storage"]["type"] == "shared_fs", again.config["checkpoint_storage"]
 ok(f"download ({len(got)} files, same as storage)")
+
+# The other storage the master reads: a directory (as a mounted volume would be).
+directory = pathlib.Path(os.environ["DIRECTORY_STORAGE"])
+dir_config = dict(config, name="sdk-walk-directory",
+                  checkpoint_storage={"type": "directory", "container_path": str(directory)})
+exp3 = client.create_experiment(config=dir_config, model_dir=str(example))
+assert exp3.wait(interval=0.5) == client.ExperimentState.COMPLETED
+best3 = exp3.top_checkpoint()
+got3 = tree(pathlib.Path(best3.download(str(work / "directory"))))
+want3 = tree(directory / best3.uuid)
+assert want3 and {k: v for k, v in got3.items() if k != "metadata.json"} == {
+    k: v for k, v in want3.items() if k != "metadata.json"}, (got3, want3)
+ok("download from directory storage")
 
 model_name = f"sdk-walk-model-{exp.id}"
 model = client.create_model(model_name, description="from the SDK", metadata={"k": "v"})
@@ -146,6 +160,14 @@ exp2.archive()
 exp2.reload()
 assert exp2.archived
 ok(f"pause, activate, kill ({end.name}), archive")
+
+# Inside a task: the trial of in-task/in_task.py uses the SDK with its allocation token.
+in_task = dict(config, name="sdk-walk-in-task", entrypoint="python3 in_task.py")
+exp4 = client.create_experiment(config=in_task, model_dir=str(pathlib.Path(__file__).parent / "in-task"))
+end4 = exp4.wait(interval=0.5)
+logs = list(exp4.list_trials()[0].iter_logs())
+assert end4 == client.ExperimentState.COMPLETED and "in-task SDK ok" in logs, (end4, logs)
+ok("inside a task")
 
 # Wrong password: refused, and a right one is stored for det.
 try:

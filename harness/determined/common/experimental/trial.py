@@ -84,9 +84,18 @@ class Trial:
         except ValueError:
             self.state = None
         if latest is not None:
-            self.summary_metrics = {
-                (r.get("group") or ""): _util.avg_metrics(r.get("metrics")) for r in latest
-            }
+            # Determined's shape ({"avg_metrics": {"loss": {"last": ..., "type": "number"}},
+            # "validation_metrics": {...}}, other groups by name), from each group's latest
+            # report: only "last" (not count/min/max/sum) is known without reading them all.
+            names = {"training": "avg_metrics", "validation": "validation_metrics"}
+            summary: Dict[str, Any] = {}
+            for r in latest:
+                group = str(r.get("group") or "")
+                summary[names.get(group, group)] = {
+                    k: {"last": v, "type": "number" if isinstance(v, (int, float)) else "string"}
+                    for k, v in _util.avg_metrics(r.get("metrics")).items()
+                }
+            self.summary_metrics = summary
 
     def reload(self) -> None:
         """Read the trial again from the master."""
