@@ -22,10 +22,10 @@ import (
 // e2e/testdata/sdk-walk/walk.py against a real master: the login `det user
 // login` stored, create_experiment of examples/core-api-stdlib, wait,
 // list_trials, iter_metrics, top_checkpoint, download (compared with the
-// checkpoint's files in storage, shared_fs and directory), the model registry, NotFoundException,
-// pause/activate/kill/archive, the SDK inside a trial (its allocation token),
-// and a wrong password. Then det uses the login
-// the SDK stored.
+// checkpoint's files in shared_fs and in directory storage), the model
+// registry, NotFoundException, pause/activate/kill/archive, the SDK inside a
+// trial (with its allocation token), and a wrong password. Then det uses
+// the login the SDK stored.
 func TestThePythonSDKWalksAnExperimentFromSubmissionToTheModelRegistry(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
 		t.Skip("no /usr/bin/python3")
