@@ -199,8 +199,13 @@ class Trial:
     def iter_logs(self, follow: bool = False, *, head: Optional[int] = None,
                   tail: Optional[int] = None, min_level: Optional[LogLevel] = None,
                   timestamp_before: Optional[str] = None, timestamp_after: Optional[str] = None,
-                  search_text: Optional[str] = None, **_unsupported: Any) -> Iterable[str]:
-        """The trial's log lines; with follow, until the trial ends."""
+                  search_text: Optional[str] = None, rank_ids: Optional[List[int]] = None,
+                  stdtypes: Optional[List[str]] = None,
+                  container_ids: Optional[List[str]] = None,
+                  sources: Optional[List[str]] = None) -> Iterable[str]:
+        """The trial's log lines; with follow, until the trial ends. rank_ids and stdtypes
+        ("stdout", "stderr") keep only those lines; container_ids and sources are accepted for
+        Determined's signature and do not filter (a local trial has one container)."""
         if head is not None and head < 0:
             raise ValueError(f"head must be non-negative, got {head}")
         if tail is not None and tail < 0:
@@ -228,6 +233,10 @@ class Trial:
                     err = msg["error"]
                     raise RuntimeError(err.get("message") if isinstance(err, dict) else str(err))
                 entry = (msg or {}).get("result") or {}
+                if rank_ids is not None and entry.get("rankId") not in rank_ids:
+                    continue
+                if stdtypes is not None and entry.get("stdtype") not in stdtypes:
+                    continue
                 line = entry.get("log", "")
                 if tail is not None:
                     lines.append(line)
