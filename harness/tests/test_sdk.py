@@ -231,6 +231,12 @@ class TestInsideATask(SDKTestCase):
         self.assertNotIn("authorization", req.headers)
         self.assertEqual(self.master.calls("POST", r"/api/v1/auth/login"), [])
 
+    def test_a_det_user_login_inside_the_task_wins_over_the_tasks_tokens(self) -> None:
+        self.tokens["tok-bob"] = "bob"
+        self.write_store({self.master.url: {"active_user": "bob", "tokens": {"bob": "tok-bob"}}})
+        self.env(trial_env(self.master.url, self.tmp, DET_USER_TOKEN="user-tok"))
+        self.assertEqual(Determined().whoami()["username"], "bob")
+
     def test_a_task_with_det_user_token_acts_as_its_user(self) -> None:
         self.tokens["user-tok"] = "alice"
         self.env(trial_env(self.master.url, self.tmp, DET_USER_TOKEN="user-tok"))

@@ -25,10 +25,11 @@ def _task_session(master: str, cert: Optional[ssl.SSLContext]) -> Optional[api_s
         return None
     user = info.user or authentication.get_det_username_from_env()
     store = authentication.TokenStore(master)
-    if user:
-        token = store.get_token(user)
+    # A `det user login` inside the task wins, as in Determined; then the task user's own.
+    for stored_user in (store.get_active_user(), user):
+        token = store.get_token(stored_user) if stored_user else None
         if token is not None and authentication._token_is_valid(store.master_address, token, cert):
-            return api_session.Session(store.master_address, user, token, cert)
+            return api_session.Session(store.master_address, stored_user, token, cert)
     env_token = authentication.get_det_user_token_from_env()
     if user and env_token:
         return api_session.Session(store.master_address, user, env_token, cert)
