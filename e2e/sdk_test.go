@@ -23,7 +23,8 @@ import (
 // login` stored, create_experiment of examples/core-api-stdlib, wait,
 // list_trials, iter_metrics, top_checkpoint, download (compared with the
 // checkpoint's files in shared_fs and in directory storage), the model
-// registry, NotFoundException, pause/activate/kill/archive, the SDK inside a
+// registry, NotFoundException, pause/activate/kill/archive, users,
+// workspaces and projects, the SDK inside a
 // trial (with its allocation token), and a wrong password. Then det uses
 // the login the SDK stored.
 func TestThePythonSDKWalksAnExperimentFromSubmissionToTheModelRegistry(t *testing.T) {
@@ -90,7 +91,7 @@ func TestThePythonSDKWalksAnExperimentFromSubmissionToTheModelRegistry(t *testin
 		"WORK=" + work, "CAROL_PASSWORD=" + carolPassword}, py, "-W", "ignore::FutureWarning", walk)
 	t.Logf("walk:\n%s", out)
 	for _, step := range []string{"shared login from det", "create_experiment", "wait COMPLETED", "list_trials, iter_metrics",
-		"top_checkpoint", "download (", "download from directory storage", "create_model, register_version", "NotFoundException", "pause, activate, kill", "inside a task", "wrong password refused"} {
+		"top_checkpoint", "download (", "download from directory storage", "create_model, register_version", "NotFoundException", "pause, activate, kill", "users, workspaces, projects", "inside a task", "wrong password refused"} {
 		if !strings.Contains(out, "ok "+step) {
 			t.Errorf("the walk did not pass %q", step)
 		}

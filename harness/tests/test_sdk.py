@@ -160,18 +160,18 @@ class TestLogins(SDKTestCase):
         self.assertNotIn("active_user", entry)  # a login does not change det's active user
         self.assertEqual(stat.S_IMODE(os.stat(self.auth_json).st_mode), 0o600)
         self.assertEqual(stat.S_IMODE(os.stat(os.path.dirname(self.auth_json)).st_mode), 0o700)
-        self.assertEqual(d.whoami()["username"], "alice")
+        self.assertEqual(d.whoami().username, "alice")
 
         again = Determined(self.master.url, "alice")
         self.assertEqual(len(self.master.calls("POST", r"/api/v1/auth/login")), 1)
-        self.assertEqual(again.whoami()["username"], "alice")
+        self.assertEqual(again.whoami().username, "alice")
 
     def test_the_active_user_det_stored_is_used_and_the_master_address_is_canonical(self) -> None:
         self.tokens["tok-bob"] = "bob"
         host = self.master.url[len("http://"):]
         self.write_store({self.master.url: {"active_user": "bob", "tokens": {"bob": "tok-bob"}}})
         d = Determined(host + "/")  # as a person types it; det keys it http://host:port
-        self.assertEqual(d.whoami()["username"], "bob")
+        self.assertEqual(d.whoami().username, "bob")
         self.assertEqual(self.master.calls("POST", r"/api/v1/auth/login"), [])
         self.assertEqual(self.master.calls("GET", r"/api/v1/me")[-1].headers["authorization"],
                          "Bearer tok-bob")
@@ -181,19 +181,19 @@ class TestLogins(SDKTestCase):
         self.write_store({self.master.url: {"active_user": "bob", "tokens": {"bob": "tok-bob"}}})
         self.env({"DET_MASTER": self.master.url})
         with mock.patch.object(client, "_determined", None):
-            self.assertEqual(client.whoami()["username"], "bob")
+            self.assertEqual(client.whoami().username, "bob")
             with self.assertRaises(ValueError):
                 client.login(self.master.url, "alice", "alice-pw")  # only before first use
 
     def test_a_stored_token_the_master_refuses_is_dropped_and_the_password_used(self) -> None:
         self.write_store({self.master.url: {"tokens": {"alice": "expired"}}})
         d = Determined(self.master.url, "alice", "alice-pw")
-        self.assertEqual(d.whoami()["username"], "alice")
+        self.assertEqual(d.whoami().username, "alice")
         self.assertNotEqual(self.store()["masters"][self.master.url]["tokens"]["alice"], "expired")
 
     def test_det_user_and_det_pass_log_in_as_that_user(self) -> None:
         self.env({"DET_USER": "bob", "DET_PASS": "bob-pw"})
-        self.assertEqual(Determined(self.master.url).whoami()["username"], "bob")
+        self.assertEqual(Determined(self.master.url).whoami().username, "bob")
 
     def test_without_any_login_the_error_says_to_log_in(self) -> None:
         with self.assertRaises(errors.UnauthenticatedException) as cm:
@@ -235,12 +235,12 @@ class TestInsideATask(SDKTestCase):
         self.tokens["tok-bob"] = "bob"
         self.write_store({self.master.url: {"active_user": "bob", "tokens": {"bob": "tok-bob"}}})
         self.env(trial_env(self.master.url, self.tmp, DET_USER_TOKEN="user-tok"))
-        self.assertEqual(Determined().whoami()["username"], "bob")
+        self.assertEqual(Determined().whoami().username, "bob")
 
     def test_a_task_with_det_user_token_acts_as_its_user(self) -> None:
         self.tokens["user-tok"] = "alice"
         self.env(trial_env(self.master.url, self.tmp, DET_USER_TOKEN="user-tok"))
-        self.assertEqual(Determined().whoami()["username"], "alice")
+        self.assertEqual(Determined().whoami().username, "alice")
 
 
 class TestExperimentsAndCheckpoints(SDKTestCase):

@@ -32,7 +32,7 @@ storage = pathlib.Path(os.environ["STORAGE"])
 work = pathlib.Path(os.environ["WORK"])
 
 # No client.login(): the login `det user login admin` stored is used.
-assert client.whoami()["username"] == "admin", client.whoami()
+assert client.whoami().username == "admin", client.whoami()
 ok("shared login from det")
 
 config = {
@@ -161,6 +161,19 @@ exp2.reload()
 assert exp2.archived
 ok(f"pause, activate, kill ({end.name}), archive")
 
+# Users, workspaces and projects.
+assert "carol" in [u.username for u in client.list_users()]
+carol = client.get_user_by_name("carol")
+assert carol.admin is False and carol.active and client.get_user_by_id(carol.user_id).username == "carol"
+ws = client.create_workspace(f"sdk-walk-ws-{exp.id}")
+project = ws.create_project("line-fits", description="from the SDK")
+exp.move_to_project(ws.name, "line-fits")
+assert client.get_experiment(exp.id).project_id == project.id
+assert [e.id for e in client.list_experiments(project_id=project.id)] == [exp.id]
+assert ws.name in [w.name for w in client.list_workspaces()]
+assert client.get_workspace(ws.name).get_project("line-fits").id == project.id
+ok("users, workspaces, projects")
+
 # Inside a task: the trial of in-task/in_task.py uses the SDK with its allocation token.
 in_task = dict(config, name="sdk-walk-in-task", entrypoint="python3 in_task.py")
 exp4 = client.create_experiment(config=in_task, model_dir=str(pathlib.Path(__file__).parent / "in-task"))
@@ -176,6 +189,6 @@ try:
 except errors.InvalidCredentialsException as e:
     assert isinstance(e, errors.UnauthenticatedException) and isinstance(e, errors.ForbiddenException)
 d = Determined(os.environ["DET_MASTER"], "carol", os.environ["CAROL_PASSWORD"])
-assert d.whoami()["username"] == "carol"
+assert d.whoami().username == "carol"
 ok("wrong password refused, right one stored")
 sys.exit(0)

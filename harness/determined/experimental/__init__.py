@@ -19,6 +19,7 @@ from determined.common.experimental import (
     ModelSortBy,
     ModelVersion,
     OrderBy,
+    Project,
     TrainingMetrics,
     Trial,
     TrialMetrics,
@@ -26,6 +27,8 @@ from determined.common.experimental import (
     TrialReference,
     TrialSortBy,
     TrialState,
+    User,
     ValidationMetrics,
+    Workspace,
 )
 from determined.experimental import client  # noqa: E402

@@ -41,6 +41,7 @@ from determined.common.experimental import (  # noqa: F401
     ModelSortBy,
     ModelVersion,
     OrderBy,
+    Project,
     TrainingMetrics,
     Trial,
     TrialMetrics,
@@ -48,7 +49,9 @@ from determined.common.experimental import (  # noqa: F401
     TrialReference,
     TrialSortBy,
     TrialState,
+    User,
     ValidationMetrics,
+    Workspace,
 )
 
 logger = logging.getLogger("determined.client")
@@ -148,9 +151,58 @@ def get_checkpoint(uuid: str) -> Checkpoint:
 
 
 @_require_singleton
-def whoami() -> Dict[str, Any]:
+def whoami() -> User:
     assert _determined is not None
     return _determined.whoami()
+
+
+@_require_singleton
+def get_user_by_id(user_id: int) -> User:
+    assert _determined is not None
+    return _determined.get_user_by_id(user_id)
+
+
+@_require_singleton
+def get_user_by_name(user_name: str) -> User:
+    assert _determined is not None
+    return _determined.get_user_by_name(user_name)
+
+
+@_require_singleton
+def list_users(active: Optional[bool] = None) -> List[User]:
+    assert _determined is not None
+    return _determined.list_users(active=active)
+
+
+@_require_singleton
+def create_user(username: str, admin: bool, password: Optional[str] = None,
+                remote: bool = False) -> User:
+    assert _determined is not None
+    return _determined.create_user(username, admin, password, remote)
+
+
+@_require_singleton
+def get_workspace(name: str) -> Workspace:
+    assert _determined is not None
+    return _determined.get_workspace(name)
+
+
+@_require_singleton
+def list_workspaces() -> List[Workspace]:
+    assert _determined is not None
+    return _determined.list_workspaces()
+
+
+@_require_singleton
+def create_workspace(name: str) -> Workspace:
+    assert _determined is not None
+    return _determined.create_workspace(name)
+
+
+@_require_singleton
+def delete_workspace(name: str) -> None:
+    assert _determined is not None
+    return _determined.delete_workspace(name)
 
 
 @_require_singleton

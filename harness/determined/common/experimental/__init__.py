@@ -26,3 +26,5 @@ from determined.common.experimental.trial import (
     TrialSortBy,
     TrialState,
 )
+from determined.common.experimental.user import User
+from determined.common.experimental.workspace import Project, Workspace

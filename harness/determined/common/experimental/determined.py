@@ -10,7 +10,16 @@ from typing import Any, Dict, Iterable, List, Optional, Union
 from determined.common import context
 from determined.common.api import _session as api_session
 from determined.common.api import authentication, errors
-from determined.common.experimental import _util, checkpoint, experiment, metrics, model, trial
+from determined.common.experimental import (
+    _util,
+    checkpoint,
+    experiment,
+    metrics,
+    model,
+    trial,
+    user,
+    workspace,
+)
 
 logger = logging.getLogger("determined.client")
 
@@ -77,12 +86,51 @@ class Determined:
 
     # Users.
 
-    def whoami(self) -> Dict[str, Any]:
-        """The signed-in user, as the master describes it."""
-        return (self._session.get("/api/v1/me").json() or {}).get("user") or {}
+    def whoami(self) -> user.User:
+        """The signed-in user."""
+        return user.User._from_json((self._session.get("/api/v1/me").json() or {}).get("user") or {},
+                                    self._session)
 
     def get_session_username(self) -> str:
-        return self._session.username or str(self.whoami().get("username") or "")
+        return self._session.username or str(self.whoami().username or "")
+
+    def get_user_by_id(self, user_id: int) -> user.User:
+        r = self._session.get(f"/api/v1/users/{int(user_id)}").json() or {}
+        return user.User._from_json(r.get("user") or {}, self._session)
+
+    def get_user_by_name(self, user_name: str) -> user.User:
+        r = self._session.get(f"/api/v1/users/{model._q(user_name)}/by-username").json() or {}
+        return user.User._from_json(r.get("user") or {}, self._session)
+
+    def list_users(self, active: Optional[bool] = None) -> List[user.User]:
+        r = self._session.get("/api/v1/users").json() or {}
+        users = [user.User._from_json(u, self._session) for u in r.get("users") or []]
+        return [u for u in users if active is None or u.active == active]
+
+    def create_user(self, username: str, admin: bool, password: Optional[str] = None,
+                    remote: bool = False) -> user.User:
+        """Add a user (administrators); remote (SSO) users are not supported."""
+        if remote:
+            raise ValueError("remote (SSO) users are not supported by this master")
+        body = {"user": {"username": username, "admin": bool(admin)}, "password": password or ""}
+        r = self._session.post("/api/v1/users", json=body).json() or {}
+        return user.User._from_json(r.get("user") or {}, self._session)
+
+    # Workspaces.
+
+    def get_workspace(self, name: str) -> workspace.Workspace:
+        return workspace.Workspace(self._session, workspace_name=name)
+
+    def list_workspaces(self) -> List[workspace.Workspace]:
+        return [workspace.Workspace._from_json(w, self._session)
+                for w in workspace._workspaces(self._session)]
+
+    def create_workspace(self, name: str) -> workspace.Workspace:
+        r = self._session.post("/api/v1/workspaces", json={"name": name}).json() or {}
+        return workspace.Workspace._from_json(r.get("workspace") or {}, self._session)
+
+    def delete_workspace(self, name: str) -> None:
+        self._session.delete(f"/api/v1/workspaces/{self.get_workspace(name).id}")
 
     def logout(self) -> None:
         """End this session and forget it in the stored logins."""
