@@ -286,6 +286,10 @@ class TestExperimentsAndCheckpoints(SDKTestCase):
         exp = self.login_alice().get_experiment(2)
         self.assertEqual([c.uuid for c in exp.list_checkpoints()], ["b", "a", "c"])
         self.assertEqual(exp.top_checkpoint().uuid, "b")
+        self.assertEqual(exp.top_checkpoint("loss").uuid, "b")  # the config's smaller_is_better
+        self.assertEqual(exp.top_checkpoint("loss", smaller_is_better=False).uuid, "a")
+        with self.assertRaises(AssertionError):
+            exp.list_checkpoints(sort_by="loss")  # without order_by, as Determined refuses
         self.assertEqual([c.uuid for c in exp.list_checkpoints(
             client.CheckpointSortBy.BATCH_NUMBER, client.OrderBy.DESC)], ["c", "b", "a"])
         self.assertEqual(exp.list_checkpoints()[0].training.searcher_metric, 0.2)

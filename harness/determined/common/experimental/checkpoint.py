@@ -251,7 +251,9 @@ def _sort(checkpoints: List[Checkpoint], sort_by: Any, order_by: Optional[_util.
             order_by = _util.OrderBy.ASC if searcher.get("smaller_is_better", True) else _util.OrderBy.DESC
         sort_by = metric
     if order_by is None:
-        order_by = _util.OrderBy.ASC
+        # A metric without an order: the searcher's smaller_is_better says which way is better.
+        smaller = searcher.get("smaller_is_better", True)
+        order_by = _util.OrderBy.ASC if smaller or isinstance(sort_by, CheckpointSortBy) else _util.OrderBy.DESC
     desc = order_by == _util.OrderBy.DESC
     if isinstance(sort_by, CheckpointSortBy):
         keys = {

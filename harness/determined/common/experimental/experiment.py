@@ -278,6 +278,14 @@ class Experiment:
         metric. sort_by and order_by go together, or neither is given."""
         if (sort_by is None) != (order_by is None):
             raise AssertionError("sort_by and order_by must be either both set, or neither.")
+        return self._sorted_checkpoints(sort_by, order_by, max_results)
+
+    def _sorted_checkpoints(
+        self,
+        sort_by: Optional[Union[str, checkpoint.CheckpointSortBy]],
+        order_by: Optional[_util.OrderBy],
+        max_results: Optional[int] = None,
+    ) -> List[checkpoint.Checkpoint]:
         if sort_by is not None and not isinstance(sort_by, (checkpoint.CheckpointSortBy, str)):
             raise ValueError("sort_by must be of type CheckpointSortBy or str")
         cps = [c for c in self._checkpoints() if c.state == checkpoint.CheckpointState.COMPLETED]
@@ -290,10 +298,10 @@ class Experiment:
                           smaller_is_better: Optional[bool] = None) -> List[checkpoint.Checkpoint]:
         """The best checkpoint of each of the best `limit` trials (deprecated in Determined)."""
         order_by = None
-        if sort_by:
-            order_by = _util.OrderBy.ASC if (smaller_is_better is None or smaller_is_better) else _util.OrderBy.DESC
+        if sort_by and smaller_is_better is not None:
+            order_by = _util.OrderBy.ASC if smaller_is_better else _util.OrderBy.DESC
         seen, out = set(), []
-        for c in self.list_checkpoints(sort_by=sort_by, order_by=order_by):
+        for c in self._sorted_checkpoints(sort_by, order_by):
             tid = c.training.trial_id if c.training else None
             if tid not in seen:
                 seen.add(tid)

@@ -129,6 +129,14 @@ class Trial:
         searcher metric. sort_by and order_by go together, or neither is given."""
         if (sort_by is None) != (order_by is None):
             raise AssertionError("sort_by and order_by must be either both set, or neither.")
+        return self._sorted_checkpoints(sort_by, order_by, max_results)
+
+    def _sorted_checkpoints(
+        self,
+        sort_by: Optional[Union[str, checkpoint.CheckpointSortBy]],
+        order_by: Optional[_util.OrderBy],
+        max_results: Optional[int] = None,
+    ) -> List[checkpoint.Checkpoint]:
         if sort_by is not None and not isinstance(sort_by, (checkpoint.CheckpointSortBy, str)):
             raise ValueError("sort_by must be of type CheckpointSortBy or str")
         cps = [c for c in self._checkpoints() if c.state == checkpoint.CheckpointState.COMPLETED]
@@ -143,9 +151,9 @@ class Trial:
         """The best checkpoint by sort_by (default the searcher's metric); deprecated in
         Determined for list_checkpoints(max_results=1)."""
         order_by = None
-        if sort_by:
-            order_by = _util.OrderBy.ASC if (smaller_is_better is None or smaller_is_better) else _util.OrderBy.DESC
-        cps = self.list_checkpoints(sort_by=sort_by, order_by=order_by, max_results=1)
+        if sort_by and smaller_is_better is not None:
+            order_by = _util.OrderBy.ASC if smaller_is_better else _util.OrderBy.DESC
+        cps = self._sorted_checkpoints(sort_by, order_by, max_results=1)
         if not cps:
             raise ValueError("No checkpoints found for criteria.")
         return cps[0]
