@@ -21,6 +21,8 @@ func (s *Server) Routes() chi.Router {
 	r.Get("/proxy/*", s.handleOldProxyLink) // tasks are served on the task origin (TaskRoutes)
 	r.Get("/login", s.handleLoginPage)
 	r.Post("/login", s.handleLoginForm)
+	r.Get(PythonPath, s.handlePythonIndex)          // the Python package, for pip
+	r.Get(PythonPath+"{file}", s.handlePythonWheel) // (code, not data: no session)
 
 	// A shell's terminal: a websocket from the master's own pages, 401
 	// rather than the login page.

@@ -23,7 +23,7 @@ import (
 
 // Files is the Python package `determined`, rooted at "determined/".
 //
-//go:embed determined/*.py determined/*/*.py
+//go:embed determined/*.py determined/*/*.py determined/*/*/*.py
 var Files embed.FS
 
 // WriteTo writes the package into dir, creating dir/determined/...; dir is then

@@ -45,6 +45,9 @@ func TestEmbeddedFiles(t *testing.T) {
 		"determined/core/__init__.py",
 		"determined/core/_context.py",
 		"determined/launch/torch_distributed.py",
+		"determined/experimental/client.py",
+		"determined/common/api/errors.py",
+		"determined/common/experimental/checkpoint.py",
 	} {
 		if _, err := fs.Stat(Files, want); err != nil {
 			t.Errorf("embedded package lacks %s: %v", want, err)

@@ -56,6 +56,9 @@ func TestVersion(t *testing.T) {
 	if !strings.HasPrefix(out, "client:\n  version: "+resolute.Version+"\nmaster:\n") || !strings.Contains(out, "master_address: "+c.m.URL) {
 		t.Errorf("version =\n%s", out)
 	}
+	if !strings.Contains(out, "python_sdk: pip install --no-index --find-links "+c.m.URL+"/python/ determined\n") {
+		t.Errorf("version does not say how to install the Python SDK:\n%s", out)
+	}
 	if got := c.ok("", "-v"); got != "det "+resolute.Version+"\n" {
 		t.Errorf("-v = %q", got)
 	}

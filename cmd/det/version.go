@@ -23,6 +23,8 @@ func (a *app) versionCmd() *cobra.Command {
 			}
 			fmt.Fprintf(a.stdout, "master:\n  cluster_id: %s\n  cluster_name: %s\n  version: %s\nmaster_address: %s\n",
 				info.ClusterID, info.ClusterName, info.Version, a.master)
+			// The master serves the Python package (SDK, Core API) for pip.
+			fmt.Fprintf(a.stdout, "python_sdk: pip install --no-index --find-links %s/python/ determined\n", a.master)
 			return nil
 		},
 	}

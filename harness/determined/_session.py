@@ -16,41 +16,25 @@ import urllib.parse
 import urllib.request
 from typing import Any, Dict, Optional
 
+from determined.common.api import errors
+
 logger = logging.getLogger("determined.common.api")
 
 # Statuses that mean "the master (or a proxy in front of it) is briefly unavailable".
 RETRY_STATUSES = (502, 503, 504)
 
 
-class APIException(Exception):
-    """The master answered with an error status."""
-
-    def __init__(self, method: str, path: str, status: int, message: str, body: Any = None):
-        self.method = method
-        self.path = path
-        self.status = status
-        self.message = message
-        self.body = body
-        super().__init__(f"{method} {path} failed: HTTP {status}: {message}")
+# The exceptions are Determined's (determined.common.api.errors); these names stay for the
+# harness's own code. NotFoundException is an APIException; ForbiddenException and
+# UnauthenticatedException are not, as in Determined.
+APIException = errors.APIException
+NotFoundException = errors.NotFoundException
+UnauthenticatedException = errors.UnauthenticatedException
+ForbiddenException = errors.ForbiddenException
+MasterNotFoundException = errors.MasterNotFoundException
 
 
-class NotFoundException(APIException):
-    pass
-
-
-class UnauthenticatedException(APIException):
-    pass
-
-
-class ForbiddenException(APIException):
-    pass
-
-
-class MasterNotFoundException(Exception):
-    """The master could not be reached after all retries."""
-
-
-def _exception_for(method: str, path: str, status: int, raw: bytes) -> APIException:
+def _exception_for(method: str, path: str, status: int, raw: bytes) -> errors.BadRequestException:
     body: Any = None
     message = ""
     try:
@@ -67,14 +51,7 @@ def _exception_for(method: str, path: str, status: int, raw: bytes) -> APIExcept
             message = body["message"]
     if not message:
         message = raw.decode("utf-8", "replace").strip()[:500] or "(empty response)"
-    cls = APIException
-    if status == 404:
-        cls = NotFoundException
-    elif status == 401:
-        cls = UnauthenticatedException
-    elif status == 403:
-        cls = ForbiddenException
-    return cls(method, path, status, message, body)
+    return errors.for_status(method, path, status, message, body)
 
 
 def _sanitize(obj: Any) -> Any:
@@ -194,7 +171,11 @@ class Session:
             path = "/" + path
         url = self.master_url + path
         if params:
-            url += "?" + urllib.parse.urlencode({k: str(v) for k, v in params.items()})
+            url += "?" + urllib.parse.urlencode(
+                {k: [str(x) for x in v] if isinstance(v, (list, tuple)) else str(v)
+                 for k, v in params.items()},
+                doseq=True,
+            )
         data = None
         headers = self._headers()
         if json_body is not None:

@@ -48,7 +48,10 @@ class FakeMaster:
                 parsed = urllib.parse.urlparse(self.path)
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                body = json.loads(raw) if raw else None
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = raw  # not JSON (a multipart upload): the bytes as sent
                 req = Request(self.command, parsed.path, urllib.parse.parse_qs(parsed.query),
                               {k.lower(): v for k, v in self.headers.items()}, body)
                 status, out = fake.dispatch(req)
