@@ -1,9 +1,13 @@
 package handlers
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/views"
 )
 
 // handleSystemMetricsReport is POST /api/v1/trials/{id}/metrics for a
@@ -50,4 +54,44 @@ func (s *Server) serveSystemMetrics(w http.ResponseWriter, r *http.Request, t re
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// systemCharts is the trial page's system metrics panel: a chart per group
+// the trial's profiler reported, and CPU, memory, disk and network from
+// the start when its config asks for profiling; nil when neither.
+func (s *Server) systemCharts(r *http.Request, t resolute.Trial, e resolute.Experiment) (*views.SystemCharts, error) {
+	reported, err := s.db.TrialSystemMetricGroups(r.Context(), t.ID)
+	if err != nil {
+		return nil, err
+	}
+	var c struct {
+		Profiling struct {
+			Enabled bool `json:"enabled"`
+		} `json:"profiling"`
+	}
+	json.Unmarshal(e.Config, &c)
+	if len(reported) == 0 && !c.Profiling.Enabled {
+		return nil, nil
+	}
+	out := &views.SystemCharts{TrialID: t.ID}
+	for _, g := range resolute.SystemMetricGroups {
+		if slices.Contains(reported, g) || (c.Profiling.Enabled && g != "gpu") {
+			out.Groups = append(out.Groups, g)
+		}
+	}
+	return out, nil
+}
+
+// runMetadata is what the trial set with core_context.train.set_metadata,
+// indented; "" when it set none.
+func (s *Server) runMetadata(r *http.Request, t resolute.Trial) (string, error) {
+	md, err := s.db.RunMetadata(r.Context(), t.ID)
+	if err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, md, "", "  ") != nil || b.String() == "{}" {
+		return "", nil
+	}
+	return b.String(), nil
 }
