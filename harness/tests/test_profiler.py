@@ -1,11 +1,13 @@
 import datetime
 import os
 import stat
+import sys
 import tempfile
 import threading
 import types
 import unittest
 from typing import Any, Dict, List, Tuple
+from unittest import mock
 
 import determined as det
 from determined.core import _profiler
@@ -108,6 +110,40 @@ class GPUReaderTest(unittest.TestCase):
         })
         mine = _profiler.GPUReader(["GPU-bbb"], nvidia_smi=smi).sample()
         self.assertEqual(list(mine), ["GPU-bbb"])
+
+
+    def test_without_nvml_or_nvidia_smi_an_imported_torch_cuda_gives_free_memory(self) -> None:
+        class FakeCuda:
+            @staticmethod
+            def is_available() -> bool:
+                return True
+
+            @staticmethod
+            def device_count() -> int:
+                return 2
+
+            @staticmethod
+            def get_device_properties(i: int) -> Any:
+                return types.SimpleNamespace(uuid="1f2e-%d" % i)
+
+            @staticmethod
+            def mem_get_info(i: int) -> Tuple[int, int]:
+                return (1000 * (i + 1), 8000)
+
+        empty = tempfile.mkdtemp(prefix="no-smi-")
+        self.addCleanup(__import__("shutil").rmtree, empty, True)
+        fake_torch = types.SimpleNamespace(cuda=FakeCuda)
+        with mock.patch.dict(sys.modules, {"torch": fake_torch, "pynvml": None}), \
+                mock.patch.dict(os.environ, {"PATH": empty}):
+            reader = _profiler.GPUReader()
+            self.assertEqual(reader.source, "torch.cuda")
+            self.assertEqual(reader.sample(), {"GPU-1f2e-0": {"gpu_free_memory": 1000.0},
+                                               "GPU-1f2e-1": {"gpu_free_memory": 2000.0}})
+            self.assertEqual(list(_profiler.GPUReader(["GPU-1f2e-1"]).sample()), ["GPU-1f2e-1"])
+        with mock.patch.dict(sys.modules, {"torch": None, "pynvml": None}), \
+                mock.patch.dict(os.environ, {"PATH": empty}):
+            none = _profiler.GPUReader()
+            self.assertEqual((none.source, none.sample()), ("", {}))
 
 
 class ProfilerContextTest(MasterTestCase):

@@ -15,7 +15,8 @@ Every ``sampling_interval`` seconds one sample is taken of each group; every
 - gpu (when there are GPUs): ``{uuid: {"gpu_util": percent, "gpu_free_memory": bytes}}``.
 
 CPU, memory, disk and network are read from ``/proc`` with the standard library; GPUs through
-``pynvml`` when it imports, else ``nvidia-smi`` when it is on PATH, else not at all. Nothing here
+``pynvml`` when it imports, else ``nvidia-smi`` when it is on PATH, else (free memory only)
+``torch.cuda`` when the training code imported torch, else not at all. Nothing here
 may stop training: a sample or a report that fails is logged and skipped.
 """
 
@@ -24,6 +25,7 @@ import os
 import queue
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from datetime import datetime, timezone
@@ -171,8 +173,9 @@ def disk_util(path: str) -> float:
 
 
 class GPUReader:
-    """Samples GPUs through pynvml when it imports, else ``nvidia-smi`` on PATH; ``uuids``, when
-    given, keeps only the task's own GPUs."""
+    """Samples GPUs through pynvml when it imports, else ``nvidia-smi`` on PATH, else, when the
+    training code has imported torch, ``torch.cuda`` (free memory only, by device); ``uuids``,
+    when given, keeps only the task's own GPUs."""
 
     def __init__(self, uuids: Optional[List[str]] = None, nvidia_smi: Optional[str] = None) -> None:
         self._uuids = set(uuids or [])
@@ -184,6 +187,19 @@ class GPUReader:
             if self._nvml is None:
                 self._smi = shutil.which("nvidia-smi")
         self.source = "pynvml" if self._nvml is not None else ("nvidia-smi" if self._smi else "")
+        if not self.source and self._torch_cuda() is not None:
+            self.source = "torch.cuda"
+
+    @staticmethod
+    def _torch_cuda() -> Any:
+        # Only a torch the training code already imported: importing it here would cost seconds
+        # and memory in every profiled task.
+        torch = sys.modules.get("torch")
+        cuda = getattr(torch, "cuda", None)
+        try:
+            return cuda if cuda is not None and cuda.is_available() else None
+        except Exception:
+            return None
 
     def _init_nvml(self) -> None:
         try:
@@ -216,7 +232,7 @@ class GPUReader:
                 }
             return out
         if not self._smi:
-            return {}
+            return self._sample_torch()
         res = subprocess.run(
             [self._smi, "--query-gpu=uuid,utilization.gpu,memory.free",
              "--format=csv,noheader,nounits"],
@@ -231,6 +247,24 @@ class GPUReader:
                 out[f[0]] = {"gpu_util": float(f[1]), "gpu_free_memory": float(f[2]) * 2**20}
             except ValueError:
                 continue  # "[N/A]" on GPUs that do not report
+        return out
+
+
+    def _sample_torch(self) -> Sample:
+        cuda = self._torch_cuda() if self.source == "torch.cuda" else None
+        if cuda is None:
+            return {}
+        out: Sample = {}
+        for i in range(cuda.device_count()):
+            uuid = str(getattr(cuda.get_device_properties(i), "uuid", "") or f"cuda:{i}")
+            if uuid.startswith("GPU-") or uuid.startswith("cuda:"):
+                name = uuid
+            else:
+                name = "GPU-" + uuid
+            if self._uuids and name not in self._uuids:
+                continue
+            free, _ = cuda.mem_get_info(i)
+            out[name] = {"gpu_free_memory": float(free)}
         return out
 
 
