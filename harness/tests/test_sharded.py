@@ -73,6 +73,9 @@ try:
                 if r == 1:
                     raise ValueError("disk full on rank 1")
                 (path / "w0.txt").write_text("rank 0")
+        elif case == "missing-directory":
+            src = write(mine, {"f%d" % r: ""}) if r == 0 else work / "no-such-dir"
+            out["id"] = cp.upload(src, {"steps_completed": 1}, shard=True)
         elif case == "no-steps-completed":
             write(mine, {"f%d" % r: ""})
             out["id"] = cp.upload(mine, {"epoch": 1} if r == 0 else {}, shard=True)
@@ -183,6 +186,13 @@ class ShardedCheckpointTest(MasterTestCase):
             self.assertIn("steps_completed", o["error"]["message"])
         self.assertEqual(self._reports(), [])
         self._no_staging_left()
+
+    def test_a_rank_whose_directory_is_missing_fails_every_rank(self) -> None:
+        outs = self._run("missing-directory")
+        for o in outs:
+            self.assertEqual(o["error"]["type"], "RuntimeError", o)
+            self.assertIn("rank 1: FileNotFoundError", o["error"]["message"])
+        self.assertEqual(self._reports(), [])
 
     def test_store_path_gives_every_rank_one_directory(self) -> None:
         outs = self._run("store")

@@ -179,6 +179,13 @@ class ShardedWriter:
         if done is not None:
             raise RuntimeError(f"the chief could not save the sharded checkpoint: {done}")
 
+    @staticmethod
+    def _raise_problems(problems: List[Optional[str]]) -> None:
+        found = {r: p for r, p in enumerate(problems) if p is not None}
+        if found:
+            raise RuntimeError("a sharded checkpoint failed on "
+                               + "; ".join(f"rank {r}: {p}" for r, p in sorted(found.items())))
+
     def upload(self, ckpt_dir: Optional[pathlib.Path], metadata: Dict[str, Any],
                selector: Optional[Callable[[str], bool]]) -> str:
         has_dir = self._dist.allgather(ckpt_dir is not None)
@@ -188,19 +195,32 @@ class ShardedWriter:
                 "must have a ckpt_dir"
             )
         # Workers of one node that pass the same directory upload it once: its lowest rank does.
-        ident = None
+        # A worker that cannot read its directory says so in the exchange, so that all raise.
+        ident: Any = None
+        problem = None
         if ckpt_dir is not None:
-            st = os.stat(ckpt_dir)
-            ident = (self._dist.cross_rank, st.st_dev, st.st_ino)
-        idents = self._dist.allgather(ident)
+            try:
+                st = os.stat(ckpt_dir)
+                ident = (self._dist.cross_rank, st.st_dev, st.st_ino)
+            except OSError as e:
+                problem = f"{type(e).__name__}: {e}"
+        exchanged = self._dist.allgather((ident, problem))
+        self._raise_problems([p for _, p in exchanged])
+        idents = [i for i, _ in exchanged]
         mine = ident is not None and idents.index(ident) == self._dist.rank
         resources: Dict[str, int] = {}
+        problem = None
         if mine:
             assert ckpt_dir is not None
-            resources = _storage.list_directory(ckpt_dir, selector)
+            try:
+                resources = _storage.list_directory(ckpt_dir, selector)
+            except Exception as e:
+                problem = f"{type(e).__name__}: {e}"
             resources.pop("metadata.json", None)
+        exchanged = self._dist.allgather((resources, problem))
+        self._raise_problems([p for _, p in exchanged])
         # Conflicts are found before anything is copied.
-        _, conflicts = merge_resources(self._dist.allgather(resources))
+        _, conflicts = merge_resources([r for r, _ in exchanged])
         if conflicts:
             raise _conflict_error("file", conflicts)
         storage_id, staging = self._begin()
