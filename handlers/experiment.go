@@ -246,6 +246,10 @@ func (s *Server) handleAPITrialMetrics(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
+	if resolute.IsSystemMetricGroup(series.Group) {
+		s.serveSystemMetrics(w, r, t, series.Group)
+		return
+	}
 	out := bufio.NewWriterSize(w, 64<<10) // fewer, larger writes than the server's 4 KiB
 	started := false
 	err = s.db.EachTrialMetric(r.Context(), t.ID, series, func(m resolute.MetricsReport) error {

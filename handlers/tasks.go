@@ -25,7 +25,10 @@ type metricsBody struct {
 		TrialID        int64 `json:"trial_id"`
 		TrialRunID     int   `json:"trial_run_id"`
 		StepsCompleted int64 `json:"steps_completed"`
-		Metrics        struct {
+		// ReportTime is when the metrics were taken; the profiler's
+		// system metrics (see handleSystemMetricsReport) have no step.
+		ReportTime *time.Time `json:"report_time"`
+		Metrics    struct {
 			AvgMetrics   map[string]any `json:"avg_metrics"`
 			BatchMetrics []any          `json:"batch_metrics"`
 		} `json:"metrics"`
@@ -57,6 +60,10 @@ func (s *Server) handleTaskMetrics(w http.ResponseWriter, r *http.Request) {
 		group = "training"
 	case "GROUP_VALIDATION":
 		group = "validation"
+	}
+	if resolute.IsSystemMetricGroup(group) {
+		s.handleSystemMetricsReport(w, r, id, group, body)
+		return
 	}
 	avg := body.Metrics.Metrics.AvgMetrics
 	if avg == nil {

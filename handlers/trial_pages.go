@@ -128,6 +128,12 @@ func (s *Server) trialLive(r *http.Request, t resolute.Trial, e resolute.Experim
 		if l.Charts, err = s.trialCharts(r, t, l.Metric); err != nil {
 			return l, err
 		}
+		if l.System, err = s.systemCharts(r, t, e); err != nil {
+			return l, err
+		}
+	}
+	if l.Metadata, err = s.runMetadata(r, t); err != nil {
+		return l, err
 	}
 	l.Allocations, err = s.db.TrialAllocations(r.Context(), t.ID)
 	return l, err

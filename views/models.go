@@ -282,6 +282,12 @@ type TrialLive struct {
 	Allocations []resolute.Allocation
 	Register    RegisterChoices
 	Charts      *TrialCharts // nil where uPlot is not embedded
+	// System is the profiler's charts: nil when the trial neither asks for
+	// profiling nor reported system metrics, or uPlot is not embedded.
+	System *SystemCharts
+	// Metadata is what the trial set with core_context.train.set_metadata,
+	// as indented JSON; "" when it set none.
+	Metadata string
 }
 
 // TrialLogs is a trial's log with its filter, followed while it runs.

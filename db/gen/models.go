@@ -264,6 +264,16 @@ type Session struct {
 	ExpiresAt time.Time
 }
 
+type SystemMetric struct {
+	ID         int64
+	TrialID    int64
+	TrialRunID int32
+	GroupName  string
+	AgentID    string
+	ReportedAt time.Time
+	Metrics    []byte
+}
+
 type Task struct {
 	ID            string
 	Type          string

@@ -296,5 +296,98 @@
     load();
   }
 
-  if (window.uPlot) document.querySelectorAll("[data-chart]").forEach(setup);
+  // systemColumns turns a group's system metric reports (the profiler's:
+  // {agent: {name: value | {gpu or mount: {name: value}}}}) into uPlot's
+  // columns: report times in seconds, then one per metric, named after its
+  // GPU or mount where it has one, and its agent where there are several.
+  function systemColumns(reports) {
+    const avg = (r) => (r.metrics && r.metrics.avg_metrics) || {};
+    const multi = new Set(reports.flatMap((r) => Object.keys(avg(r)))).size > 1;
+    const names = new Set();
+    const rows = reports.map((r) => {
+      const flat = {};
+      for (const [agent, m] of Object.entries(avg(r))) {
+        const pre = multi ? agent + " " : "";
+        for (const [k, v] of Object.entries(m || {})) {
+          if (typeof v === "number") flat[pre + k] = v;
+          else if (v && typeof v === "object") {
+            for (const [k2, v2] of Object.entries(v)) if (typeof v2 === "number") flat[pre + k2 + " (" + k + ")"] = v2;
+          }
+        }
+      }
+      Object.keys(flat).forEach((n) => names.add(n));
+      return [Date.parse(r.reportTime) / 1000, flat];
+    });
+    const labels = [...names].sort();
+    return { labels, data: [rows.map((r) => r[0])].concat(labels.map((n) => rows.map((r) => (n in r[1] ? r[1][n] : null)))) };
+  }
+
+  // setupSystem draws a [data-chart=system] element: one group of a trial's
+  // system metrics over time. It fetches the group again (about as many
+  // points as it is wide) when the trial's profiler reports (its data-live
+  // topic) while it sits in a live region, and every 30 s there.
+  function setupSystem(el) {
+    if (el.dataset.ready) return;
+    el.dataset.ready = "true";
+    const plot = el.querySelector(".chart-plot");
+    const empty = el.querySelector(".chart-empty");
+    const logBox = el.querySelector("input[data-log]");
+    let u = null, shape = "", cols = null, timer = 0, loading = false, dirty = false;
+    const width = () => Math.max(240, plot.clientWidth);
+    const logged = (data) => (logBox.checked ? data.map((c, i) => (i === 0 ? c : c.map((v) => (v > 0 ? v : null)))) : data);
+    function draw() {
+      empty.hidden = cols.data[0].length > 0;
+      el.dataset.points = String(cols.data[0].length);
+      const next = cols.labels.join("\n") + logBox.checked;
+      if (u && next === shape) return u.setData(logged(cols.data));
+      if (u) u.destroy();
+      u = null;
+      shape = next;
+      if (!empty.hidden) return;
+      u = new uPlot({
+        width: width(), height,
+        // One report alone spans a couple of minutes, not uPlot's years.
+        scales: { x: { time: true, range: (u, min, max) => (u.data[0].length === 1 ? [u.data[0][0] - 60, u.data[0][0] + 60] : [min, max]) }, y: { distr: logBox.checked ? 3 : 1 } },
+        axes: [{}, { size: 72 }],
+        series: [{ label: "Time" }].concat(cols.labels.map((label, i) => ({
+          label, stroke: colors[i % colors.length], width: 1.5, spanGaps: true, points: { size: 4 },
+        }))),
+      }, logged(cols.data), plot);
+    }
+    async function load() {
+      clearTimeout(timer);
+      loading = true;
+      dirty = false;
+      try {
+        const q = new URLSearchParams({ group: el.dataset.group, max_points: String(width()) });
+        const resp = await fetch(el.dataset.url + "?" + q, { headers: { Accept: "application/json" } });
+        if (resp.ok) {
+          cols = systemColumns((await resp.json()).metrics);
+          draw();
+        }
+      } finally {
+        loading = false;
+        if (dirty) timer = setTimeout(load, 0);
+        else if (el.closest("[hx-get]")) timer = setTimeout(load, 30000);
+      }
+    }
+    if (el.dataset.live) document.body.addEventListener("live:" + el.dataset.live, () => {
+      if (!el.isConnected || !el.closest("[hx-get]")) return;
+      if (loading) dirty = true;
+      else load();
+    });
+    logBox.addEventListener("change", () => cols && draw());
+    window.addEventListener("resize", () => u && u.setSize({ width: width(), height }));
+    load();
+  }
+
+  if (window.uPlot) {
+    document.querySelectorAll("[data-chart]").forEach((el) => (el.dataset.chart === "system" ? setupSystem(el) : setup(el)));
+    // A system chart that a live region's refresh brings (the profiler was
+    // turned on after the page loaded) is set up as it arrives.
+    document.addEventListener("htmx:load", (e) => {
+      const root = e.target instanceof Element ? e.target : document;
+      root.querySelectorAll('[data-chart="system"]').forEach(setupSystem);
+    });
+  }
 })();

@@ -9,6 +9,7 @@ from determined.core._train import (
 )
 from determined.core._checkpoint import CheckpointContext, DownloadMode, DummyCheckpointContext
 from determined.core._preempt import DummyPreemptContext, PreemptContext, PreemptMode
+from determined.core._profiler import DummyProfilerContext, ProfilerContext
 from determined.core._searcher import (
     DummySearcherContext,
     DummySearcherOperation,
@@ -30,12 +31,14 @@ __all__ = [
     "DummyCheckpointContext",
     "DummyDistributedContext",
     "DummyPreemptContext",
+    "DummyProfilerContext",
     "DummySearcherContext",
     "DummySearcherOperation",
     "DummyTrainContext",
     "EarlyExitReason",
     "PreemptContext",
     "PreemptMode",
+    "ProfilerContext",
     "SearcherContext",
     "SearcherContextMissing",
     "SearcherMode",

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from determined import _session
-from determined.core import _storage
+from determined.core import _sharded, _storage
 from determined.core._distributed import DistributedContext
 
 logger = logging.getLogger("determined.core")
@@ -66,17 +66,25 @@ class CheckpointContext:
         self._storage_id = storage_id
         self._tensorboard_sync = tensorboard_sync
 
-    def _require_chief(self, what: str, shard: bool) -> None:
-        if shard and self._dist.size > 1:
-            raise NotImplementedError(
-                f"CheckpointContext.{what}(shard=True) with {self._dist.size} workers is not "
-                "supported by Resolute's harness yet"
-            )
-        if not shard and self._dist.rank != 0:
+    def _require_chief(self, what: str) -> None:
+        if self._dist.rank != 0:
             raise RuntimeError(
-                f"cannot call CheckpointContext.{what}() from non-chief worker "
+                f"cannot call CheckpointContext.{what}(shard=False) from non-chief worker "
                 f"(rank={self._dist.rank})"
             )
+
+    def _checked(self, metadata: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+        # Off-cluster nothing is reported, so nothing is required.
+        return _check_metadata(metadata) if self._session is not None else dict(metadata or {})
+
+    def _sharded(self) -> _sharded.ShardedWriter:
+        return _sharded.ShardedWriter(
+            self._dist,
+            self._storage_manager,
+            self._report_checkpoint,
+            self._checked,
+            _write_metadata,
+        )
 
     @contextlib.contextmanager
     def store_path(
@@ -92,9 +100,18 @@ class CheckpointContext:
 
            with core_context.checkpoint.store_path({"steps_completed": 10}) as (path, uuid):
                save_model(path)
+
+        Only the chief (rank 0) may call it, unless ``shard=True``: then every worker calls it in
+        step, gets the same directory (checkpoint storage must be shared by the trial's nodes)
+        and writes its own files into it; the workers' metadata is merged (a key given two
+        values raises on every worker) and the chief reports the one checkpoint.
         """
-        self._require_chief("store_path", shard)
-        metadata = _check_metadata(metadata) if self._session is not None else dict(metadata or {})
+        if shard:
+            with self._sharded().store_path(dict(metadata or {})) as out:
+                yield out
+            return
+        self._require_chief("store_path")
+        metadata = self._checked(metadata)
         storage_id = _storage.new_storage_id()
         with self._storage_manager.store_path(storage_id) as path:
             yield path, storage_id
@@ -114,9 +131,18 @@ class CheckpointContext:
         Copy the contents of ``ckpt_dir`` (the directory name itself is not kept) into a new
         checkpoint, report it, and return its ``storage_id``. ``selector(relpath)`` may filter
         the files.
+
+        Only the chief (rank 0) may call it, unless ``shard=True``: then every worker calls it in
+        step, each with its own ``ckpt_dir`` (or None when it has nothing to add), and the one
+        checkpoint holds the union of their files and merged metadata. A file that two workers
+        would upload, or a metadata key they give different values, raises on every worker
+        before anything is stored; workers of one node passing the same directory upload it once.
         """
-        self._require_chief("upload", shard)
-        metadata = _check_metadata(metadata) if self._session is not None else dict(metadata or {})
+        if shard:
+            src = pathlib.Path(os.fspath(ckpt_dir)) if ckpt_dir is not None else None
+            return self._sharded().upload(src, dict(metadata or {}), selector)
+        self._require_chief("upload")
+        metadata = self._checked(metadata)
         storage_id = _storage.new_storage_id()
         if ckpt_dir is None:
             with self._storage_manager.store_path(storage_id) as path:
@@ -147,10 +173,33 @@ class CheckpointContext:
     ) -> None:
         """Copy checkpoint ``storage_id`` into ``ckpt_dir`` (created if missing)."""
         download_mode = DownloadMode(download_mode)
-        if download_mode == DownloadMode.NoSharedDownload or self._dist.local_rank == 0:
+        if download_mode == DownloadMode.NoSharedDownload:
             self._storage_manager.download(storage_id, ckpt_dir, selector)
-        if download_mode == DownloadMode.LocalWorkersShareDownload:
-            self._dist.broadcast_local(None)
+            return
+        # The local chief downloads for its node: every file that any local worker's selector
+        # picks (all of them where a worker has none).
+        if any(self._dist.allgather_local(selector is not None)):
+            names = None
+            if self._dist.local_rank == 0:
+                names = sorted(self._storage_manager.list(storage_id))
+            names = self._dist.broadcast_local(names)
+            picked = self._dist.gather_local(
+                [n for n in names if selector is None or selector(n)]
+            )
+            if self._dist.local_rank == 0:
+                assert picked is not None
+                union = set().union(*picked)
+                selector = lambda n: n in union  # noqa: E731
+        failed: Optional[BaseException] = None
+        if self._dist.local_rank == 0:
+            try:
+                self._storage_manager.download(storage_id, ckpt_dir, selector)
+            except Exception as e:
+                failed = e
+        # The node's other workers wait for the download, and fail with it.
+        failed = self._dist.broadcast_local(failed)
+        if failed is not None:
+            raise failed
 
     @contextlib.contextmanager
     def restore_path(

@@ -14,6 +14,7 @@ from determined.core import _storage
 from determined.core._checkpoint import CheckpointContext, DummyCheckpointContext
 from determined.core._distributed import DistributedContext, DummyDistributedContext
 from determined.core._preempt import DummyPreemptContext, PreemptContext, PreemptMode
+from determined.core._profiler import DummyProfilerContext, ProfilerContext, profiling_enabled
 from determined.core._searcher import (
     DummySearcherContext,
     SearcherContext,
@@ -33,6 +34,7 @@ class Context:
     - ``.checkpoint``, a :class:`CheckpointContext`
     - ``.distributed``, a :class:`DistributedContext`
     - ``.preempt``, a :class:`PreemptContext`
+    - ``.profiler``, a :class:`ProfilerContext`
     - ``.searcher``, a :class:`SearcherContext`
     - ``.train``, a :class:`TrainContext`
 
@@ -48,12 +50,16 @@ class Context:
         searcher: Optional[SearcherContext] = None,
         info: Optional["det.ClusterInfo"] = None,
         _session: Optional["_session.Session"] = None,
+        profiler: Optional[ProfilerContext] = None,
+        _profile_on_start: bool = False,
     ) -> None:
         self.checkpoint = checkpoint
         self.distributed = distributed or DummyDistributedContext()
         self.preempt = preempt or DummyPreemptContext(self.distributed)
         self.train = train or DummyTrainContext()
         self.searcher = searcher or DummySearcherContext(self.distributed)
+        self.profiler = profiler or DummyProfilerContext()
+        self._profile_on_start = _profile_on_start
         self.info = info
         self._session = _session
         self._started = False
@@ -65,6 +71,10 @@ class Context:
         self._started = True
         self.preempt.start()
         self.train._start()
+        if self._profile_on_start:
+            # The experiment config's profiling.enabled: Determined turns the profiler on for its
+            # Trial APIs; here it is on for every trial that asks, Core API scripts included.
+            self.profiler.on()
 
     def __enter__(self) -> "Context":
         self.start()
@@ -79,6 +89,7 @@ class Context:
         if self._closed:
             return
         self._closed = True
+        self.profiler._close()
         self.preempt.close()
         try:
             # Flush queued metrics; a shipping error surfaces here unless another exception is
@@ -306,6 +317,9 @@ def init(
         storage_id,
     )
     preempt = PreemptContext(session, info.allocation_id, distributed, preempt_mode)
+    profiler = ProfilerContext(
+        session, info.agent_id, trial.trial_id, trial._trial_run_id, distributed, info.gpu_uuids
+    )
 
     _install_stacktrace_on_sigusr1()
     return Context(
@@ -316,4 +330,6 @@ def init(
         searcher=searcher,
         info=info,
         _session=session,
+        profiler=profiler,
+        _profile_on_start=profiling_enabled(config),
     )

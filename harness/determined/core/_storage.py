@@ -88,6 +88,32 @@ class SharedFSStorageManager:
         os.chmod(tmp, 0o755)
         os.replace(tmp, final)
 
+    def shard_staging(self, storage_id: str) -> pathlib.Path:
+        """Where every worker of a sharded checkpoint writes (the same directory on every node of a
+        shared filesystem) until the chief commits it as ``<base>/<storage_id>``."""
+        return self._base_path / f".shard-{self._path(storage_id).name}"
+
+    def begin_shard(self, storage_id: str) -> pathlib.Path:
+        """Make the shard staging directory of ``storage_id`` (the chief does, once)."""
+        if self._shared:
+            makedirs_shared(self._base_path)
+        else:
+            self._base_path.mkdir(parents=True, exist_ok=True)
+        if self._path(storage_id).exists():
+            raise FileExistsError(f"checkpoint directory {self._path(storage_id)} already exists")
+        staging = self.shard_staging(storage_id)
+        staging.mkdir(mode=0o700)
+        return staging
+
+    def commit_shard(self, storage_id: str) -> None:
+        """Make the staging directory the checkpoint ``<base>/<storage_id>``, atomically."""
+        staging = self.shard_staging(storage_id)
+        os.chmod(staging, 0o755)
+        os.replace(staging, self._path(storage_id))
+
+    def abort_shard(self, storage_id: str) -> None:
+        shutil.rmtree(self.shard_staging(storage_id), ignore_errors=True)
+
     @contextlib.contextmanager
     def restore_path(self, storage_id: str, selector: Selector = None) -> Iterator[pathlib.Path]:
         path = self._path(storage_id)

@@ -90,6 +90,7 @@ def main(argv: List[str]) -> int:
     if cmd[0] == sys.executable:
         full = torchrun + cmd[1:]
     else:
+        # torch 1.13 knows only --no_python; later releases take both spellings.
         full = torchrun + ["--no_python"] + cmd
     os.execvp(full[0], full)
     return 1  # not reached

@@ -1,0 +1,14 @@
+-- name: InsertSystemMetrics :execrows
+-- One agent's averages of one group; a report already stored (a retried
+-- POST) is dropped.
+INSERT INTO system_metrics (trial_id, trial_run_id, group_name, agent_id, reported_at, metrics)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (trial_id, group_name, reported_at, agent_id, trial_run_id) DO NOTHING;
+
+-- name: ListTrialSystemMetrics :many
+-- A trial's reports of one group, every run's, in time order.
+SELECT * FROM system_metrics WHERE trial_id = $1 AND group_name = $2 ORDER BY reported_at, id;
+
+-- name: ListTrialSystemMetricGroups :many
+-- The groups of system metrics a trial reported.
+SELECT DISTINCT group_name FROM system_metrics WHERE trial_id = $1 ORDER BY group_name;
