@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -113,10 +114,20 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-// decodeJSON reads a JSON body into v; bad JSON becomes a 400 that says
-// where, a too-large body a 413, a NUL in any text a 400 naming the field.
+// decodeJSON reads a JSON body into v by the API's rule for field names
+// (jsonnames.go: either spelling, camelCase or snake_case); bad JSON
+// becomes a 400 that says where, a too-large body a 413, a NUL in any
+// text a 400 naming the field. As encoding/json's Decoder, it reads the
+// first JSON value of the body and no further.
 func decodeJSON(r *http.Request, v any) error {
-	return checkDecoded(v, json.NewDecoder(r.Body).Decode(v))
+	if n := namesOf(reflect.TypeOf(v)); n == nil || !n.renames {
+		return checkDecoded(v, json.NewDecoder(r.Body).Decode(v))
+	}
+	var raw json.RawMessage
+	if err := json.NewDecoder(r.Body).Decode(&raw); err != nil {
+		return jsonError(err)
+	}
+	return decodeBody(raw, v)
 }
 
 // checkDecoded is jsonError of err, or, when v was decoded, a 400 naming a
