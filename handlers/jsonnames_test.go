@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -63,7 +64,19 @@ func TestBodiesDecodeWithFieldsInEitherSpelling(t *testing.T) {
 		into any    // a pointer to a zero value of the type
 		want any    // what it decodes to
 		err  string // part of the 400's message; "" when it decodes
+		// first decodes it as a request's body (decodeJSON), whose first
+		// JSON value counts.
+		first bool
 	}{
+		"a request's body: its first value, in either spelling": {
+			body: ` {"metrics":{"trialRunId":2}} {"metrics":{"trial_run_id":3}} x`, into: new(metricsBody), first: true,
+			want: func() metricsBody { var m metricsBody; m.Metrics.TrialRunID = 2; return m }(),
+		},
+		"a request's empty body":     {body: ``, into: new(metricsBody), first: true, err: "request body is empty"},
+		"a request's body cut short": {body: `{"metrics":{"trialRunId":2`, into: new(metricsBody), first: true, err: "unexpected end"},
+		"a request's malformed body": {body: `{"metrics":{"trialRunId" 2}}`, into: new(metricsBody), first: true, err: "malformed JSON at byte"},
+		"a request's body in both spellings": {body: `{"metrics":{"trialRunId":2,"trial_run_id":2}}`, into: new(metricsBody), first: true,
+			err: "metrics.trial_run_id: given twice"},
 		"a metrics report as Determined's bindings send it, in camelCase": {
 			body: `{"group":"GROUP_TRAINING","metrics":{"trialId":7,"trialRunId":2,"stepsCompleted":100,"reportTime":"2026-01-01T00:00:00Z",` +
 				`"metrics":{"avgMetrics":{"loss":0.5},"batchMetrics":[{"loss":1}]}}}`,
@@ -147,6 +160,9 @@ func TestBodiesDecodeWithFieldsInEitherSpelling(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			err := decodeBody([]byte(tc.body), tc.into)
+			if tc.first {
+				err = decodeJSON(httptest.NewRequest("POST", "/api/v1/x", strings.NewReader(tc.body)), tc.into)
+			}
 			switch {
 			case tc.err != "":
 				if err == nil || resolute.ErrorCode(err) != resolute.EInvalid || !strings.Contains(resolute.ErrorMessage(err), tc.err) {
@@ -269,16 +285,30 @@ func FuzzDecodeBody(f *testing.F) {
 	})
 }
 
+// checkDecodeBody decodes body into a T with decodeBody and with the
+// plain reading, and with decodeJSON and the plain reading of the body's
+// first value (as encoding/json's Decoder reads it, the rest ignored).
 func checkDecodeBody[T any](t *testing.T, body string) {
 	var got, want T
 	err := decodeBody([]byte(body), &got)
 	wantErr := plainDecodeBody([]byte(body), &want)
+	compare(t, "decodeBody", body, got, want, err, wantErr)
+	var gotFirst, wantFirst T
+	err = decodeJSON(httptest.NewRequest("POST", "/api/v1/x", strings.NewReader(body)), &gotFirst)
+	var first json.RawMessage
+	if wantErr = json.NewDecoder(strings.NewReader(body)).Decode(&first); wantErr == nil {
+		wantErr = plainDecodeBody(first, &wantFirst)
+	}
+	compare(t, "decodeJSON", body, gotFirst, wantFirst, err, wantErr)
+}
+
+func compare[T any](t *testing.T, what, body string, got, want T, err, wantErr error) {
 	switch {
 	case (err == nil) != (wantErr == nil):
-		t.Fatalf("%q into %T: decodeBody says %v, the plain reading %v", body, got, err, wantErr)
+		t.Fatalf("%q into %T: %s says %v, the plain reading %v", body, got, what, err, wantErr)
 	case err == nil:
 		if diff := cmp.Diff(want, got, cmp.AllowUnexported(namesTest{})); diff != "" {
-			t.Fatalf("%q into %T (-plain +decodeBody):\n%s", body, got, diff)
+			t.Fatalf("%q into %T (-plain +%s):\n%s", body, got, what, diff)
 		}
 	}
 }

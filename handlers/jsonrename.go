@@ -19,46 +19,56 @@ import (
 // decodeBody decodes data, one JSON value, into v by the rule: keys
 // renamed, then encoding/json, then decodeJSON's checks.
 func decodeBody(data []byte, v any) error {
-	data, err := renameKeys(data, namesOf(reflect.TypeOf(v)))
-	if err != nil {
-		return err
+	if n := namesOf(reflect.TypeOf(v)); n != nil && n.renames {
+		var err error
+		if data, err = renameKeys(data, n); err != nil {
+			return err
+		}
 	}
 	return checkDecoded(v, json.Unmarshal(data, v))
 }
 
-// renameKeys returns data with the keys that n's fields receive in their
-// other spelling renamed, or a 400 for a field given in both. Data it
-// cannot read is returned as it is, for encoding/json to say what is
-// wrong with it.
+// renameKeys returns data, one JSON value, with the keys that n's fields
+// receive in their other spelling renamed, or a 400 for a field given in
+// both. Data it cannot read is returned as it is, for encoding/json to
+// say what is wrong with it.
 func renameKeys(data []byte, n *jsonNames) ([]byte, error) {
-	if n == nil || !n.renames {
-		return data, nil
+	value, end, err := renameFirst(data, n)
+	if err != nil || end < 0 || len(bytes.TrimLeft(data[end:], " \t\r\n")) > 0 {
+		return data, err
 	}
+	return value, nil
+}
+
+// renameFirst reads the first JSON value of data, as encoding/json's
+// Decoder does, and returns it (from the start of data) with the keys
+// that n's fields receive in their other spelling renamed, and where in
+// data it ends: -1 when it cannot be read. A field given in both
+// spellings is a 400.
+func renameFirst(data []byte, n *jsonNames) (value []byte, end int, err error) {
 	var buf renamerBuf
 	r := renamer{data: data, edits: buf.edits[:0], keys: buf.keys[:0], path: buf.path[:0]}
 	ok := r.value(n)
-	if ok {
-		r.space()
-		ok = r.i == len(data)
-	}
 	switch {
 	case r.err != nil:
-		return nil, r.err
-	case !ok || len(r.edits) == 0:
-		return data, nil
+		return nil, -1, r.err
+	case !ok:
+		return data, -1, nil
+	case len(r.edits) == 0:
+		return data[:r.i], r.i, nil
 	}
 	grow := 0
 	for _, e := range r.edits {
 		grow += len(e.name) + 2 - (e.end - e.start)
 	}
-	out := make([]byte, 0, len(data)+grow)
+	out := make([]byte, 0, r.i+grow)
 	last := 0
 	for _, e := range r.edits {
 		out = append(out, data[last:e.start]...)
 		out = append(append(append(out, '"'), e.name...), '"')
 		last = e.end
 	}
-	return append(out, data[last:]...), nil
+	return append(out, data[last:r.i]...), r.i, nil
 }
 
 // renamer reads JSON as the table of its type says, noting the keys to
@@ -321,15 +331,50 @@ func (r *renamer) skip() bool {
 		}
 		return false
 	}
-	start := r.i // a number, true, false or null
-	for r.i < len(r.data) {
-		switch r.data[r.i] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return r.i > start
+	for _, lit := range []string{"true", "false", "null"} {
+		if bytes.HasPrefix(r.data[r.i:], []byte(lit)) {
+			r.i += len(lit)
+			return true
 		}
+	}
+	return r.number()
+}
+
+// number reads past the number at r.i, by JSON's grammar, so that a body's
+// first value ends where encoding/json's Decoder ends it ("12x" is 12).
+func (r *renamer) number() bool {
+	digits := func() int {
+		start := r.i
+		for r.i < len(r.data) && '0' <= r.data[r.i] && r.data[r.i] <= '9' {
+			r.i++
+		}
+		return r.i - start
+	}
+	at := func(c ...byte) bool { return r.i < len(r.data) && bytes.IndexByte(c, r.data[r.i]) >= 0 }
+	if at('-') {
 		r.i++
 	}
-	return r.i > start
+	if at('0') {
+		r.i++
+	} else if digits() == 0 {
+		return false
+	}
+	if at('.') {
+		r.i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if at('e', 'E') {
+		r.i++
+		if at('+', '-') {
+			r.i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // skipString reads past the string that starts at r.i.
