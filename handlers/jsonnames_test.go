@@ -105,6 +105,14 @@ func TestBodiesDecodeWithFieldsInEitherSpelling(t *testing.T) {
 			body: `{"metrics":{"TRIAL_RUN_ID":1,"trialRunId":2}}`, into: new(metricsBody),
 			err: `metrics.trial_run_id: given twice, as "TRIAL_RUN_ID" and "trialRunId"`,
 		},
+		"a key encoding/json matches ignoring case has its value read by the rule too": {
+			body: `{"METRICS":{"trialRunId":2,"Metrics":{"avgMetrics":{"trial_Run_Id":1}}}}`, into: new(metricsBody),
+			want: func() metricsBody {
+				var m metricsBody
+				m.Metrics.TrialRunID, m.Metrics.Metrics.AvgMetrics = 2, map[string]any{"trial_Run_Id": 1.0}
+				return m
+			}(),
+		},
 		"the same spelling twice is encoding/json's: the last wins": {
 			body: `{"metrics":{"trialRunId":1,"trialRunId":2}}`, into: new(metricsBody),
 			want: func() metricsBody { var m metricsBody; m.Metrics.TrialRunID = 2; return m }(),
@@ -271,7 +279,7 @@ func FuzzDecodeBody(f *testing.F) {
 		`{"updates":[{"jobId":"a","ahead_of":"b"},{"behind_of":"x","behindOf":"y"}]}`, `{"resources":{"maxSlots":1}}`,
 		`{"project_id":1,"child_trials":[{"childTrials":[{"by_name":{"project_id":{"project_id":5}}}]}],"queue_lists":[[{"job_id":"j"}]]}`,
 		`{"item_count":"5","own_decoding":{"a_b":1},"free_form":{"project_id":[1,{"a_b":2}]}}`,
-		`{"metrics":{"trial\u0052unId":3}}`, `{"metrics":{"trialRunId":1,}}`, `{"metrics":[1,2]}`, `[{"jobId":1}]`, `null`,
+		`{"metrics":{"trial\u0052unId":3}}`, `{"METRICS":{"trialRunId":1,"Metrics":{"avgMetrics":{"a_b":1}}}}`, `{"Metrics":{"TrialRunId":1,"trial_run_id":2}}`, `{"metrics":{"trialRunId":1,}}`, `{"metrics":[1,2]}`, `[{"jobId":1}]`, `null`,
 		`{"a":"\"}{","trialRunId":1} x`, ` { "metrics" : { "trialRunId" : 1 } } `, `{"metrics":{"trialRunId":1}`, `{"metrics":"}"}`,
 	} {
 		f.Add(seed)
@@ -434,15 +442,12 @@ func renameTree(j *jsonTree, n *jsonNames, path string) error {
 		aliased := map[int]bool{}
 		for i, m := range j.object {
 			f, ok := n.fields[m.key]
-			if !ok {
-				for fi, name := range n.names {
-					if strings.EqualFold(m.key, name) {
-						if keysOf[fi] == nil {
-							keysOf[fi] = map[string]bool{}
-						}
-						keysOf[fi][m.key] = true
-					}
+			for _, name := range n.names {
+				if !ok && strings.EqualFold(m.key, name) { // as encoding/json matches it: the first
+					f, ok = n.fields[name], true
 				}
+			}
+			if !ok {
 				continue
 			}
 			if keysOf[f.index] == nil {

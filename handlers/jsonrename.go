@@ -171,6 +171,9 @@ func (r *renamer) object(n *jsonNames) bool {
 			} else {
 				f, ok = n.fields[keyOf(r.data[start:end])]
 			}
+			if !ok { // encoding/json also takes a field's name in other cases
+				f, ok = r.folded(n, start, end)
+			}
 			seen := seenKey{start: start, end: end, field: -1}
 			if ok {
 				seen.field, seen.alias, child = f.index, f.alias, f.names
@@ -208,6 +211,21 @@ func (r *renamer) object(n *jsonNames) bool {
 	}
 	r.keys = r.keys[:mark]
 	return r.err == nil
+}
+
+// folded is the field of n whose name matches the key at data[start:end]
+// ignoring case, as encoding/json matches keys: the first such field.
+func (r *renamer) folded(n *jsonNames, start, end int) (nameField, bool) {
+	key := r.data[start+1 : end-1]
+	if bytes.IndexByte(key, '\\') >= 0 {
+		key = []byte(keyOf(r.data[start:end]))
+	}
+	for _, name := range n.names {
+		if bytes.EqualFold(key, []byte(name)) {
+			return n.fields[name], true
+		}
+	}
+	return nameField{}, false
 }
 
 // keyOf is the text of a key written at raw, quotes included.
