@@ -54,9 +54,20 @@ func runningTrial(b testing.TB, m *handlerstest.Master, token string) (int64, st
 }
 
 // BenchmarkMetricIngestion reports training metrics through the task API as
-// Determined's harness sends them, from 16 concurrent clients, 50 values a
-// report, and prints values stored per second.
+// the harness sends them, from 16 concurrent clients, 50 values a report,
+// and prints values stored per second.
 func BenchmarkMetricIngestion(b *testing.B) {
+	benchmarkMetricIngestion(b, [3]string{"trial_id", "trial_run_id", "steps_completed"}, "avg_metrics")
+}
+
+// BenchmarkMetricIngestionCamelCase is BenchmarkMetricIngestion with the
+// reports' field names in camelCase, as Determined's own Python bindings
+// send them (the API renames them to the handler's).
+func BenchmarkMetricIngestionCamelCase(b *testing.B) {
+	benchmarkMetricIngestion(b, [3]string{"trialId", "trialRunId", "stepsCompleted"}, "avgMetrics")
+}
+
+func benchmarkMetricIngestion(b *testing.B, ids [3]string, avgKey string) {
 	m := handlerstest.Start(b, handlerstest.Options{})
 	token := loginB(b, m)
 	trialID, taskToken := runningTrial(b, m, token)
@@ -79,8 +90,8 @@ func BenchmarkMetricIngestion(b *testing.B) {
 					return
 				}
 				body, _ := json.Marshal(map[string]any{"group": "training", "metrics": map[string]any{
-					"trial_id": trialID, "trial_run_id": 0, "steps_completed": step,
-					"metrics": map[string]any{"avg_metrics": metrics}}})
+					ids[0]: trialID, ids[1]: 0, ids[2]: step,
+					"metrics": map[string]any{avgKey: metrics}}})
 				req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/v1/trials/%d/metrics", m.URL, trialID), bytes.NewReader(body))
 				req.Header.Set("Grpc-Metadata-x-allocation-token", "Bearer "+taskToken)
 				resp, err := client.Do(req)

@@ -9,4 +9,8 @@
 //
 // Handlers are thin: parse the request, call db (later control), pick a view
 // or a JSON body. Error codes become HTTP statuses in one place (errors.go).
+// JSON bodies are read in one place too (decodeJSON, decodeJSONUpload), by
+// one rule for field names: either spelling, camelCase or snake_case, as
+// Determined's grpc-gateway took them (jsonnames.go); never decode a body
+// with encoding/json directly.
 package handlers

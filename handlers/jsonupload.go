@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -14,13 +15,15 @@ import (
 	"github.com/resolute-ml/resolute"
 )
 
-// decodeJSONUpload decodes a JSON object from body into v as json.Unmarshal
-// does (and decodeJSON's checks), except for the value of key field
-// (matched as encoding/json matches keys, ignoring case): a base64 string
-// (how encoding/json writes []byte), which is decoded as it is read and
-// handed to sink, never held whole. sink is called at most once and must
-// read to the end; the other values may take limit bytes together. A body
-// without the streamed field decodes exactly as json.Unmarshal decodes it
+// decodeJSONUpload decodes a JSON object from body into v as decodeBody
+// does (the API's rule for field names, then encoding/json and
+// decodeJSON's checks), except for the value of key field, the JSON name
+// of a []byte field of v (matched as encoding/json matches keys, ignoring
+// case, or in its other spelling: contextTgz, context_tgz): a base64
+// string (how encoding/json writes []byte), which is decoded as it is read
+// and handed to sink, never held whole. sink is called at most once and
+// must read to the end; the other values may take limit bytes together. A
+// body without the streamed field decodes exactly as decodeBody decodes it
 // (FuzzDecodeJSONUpload).
 func decodeJSONUpload(body io.Reader, v any, field string, limit int64, sink func(io.Reader) error) error {
 	s := &jsonScanner{r: bufio.NewReaderSize(body, 64<<10), left: limit}
@@ -51,6 +54,11 @@ func decodeJSONUpload(body io.Reader, v any, field string, limit int64, sink fun
 	// is refused before the context is read.
 	obj := []byte{'{'}
 	streamed := false
+	names := namesOf(reflect.TypeOf(v))
+	if names == nil {
+		names = &jsonNames{}
+	}
+	spellings := map[bool]string{} // the field's keys seen: by its name (false) or by its other spelling (true)
 	for c, err = s.space(); err == nil && c != '}'; {
 		if c != '"' {
 			return s.syntax("expected a key")
@@ -71,7 +79,15 @@ func decodeJSONUpload(body io.Reader, v any, field string, limit int64, sink fun
 		if c, err = s.space(); err != nil {
 			return jsonError(err)
 		}
-		if strings.EqualFold(key, field) && c == '"' {
+		named, ok := names.fields[key]
+		isField, other := strings.EqualFold(key, field), ok && named.alias && names.names[named.index] == field
+		if isField || other {
+			spellings[other] = key
+			if len(spellings) == 2 {
+				return resolute.Errorf(resolute.EInvalid, "%s: given twice, as %q and %q; send one", field, spellings[false], spellings[true])
+			}
+		}
+		if (isField || other) && c == '"' {
 			if streamed {
 				return resolute.Errorf(resolute.EInvalid, "%s: given twice", field)
 			}
@@ -115,7 +131,7 @@ func decodeJSONUpload(body io.Reader, v any, field string, limit int64, sink fun
 	if err := s.end(); err != nil {
 		return err
 	}
-	return checkDecoded(v, json.Unmarshal(append(obj, '}'), v))
+	return decodeBody(append(obj, '}'), v)
 }
 
 // jsonScanner reads JSON a byte at a time, counting what it keeps.

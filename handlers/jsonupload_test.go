@@ -107,6 +107,8 @@ func FuzzDecodeJSONUpload(f *testing.F) {
 		`{"projectId": "x", "projectId": 3}`, `{"overrides": ["a"], "overrides": null}`,
 		`{"entrypoint": ["sh", "-c", "}{\""], "experimentIds": [1, 2e0], "trialIds": null}`,
 		`{"config": "\u0000"}`, `{"activate": true, "parentId": -0}`, `{"a": {"b": [1, {"c": tru}]}}`,
+		`{"context_tgz": "AAAA", "project_id": 2, "validateOnly": true}`, `{"context_tgz": null, "contextTgz": 1}`,
+		`{"parent_id": 1, "parentId": 2}`, `{"experiment_ids": [1], "template_name": "t", "templateName": "u"}`,
 	} {
 		f.Add(seed)
 	}
@@ -117,7 +119,8 @@ func FuzzDecodeJSONUpload(f *testing.F) {
 }
 
 // checkLikeEncodingJSON decodes body into a T with decodeJSONUpload and
-// with json.Unmarshal, and compares them unless the context was streamed.
+// with decodeBody (the API's rule for field names, then json.Unmarshal),
+// and compares them unless the context was streamed.
 func checkLikeEncodingJSON[T any](t *testing.T, body string) {
 	var got, want T
 	streamed := false
@@ -129,7 +132,7 @@ func checkLikeEncodingJSON[T any](t *testing.T, body string) {
 	if streamed {
 		return
 	}
-	wantErr := checkDecoded(&want, json.Unmarshal([]byte(body), &want))
+	wantErr := decodeBody([]byte(body), &want)
 	switch {
 	case (err == nil) != (wantErr == nil):
 		t.Fatalf("%q into %T: decodeJSONUpload says %v, encoding/json %v", body, got, err, wantErr)

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -94,25 +95,30 @@ func (s *Server) handleAPIUserPassword(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	var raw any
+	var raw json.RawMessage
 	if err := decodeJSON(r, &raw); err != nil {
 		s.error(w, r, err)
 		return
 	}
 	var req resolute.SetPasswordRequest
-	switch v := raw.(type) {
-	case string:
-		req.Password = v
-	case map[string]any:
-		p, ok1 := v["password"].(string)
-		old, _ := v["oldPassword"].(string)
-		if !ok1 {
-			s.error(w, r, resolute.Errorf(resolute.EInvalid, "password: expected a string"))
-			return
+	var body struct {
+		Password    *string `json:"password"`
+		OldPassword string  `json:"oldPassword"`
+	}
+	switch raw[0] {
+	case '"':
+		err = json.Unmarshal(raw, &req.Password)
+	case '{':
+		if err = decodeBody(raw, &body); err == nil && body.Password == nil {
+			err = resolute.Errorf(resolute.EInvalid, "password: expected a string")
+		} else if err == nil {
+			req = resolute.SetPasswordRequest{Password: *body.Password, OldPassword: body.OldPassword}
 		}
-		req = resolute.SetPasswordRequest{Password: p, OldPassword: old}
 	default:
-		s.error(w, r, resolute.Errorf(resolute.EInvalid, "expected {\"password\": ...}"))
+		err = resolute.Errorf(resolute.EInvalid, "expected {\"password\": ...}")
+	}
+	if err != nil {
+		s.error(w, r, err)
 		return
 	}
 	if err := s.svc.Users.SetPassword(r.Context(), actorFrom(r), id, req, tokenFrom(r)); err != nil {

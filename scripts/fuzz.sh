@@ -11,7 +11,8 @@ seconds=${1:-15}
 targets=(
   "./contextdir FuzzUnpackTar"  # the upload check and the launch's unpacking agree
   "./contextdir FuzzZipToTar"   # the web form's zip repacking makes what launches
-  "./handlers FuzzDecodeJSONUpload" # a streamed JSON upload decodes as encoding/json would
+  "./handlers FuzzDecodeJSONUpload" # a streamed JSON upload decodes as the API's rule and encoding/json would
+  "./handlers FuzzDecodeBody"   # the rule for field names reads raw JSON as a plain reading of it does
   "./markdown FuzzToHTML"       # notes render to safe HTML only
   ". FuzzLocalPath"             # a redirect the check accepts stays on this site
   "./proxy FuzzSplitPath"       # the proxy's task ID and rest of a path
