@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -80,7 +81,12 @@ func TestBodiesDecodeWithFieldsInEitherSpelling(t *testing.T) {
 		"a metrics report as Determined's bindings send it, in camelCase": {
 			body: `{"group":"GROUP_TRAINING","metrics":{"trialId":7,"trialRunId":2,"stepsCompleted":100,"reportTime":"2026-01-01T00:00:00Z",` +
 				`"metrics":{"avgMetrics":{"loss":0.5},"batchMetrics":[{"loss":1}]}}}`,
-			into: new(metricsBody), want: metrics(map[string]any{"loss": 0.5}, []any{map[string]any{"loss": 1.0}}),
+			into: new(metricsBody), want: func() metricsBody {
+				m := metrics(map[string]any{"loss": 0.5}, []any{map[string]any{"loss": 1.0}})
+				at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+				m.Metrics.ReportTime = &at // the system metrics' report time
+				return m
+			}(),
 		},
 		"a metrics report as the harness sends it, in snake_case": {
 			body: `{"group":"GROUP_TRAINING","metrics":{"trial_id":7,"trial_run_id":2,"steps_completed":100,"metrics":{"avg_metrics":{"loss":0.5}}}}`,
