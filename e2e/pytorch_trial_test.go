@@ -95,6 +95,17 @@ func validations(t *testing.T, api *client.Client, trialID int64) ([]int64, []ma
 	return steps, avgs
 }
 
+// oneTrialLogs is trial id's log.
+func oneTrialLogs(t *testing.T, api *client.Client, id int64) string {
+	t.Helper()
+	var logs strings.Builder
+	must(t, api.TrialLogs(t.Context(), id, false, "", "", func(l resolute.TaskLog) error {
+		logs.WriteString(l.Log + "\n")
+		return nil
+	}))
+	return logs.String()
+}
+
 func only(t *testing.T, api *client.Client, id int64) resolute.Trial {
 	t.Helper()
 	trials, err := api.ExperimentTrials(t.Context(), id)
@@ -109,7 +120,8 @@ func only(t *testing.T, api *client.Client, id int64) resolute.Trial {
 // PyTorchTrial trained by pytorch.Trainer) on a real master with two CPU
 // slots: a single trial that reports, validates and checkpoints in
 // Determined's layout; the same trial paused and resumed, with the same
-// validation metrics as the uninterrupted run; an adaptive ASHA search; two
+// validation metrics as the uninterrupted run; an adaptive ASHA search that
+// stops trials at its rung (each checkpoints and exits 0); two
 // slots through determined.launch.torch_distributed; and the legacy
 // `entrypoint: model_def:DigitsTrial`.
 func TestThePyTorchTrialExampleRunsOnAMaster(t *testing.T) {
@@ -191,30 +203,46 @@ func TestThePyTorchTrialExampleRunsOnAMaster(t *testing.T) {
 	})
 
 	t.Run("AdaptiveASHA", func(t *testing.T) {
+		// adaptive.yaml: 8 trials in one bracket, a rung at 320 batches
+		// keeping the top quarter, 1280 at most. (The Trainer trains these
+		// small batches so fast that a stop must leave it room to arrive.)
 		id := ptRun(t, api, ptConfig(t, "adaptive.yaml"))
-		ptWait(t, api, id, resolute.StateCompleted, 5*time.Minute)
+		ptWait(t, api, id, resolute.StateCompleted, 8*time.Minute)
 		trials, err := api.ExperimentTrials(t.Context(), id)
 		must(t, err)
-		if len(trials) != 4 {
-			t.Fatalf("%d trials, want 4", len(trials))
+		if len(trials) != 8 {
+			t.Fatalf("%d trials, want 8", len(trials))
 		}
-		full, stopped := 0, 0
+		var full, stopped []int64
 		for _, tr := range trials {
 			steps, _ := validations(t, api, tr.ID)
-			if tr.State != resolute.StateCompleted || len(steps) == 0 || tr.LatestCheckpoint == "" {
-				t.Errorf("trial %d: %s, validations %v, checkpoint %q", tr.ID, tr.State, steps, tr.LatestCheckpoint)
+			// Restarts 0: every run exited 0, the stopped ones too.
+			if tr.State != resolute.StateCompleted || tr.Restarts != 0 || len(steps) < 8 || steps[7] != 320 || tr.LatestCheckpoint == "" {
+				t.Errorf("trial %d: %s after %d restarts, validations %v, checkpoint %q", tr.ID, tr.State, tr.Restarts, steps, tr.LatestCheckpoint)
+				continue
 			}
-			switch {
-			case tr.StepsCompleted == 160:
-				full++
-			case tr.StepsCompleted < 160:
-				stopped++ // ASHA stopped it at its rung: paused by the master, checkpointed
+			if tr.StepsCompleted == 1280 {
+				full = append(full, tr.ID)
+				continue
+			}
+			// ASHA stopped it at the rung: the master asked the trial to
+			// stop, the Trainer saw it at its next period's end,
+			// checkpointed there and exited.
+			stopped = append(stopped, tr.StepsCompleted)
+			ckpts, err := api.TrialCheckpoints(t.Context(), tr.ID)
+			must(t, err)
+			last := ckpts[len(ckpts)-1]
+			logs := oneTrialLogs(t, api, tr.ID)
+			if tr.StepsCompleted < 320 || last.UUID != tr.LatestCheckpoint ||
+				last.StepsCompleted != tr.StepsCompleted || !strings.Contains(logs, "preempted: checkpointing and exiting") {
+				t.Errorf("stopped trial %d at %d batches, last checkpoint %s at %d; logs:\n%s",
+					tr.ID, tr.StepsCompleted, last.UUID, last.StepsCompleted, logs)
 			}
 		}
-		if full == 0 {
-			t.Errorf("no trial trained the whole 160 batches")
+		if len(full) == 0 || len(stopped) == 0 {
+			t.Fatalf("%d trials trained the whole 1280 batches, %d were stopped: want some of each", len(full), len(stopped))
 		}
-		t.Logf("%d trials trained 160 batches, ASHA stopped %d early", full, stopped)
+		t.Logf("%d trials trained 1280 batches, ASHA stopped %d early, at %v batches", len(full), len(stopped), stopped)
 	})
 
 	t.Run("TwoSlots", func(t *testing.T) {

@@ -138,7 +138,7 @@ func checkCooked(t *testing.T, pane string) {
 }
 
 // buildDet builds cmd/det into a temporary directory.
-func buildDet(t *testing.T) string {
+func buildDet(t testing.TB) string {
 	t.Helper()
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(goBin); err != nil {

@@ -5,6 +5,7 @@ import inspect
 import json
 import logging
 import pathlib
+import re
 import sys
 from typing import Any, Dict, Optional, Type
 
@@ -27,12 +28,29 @@ def _load_class(spec: str, code_dir: Optional[pathlib.Path] = None) -> Type[PyTo
     where = str(code_dir) if code_dir is not None else str(pathlib.Path.cwd())
     if where not in sys.path:
         sys.path.insert(0, where)
+    if module_name == "__main__" and not hasattr(sys.modules["__main__"], qualname.split(".")[0]):
+        # Determined names a class defined in the script it ran (``python3 train.py``) by
+        # ``__main__``, which is not that script when the checkpoint is loaded: look for the
+        # module of the checkpoint's code that defines it.
+        module_name = _defining_module(pathlib.Path(where), qualname.split(".")[0]) or module_name
     obj: Any = importlib.import_module(module_name)
     for part in qualname.split("."):
         obj = getattr(obj, part)
     if not (inspect.isclass(obj) and issubclass(obj, PyTorchTrial)):
         raise TypeError(f"{spec} is not a subclass of determined.pytorch.PyTorchTrial")
     return obj
+
+
+def _defining_module(code_dir: pathlib.Path, name: str) -> Optional[str]:
+    """The module of a top-level ``.py`` file in ``code_dir`` that defines class ``name``."""
+    pattern = re.compile(rf"^class\s+{re.escape(name)}\b", re.MULTILINE)
+    for path in sorted(code_dir.glob("*.py")):
+        try:
+            if pattern.search(path.read_text(errors="replace")):
+                return path.stem
+        except OSError:
+            continue
+    return None
 
 
 def _instantiate(cls: Type[PyTorchTrial], context: PyTorchTrialContext,
