@@ -180,7 +180,21 @@ func TestThePyTorchTrialExampleRunsOnAMaster(t *testing.T) {
 		}
 		must(t, api.ExperimentAction(t.Context(), id, "pause"))
 		ptWait(t, api, id, resolute.StatePaused, 2*time.Minute)
+		// The experiment is paused at once; its trial's run checkpoints and
+		// exits after it.
 		paused := only(t, api, id)
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			_, err := m.DB.CurrentTrialAllocation(t.Context(), paused.ID)
+			if resolute.ErrorCode(err) == resolute.ENotFound {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the paused trial's run still runs after 2 minutes; logs:\n%s", trialLogs(t, api, id))
+			}
+		}
+		paused = only(t, api, id)
 		if paused.LatestCheckpoint == "" || paused.StepsCompleted >= 600 {
 			t.Fatalf("paused trial at %d steps, checkpoint %q: want a checkpoint before the end; logs:\n%s",
 				paused.StepsCompleted, paused.LatestCheckpoint, trialLogs(t, api, id))
