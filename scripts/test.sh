@@ -36,7 +36,8 @@ fi
 if [ -z "${RESOLUTE_TEST_S3_ENDPOINT:-}" ]; then
   stores_dir=$(mktemp -d /tmp/resolute-test-objectstores.XXXXXX)
   on_exit+=('scripts/objectstores.sh down "$stores_dir/run" >/dev/null 2>&1 || true; rm -rf "$stores_dir"')
-  eval "$(scripts/objectstores.sh up "$stores_dir/run")"
+  exports=$(scripts/objectstores.sh up "$stores_dir/run") # fails the run when they cannot start
+  eval "$exports"
 fi
 
 export PLAYWRIGHT_DRIVER_PATH=${PLAYWRIGHT_DRIVER_PATH:-$(scripts/playwright-driver.sh)}
