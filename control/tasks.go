@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"path/filepath"
 	"regexp"
@@ -267,6 +268,11 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 	switch t.Type {
 	case resolute.TaskCommand, resolute.TaskCheckpointGC:
 		spec.Shell, spec.Entrypoint = cfg.Entrypoint.Shell, cfg.Entrypoint.Exec
+		storageEnv, err := gcStorageEnv(cfg)
+		if err != nil {
+			return err
+		}
+		maps.Copy(env, storageEnv)
 	case resolute.TaskShell:
 		// The shell's terminals are opened into the allocation; this keeps
 		// it (and its environment) alive until it is killed.

@@ -130,6 +130,24 @@ func (s *Server) handleCheckpointGet(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": c})
 }
 
+// handleAPICheckpointsDelete serves DELETE /api/v1/checkpoints
+// {"checkpointUuids": [...]}: deletes the checkpoints and their files
+// (Determined's DeleteCheckpoints).
+func (s *Server) handleAPICheckpointsDelete(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		CheckpointUUIDs []string `json:"checkpointUuids"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if err := s.svc.Checkpoints.Delete(r.Context(), actorFrom(r), body.CheckpointUUIDs); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
 // handleTaskCheckpointPatch serves PATCH /api/v1/checkpoints: a task, the
 // experiment's owner or an administrator, having deleted files of
 // checkpoints, records what remains; no files left means deleted. All the
