@@ -25,9 +25,8 @@ import (
 //     the Azure SDK, GCS), on the local resource manager and in a GC pod.
 func gcTaskConfig(e resolute.Experiment, st *expconf.CheckpointStorageConfig, uuids []string) ([]byte, error) {
 	var exp struct {
-		Environment       map[string]any `json:"environment"`
-		BindMounts        []any          `json:"bind_mounts"`
-		CheckpointStorage map[string]any `json:"checkpoint_storage"`
+		Environment map[string]any `json:"environment"`
+		BindMounts  []any          `json:"bind_mounts"`
 	}
 	if err := json.Unmarshal(e.Config, &exp); err != nil {
 		return nil, err
@@ -47,8 +46,10 @@ func gcTaskConfig(e resolute.Experiment, st *expconf.CheckpointStorageConfig, uu
 	} else {
 		entrypoint = append([]string{"python3", "-m", "determined.exec.gc_checkpoints"}, uuids...)
 	}
-	config := map[string]any{"resources": map[string]any{"slots": 0}, "entrypoint": entrypoint,
-		"checkpoint_storage": exp.CheckpointStorage}
+	config := map[string]any{"resources": map[string]any{"slots": 0}, "entrypoint": entrypoint}
+	if cs := st.Map(); cs != nil {
+		config["checkpoint_storage"] = cs
+	}
 	if exp.Environment != nil {
 		config["environment"] = exp.Environment
 	}
