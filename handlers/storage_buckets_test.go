@@ -1,0 +1,178 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/client"
+	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/expconf"
+	"github.com/resolute-ml/resolute/handlers/handlerstest"
+	"github.com/resolute-ml/resolute/storage"
+	"github.com/resolute-ml/resolute/storage/storagetest"
+)
+
+// bucketStorage is a checkpoint_storage section on a fresh bucket of a real
+// server, and what a trial's environment needs to reach it.
+type bucketStorage struct {
+	yaml string   // the checkpoint_storage section, flow style
+	env  []string // environment_variables of the trial (and so of its GC task)
+}
+
+func bucketStorages(t *testing.T) map[string]func(t *testing.T) bucketStorage {
+	return map[string]func(t *testing.T) bucketStorage{
+		"s3 on MinIO": func(t *testing.T) bucketStorage {
+			b := storagetest.NewS3Bucket(t)
+			return bucketStorage{yaml: fmt.Sprintf("{type: s3, bucket: %s, access_key: %s, secret_key: %s, endpoint_url: %q, prefix: runs}",
+				b.Bucket, b.AccessKey, b.SecretKey, b.Endpoint)}
+		},
+		"gcs on fake-gcs-server": func(t *testing.T) bucketStorage {
+			b := storagetest.NewGCSBucket(t)
+			t.Setenv("STORAGE_EMULATOR_HOST", b.Endpoint) // the master's
+			return bucketStorage{yaml: fmt.Sprintf("{type: gcs, bucket: %s, prefix: runs}", b.Bucket),
+				env: []string{"STORAGE_EMULATOR_HOST=" + b.Endpoint}}
+		},
+		"azure on Azurite": func(t *testing.T) bucketStorage {
+			b := storagetest.NewAzureContainer(t)
+			return bucketStorage{yaml: fmt.Sprintf("{type: azure, container: %s, connection_string: %q}", b.Container, b.ConnectionString)}
+		},
+	}
+}
+
+// waitGCTasks waits until n CHECKPOINT_GC tasks have ended and returns them.
+func waitGCTasks(t *testing.T, m *handlerstest.Master, n int) []resolute.Task {
+	t.Helper()
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		gc, _ := m.DB.Tasks(context.Background(), db.TaskFilter{Type: resolute.TaskCheckpointGC})
+		ended := 0
+		for _, g := range gc {
+			if g.State == resolute.TaskTerminated {
+				ended++
+			}
+		}
+		if ended >= n {
+			return gc
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("checkpoint GC tasks %+v", gc)
+		}
+	}
+}
+
+// TestCheckpointsInABucketAreCollectedDownloadedAndDeleted runs, on each
+// bucket server, a trial that checkpoints four times into the bucket; the
+// policy's GC task deletes the three it does not keep from the bucket (in
+// the harness, as a GC pod would), the kept one downloads through the
+// master with the very files the bucket holds, and det checkpoint delete
+// removes it from the bucket.
+func TestCheckpointsInABucketAreCollectedDownloadedAndDeleted(t *testing.T) {
+	for name, newStorage := range bucketStorages(t) {
+		t.Run(name, func(t *testing.T) {
+			bs := newStorage(t)
+			m := handlerstest.Start(t, handlerstest.Options{})
+			token := login(t, m, "admin", "")
+			cfg := slowConfig("bucket", 42, 0, 4) + "checkpoint_storage: " + bs.yaml + "\n"
+			if len(bs.env) > 0 {
+				cfg += fmt.Sprintf("environment: {environment_variables: [%q]}\n", strings.Join(bs.env, ""))
+			}
+			exp := createSlow(t, m, token, cfg)
+			if e := waitFor(t, m, token, exp, 90*time.Second); e.State != resolute.StateCompleted {
+				t.Fatalf("experiment %s", e.State)
+			}
+			gc := waitGCTasks(t, m, 1)
+			if gc[0].ExitCode == nil || *gc[0].ExitCode != 0 {
+				t.Fatalf("checkpoint GC task %+v", gc[0])
+			}
+			ctx := t.Context()
+			e, err := m.DB.Experiment(ctx, exp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ec, err := expconf.ParseExperiment(e.Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := storage.New(ctx, ec.CheckpointStorage)
+			if err != nil {
+				t.Fatal(err)
+			}
+			doomed, _ := m.DB.TaskCheckpointGC(ctx, gc[0].ID)
+			if len(doomed) != 3 {
+				t.Fatalf("GC took %v, want 3 checkpoints", doomed)
+			}
+			for _, u := range doomed {
+				if objs, err := st.List(ctx, u); err != nil || len(objs) != 0 {
+					t.Errorf("collected checkpoint %s still in the bucket: %v %v", u, objs, err)
+				}
+			}
+			kept, _ := m.DB.ExperimentCheckpoints(ctx, exp)
+			if len(kept) != 1 || kept[0].StepsCompleted != 4 {
+				t.Fatalf("kept %+v", kept)
+			}
+			uuid := kept[0].UUID
+			objs, err := st.List(ctx, uuid)
+			if err != nil || len(objs) == 0 {
+				t.Fatalf("the kept checkpoint in the bucket: %v %v", objs, err)
+			}
+
+			// det checkpoint download: the very files of the bucket.
+			c := client.New(m.URL, client.WithToken(token))
+			dir := t.TempDir()
+			if err := c.DownloadCheckpoint(ctx, uuid, dir); err != nil {
+				t.Fatal(err)
+			}
+			want, got := map[string]string{}, map[string]string{}
+			for _, o := range objs {
+				r, err := st.Open(ctx, uuid+"/"+o.Path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				data, _ := io.ReadAll(r)
+				r.Close()
+				want[o.Path] = string(data)
+			}
+			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					data, _ := os.ReadFile(p)
+					rel, _ := filepath.Rel(dir, p)
+					got[filepath.ToSlash(rel)] = string(data)
+				}
+				return err
+			})
+			if diff := cmp.Diff(want, got); diff != "" || !strings.Contains(got["state.json"], `"step": 4`) {
+				t.Errorf("downloaded files (-bucket +download):\n%s", diff)
+			}
+
+			// det checkpoint delete: gone from the bucket, marked deleted.
+			if err := c.DeleteCheckpoints(ctx, []string{uuid}); err != nil {
+				t.Fatal(err)
+			}
+			waitGCTasks(t, m, 2)
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+				cp, err := m.DB.Checkpoint(ctx, uuid)
+				if err == nil && cp.State == "DELETED" {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("checkpoint %s after det checkpoint delete: %+v %v", uuid, cp, err)
+				}
+			}
+			if objs, err := st.List(ctx, uuid); err != nil || len(objs) != 0 {
+				t.Errorf("deleted checkpoint still in the bucket: %v %v", objs, err)
+			}
+			if err := c.DownloadCheckpoint(ctx, uuid, t.TempDir()); resolute.ErrorCode(err) != resolute.EGone {
+				t.Errorf("download of a deleted checkpoint: %v", err)
+			}
+		})
+	}
+}
+
