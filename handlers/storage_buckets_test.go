@@ -175,4 +175,3 @@ func TestCheckpointsInABucketAreCollectedDownloadedAndDeleted(t *testing.T) {
 		})
 	}
 }
-

@@ -199,4 +199,3 @@ func TestAWrongSecretOrAMissingBucketIsNamed(t *testing.T) {
 		})
 	}
 }
-
