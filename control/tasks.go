@@ -309,11 +309,18 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 		}
 		env["TENSORBOARD_PORT"] = strconv.Itoa(port)
 		for _, s := range sources { // read where the trials wrote them
-			spec.Mounts = append(spec.Mounts, resolute.Mount{HostPath: s.Dir, ContainerPath: s.Dir, ReadOnly: true})
+			if s.Storage == nil {
+				spec.Mounts = append(spec.Mounts, resolute.Mount{HostPath: s.Dir, ContainerPath: s.Dir, ReadOnly: true})
+			}
 		}
 		args := []string{"tensorboard", "--port", strconv.Itoa(port), "--host", listen, "--path_prefix", strings.TrimSuffix(prefix, "/")}
 		args = append(args, tensorboardLogdir(sources)...)
-		spec.Entrypoint = append(args, cfg.TensorboardArgs...)
+		synced, syncEnv, err := tensorboardSync(sources, append(args, cfg.TensorboardArgs...))
+		if err != nil {
+			return err
+		}
+		spec.Entrypoint = synced
+		maps.Copy(env, syncEnv)
 	}
 	if err := x.c.db.SetTaskState(ctx, t.ID, resolute.TaskRunning); err != nil {
 		return err

@@ -175,3 +175,62 @@ func TestCheckpointsInABucketAreCollectedDownloadedAndDeleted(t *testing.T) {
 		})
 	}
 }
+
+// TestATensorBoardOverABucketSyncsAndServesItsTrialsFiles: on each bucket
+// server, a trial's TensorBoard file goes into the bucket (the harness
+// uploads it), and a TensorBoard over the experiment syncs it into its own
+// directory and serves it.
+func TestATensorBoardOverABucketSyncsAndServesItsTrialsFiles(t *testing.T) {
+	for name, newStorage := range bucketStorages(t) {
+		t.Run(name, func(t *testing.T) {
+			bs := newStorage(t)
+			// The harness writes a trial's TensorBoard files into
+			// /tmp/tensorboard-<allocation>-<rank> (Determined's path, made
+			// for a container's own /tmp): every test master's first trial
+			// is trial-1.1, under a Unix user of its own.
+			os.RemoveAll("/tmp/tensorboard-trial-1.1-0")
+			t.Cleanup(func() { os.RemoveAll("/tmp/tensorboard-trial-1.1-0") })
+			m := handlerstest.Start(t, handlerstest.Options{})
+			token := login(t, m, "admin", "")
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "train.py"), []byte(tbTrial), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			env := ""
+			if len(bs.env) > 0 {
+				env = fmt.Sprintf("environment: {environment_variables: [%q]}\n", bs.env[0])
+			}
+			req := resolute.CreateExperimentRequest{ExperimentConfigRequest: resolute.ExperimentConfigRequest{
+				Config: "name: tb\nentrypoint: python3 train.py\nsearcher: {name: single, metric: loss}\nmax_restarts: 0\n" +
+					"checkpoint_storage: " + bs.yaml + "\n" + env},
+				ContextTgz: tgz(t, dir)}
+			var e resolute.ExperimentResponse
+			if code := api(t, m, "POST", "/api/v1/experiments", token, jsonBody(req), &e); code != 200 {
+				t.Fatalf("create: %d", code)
+			}
+			exp := e.Experiment.ID
+			if e := waitFor(t, m, token, exp, 90*time.Second); e.State != resolute.StateCompleted {
+				t.Fatalf("experiment %d: %s\n%s", exp, e.State, fetchLogs(t, m, token, "/api/v1/trials/1/logs"))
+			}
+			var trials resolute.TrialsResponse
+			api(t, m, "GET", "/api/v1/experiments/"+itoa(exp)+"/trials", token, "", &trials)
+			trial := trials.Trials[0].ID
+
+			bin := handlerstest.TempDir(t)
+			if err := os.WriteFile(filepath.Join(bin, "tensorboard"), []byte(standInTensorBoard), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			vars := []string{"PATH=" + bin + ":/usr/local/bin:/usr/bin:/bin"}
+			vars = append(vars, bs.env...)
+			tbConfig := fmt.Sprintf("environment: {environment_variables: [%q]}\n", strings.Join(vars, `", "`))
+			tbConfig = strings.ReplaceAll(tbConfig, `\"`, `"`)
+			task := readyTensorBoard(t, m, token, resolute.CreateTaskRequest{Config: tbConfig, ExperimentIDs: []int64{exp}})
+			want := "tensorboard/experiment-" + itoa(exp) + "/trial/" + itoa(trial) + "/events.out.tfevents.stand-in"
+			code, body := proxyGet(t, m, "/proxy/"+task.ID+"/", token)
+			if code != 200 || !strings.Contains(body, want) {
+				t.Fatalf("the TensorBoard through the proxy: %d\n%s\nwant %s\n%s", code, body, want,
+					fetchLogs(t, m, token, "/api/v1/tasks/"+task.ID+"/logs"))
+			}
+		})
+	}
+}
