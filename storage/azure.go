@@ -25,12 +25,12 @@ import (
 type Azure struct {
 	client    *container.Client
 	container string
+	prefix    string // a container given as "name/path" keeps its blobs under path
 }
 
 func newAzure(c expconf.AzureStorage) (*Azure, error) {
-	name := fmt.Sprintf("azure container %q", c.Container)
 	fail := func(cause string, err error) (*Azure, error) {
-		return nil, &bucketError{store: name, op: "connecting", cause: cause, err: err}
+		return nil, &bucketError{store: fmt.Sprintf("azure container %q", c.Container), op: "connecting", cause: cause, err: err}
 	}
 	var svc *azblob.Client
 	var err error
@@ -65,7 +65,8 @@ func newAzure(c expconf.AzureStorage) (*Azure, error) {
 			return fail("the account_url is not valid", err)
 		}
 	}
-	return &Azure{client: svc.ServiceClient().NewContainerClient(c.Container), container: c.Container}, nil
+	name, prefix, _ := strings.Cut(strings.Trim(c.Container, "/"), "/")
+	return &Azure{client: svc.ServiceClient().NewContainerClient(name), container: name, prefix: prefix}, nil
 }
 
 // accountOf is the account of an account URL: https://ACCOUNT.blob...
@@ -81,7 +82,12 @@ func accountOf(u string) string {
 }
 
 // String names the container.
-func (s *Azure) String() string { return fmt.Sprintf("azure container %q", s.container) }
+func (s *Azure) String() string {
+	if s.prefix != "" {
+		return fmt.Sprintf("azure container %q (prefix %q)", s.container, s.prefix)
+	}
+	return fmt.Sprintf("azure container %q", s.container)
+}
 
 // List lists the blobs under prefix.
 func (s *Azure) List(ctx context.Context, prefix string) ([]Object, error) {
@@ -89,7 +95,7 @@ func (s *Azure) List(ctx context.Context, prefix string) ([]Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := p + "/"
+	base := keyOf(s.prefix, p) + "/"
 	var out []Object
 	pages := s.client.NewListBlobsFlatPager(&container.ListBlobsFlatOptions{Prefix: &base})
 	for pages.More() {
@@ -118,7 +124,7 @@ func (s *Azure) Open(ctx context.Context, key string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := s.client.NewBlobClient(k).DownloadStream(ctx, nil)
+	resp, err := s.client.NewBlobClient(keyOf(s.prefix, k)).DownloadStream(ctx, nil)
 	if err != nil {
 		return nil, s.err("reading "+k, err)
 	}
@@ -138,7 +144,7 @@ func (s *Azure) Delete(ctx context.Context, prefix string) error {
 	}
 	p, _ := checkPrefix(prefix)
 	for _, o := range objs {
-		_, err := s.client.NewBlobClient(p+"/"+o.Path).Delete(ctx, nil)
+		_, err := s.client.NewBlobClient(keyOf(s.prefix, p+"/"+o.Path)).Delete(ctx, nil)
 		if err != nil && !bloberror.HasCode(err, bloberror.BlobNotFound) {
 			return s.err("deleting "+p, err)
 		}

@@ -32,7 +32,7 @@ func Put(ctx context.Context, st Store, key string, body io.Reader, size int64) 
 		if err != nil {
 			return err
 		}
-		_, err = s.client.NewBlockBlobClient(key).UploadBuffer(ctx, data, nil)
+		_, err = s.client.NewBlockBlobClient(keyOf(s.prefix, key)).UploadBuffer(ctx, data, nil)
 		return err
 	}
 	return fmt.Errorf("Put: %T is not a bucket", st)

@@ -39,7 +39,7 @@ func backends() map[string]backend {
 		}},
 		"an azure container on Azurite": {config: func(t *testing.T) *expconf.CheckpointStorageConfig {
 			b := storagetest.NewAzureContainer(t)
-			return &expconf.CheckpointStorageConfig{Type: "azure", Azure: &expconf.AzureStorage{Container: b.Container,
+			return &expconf.CheckpointStorageConfig{Type: "azure", Azure: &expconf.AzureStorage{Container: b.Container + "/team/run",
 				ConnectionString: b.ConnectionString}}
 		}},
 	}
@@ -144,6 +144,30 @@ func TestEveryStorageListsStreamsAndDeletesACheckpoint(t *testing.T) {
 				t.Errorf("ck-2 after refused deletes: %v", objs)
 			}
 		})
+	}
+}
+
+// TestS3TakesItsCredentialsAndRegionFromTheEnvironment: with no keys in
+// the config, the SDK's default chain finds them (here AWS_ACCESS_KEY_ID
+// and AWS_SECRET_ACCESS_KEY; on a cloud, the instance's or pod's role).
+func TestS3TakesItsCredentialsAndRegionFromTheEnvironment(t *testing.T) {
+	b := storagetest.NewS3Bucket(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", b.AccessKey)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", b.SecretKey)
+	t.Setenv("AWS_REGION", "")
+	t.Setenv("AWS_DEFAULT_REGION", "")
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	st, err := storage.New(t.Context(), &expconf.CheckpointStorageConfig{Type: "s3",
+		S3: &expconf.S3Storage{Bucket: b.Bucket, EndpointURL: b.Endpoint}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.PutBytes(t.Context(), st, "ck/a", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	if objs, err := st.List(t.Context(), "ck"); err != nil || len(objs) != 1 {
+		t.Fatalf("List with the environment's keys: %v %v", objs, err)
 	}
 }
 
