@@ -234,3 +234,46 @@ func TestATensorBoardOverABucketSyncsAndServesItsTrialsFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestDeletingAnExperimentDeletesItsCheckpointsFromTheBucket: its GC task
+// outlives it, with the storage in its own config.
+func TestDeletingAnExperimentDeletesItsCheckpointsFromTheBucket(t *testing.T) {
+	b := storagetest.NewS3Bucket(t)
+	m := handlerstest.Start(t, handlerstest.Options{})
+	token := login(t, m, "admin", "")
+	cfg := slowConfig("doomed", 42, 0, 2) + fmt.Sprintf(
+		"checkpoint_storage: {type: s3, bucket: %s, access_key: %s, secret_key: %s, endpoint_url: %q, save_trial_latest: 2}\n",
+		b.Bucket, b.AccessKey, b.SecretKey, b.Endpoint)
+	exp := createSlow(t, m, token, cfg)
+	if e := waitFor(t, m, token, exp, 90*time.Second); e.State != resolute.StateCompleted {
+		t.Fatalf("experiment %s", e.State)
+	}
+	ctx := t.Context()
+	e, _ := m.DB.Experiment(ctx, exp)
+	ec, _ := expconf.ParseExperiment(e.Config)
+	st, err := storage.New(ctx, ec.CheckpointStorage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cps, _ := m.DB.ExperimentCheckpoints(ctx, exp)
+	if len(cps) != 2 {
+		t.Fatalf("checkpoints %+v", cps)
+	}
+	for _, c := range cps {
+		if objs, _ := st.List(ctx, c.UUID); len(objs) == 0 {
+			t.Fatalf("checkpoint %s is not in the bucket", c.UUID)
+		}
+	}
+	if code := api(t, m, "DELETE", "/api/v1/experiments/"+itoa(exp), token, "", nil); code != 200 {
+		t.Fatalf("delete: %d", code)
+	}
+	gc := waitGCTasks(t, m, 1)
+	if gc[len(gc)-1].ExitCode == nil || *gc[len(gc)-1].ExitCode != 0 {
+		t.Fatalf("GC tasks %+v", gc)
+	}
+	for _, c := range cps {
+		if objs, err := st.List(ctx, c.UUID); err != nil || len(objs) != 0 {
+			t.Errorf("checkpoint %s of the deleted experiment is still in the bucket: %v %v", c.UUID, objs, err)
+		}
+	}
+}
