@@ -277,3 +277,66 @@ func TestDeletingAnExperimentDeletesItsCheckpointsFromTheBucket(t *testing.T) {
 		}
 	}
 }
+
+// crashOnce checkpoints at each of four steps into the experiment's
+// storage, crashes once after the second, and resumes from its latest
+// checkpoint, read back from storage.
+const crashOnce = `import json, os
+import determined as det
+
+with det.core.init() as ctx:
+    info = det.get_cluster_info()
+    step = 0
+    if info.latest_checkpoint is not None:
+        with ctx.checkpoint.restore_path(info.latest_checkpoint) as p:
+            with open(os.path.join(p, "state.json")) as f:
+                step = json.load(f)["step"]
+        print("resumed at step", step, flush=True)
+    while step < 4:
+        step += 1
+        ctx.train.report_validation_metrics(step, {"loss": 1.0 / step})
+        with ctx.checkpoint.store_path({"steps_completed": step}) as (p, _):
+            with open(os.path.join(p, "state.json"), "w") as f:
+                json.dump({"step": step}, f)
+        if step == 2 and info.latest_checkpoint is None:
+            print("crashing", flush=True)
+            os._exit(3)
+`
+
+// TestATrialCrashesAndResumesFromItsCheckpointInABucket: on each bucket
+// server, the same config Determined ran: the trial crashes after its
+// second checkpoint, restarts, and resumes at step 2 from the bucket.
+func TestATrialCrashesAndResumesFromItsCheckpointInABucket(t *testing.T) {
+	for name, newStorage := range bucketStorages(t) {
+		t.Run(name, func(t *testing.T) {
+			bs := newStorage(t)
+			m := handlerstest.Start(t, handlerstest.Options{})
+			token := login(t, m, "admin", "")
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "train.py"), []byte(crashOnce), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg := "name: crash\nentrypoint: python3 train.py\nsearcher: {name: single, metric: loss}\nmax_restarts: 1\n" +
+				"checkpoint_storage: " + bs.yaml + "\n"
+			if len(bs.env) > 0 {
+				cfg += fmt.Sprintf("environment: {environment_variables: [%q]}\n", bs.env[0])
+			}
+			var e resolute.ExperimentResponse
+			req := resolute.CreateExperimentRequest{ExperimentConfigRequest: resolute.ExperimentConfigRequest{Config: cfg}, ContextTgz: tgz(t, dir)}
+			if code := api(t, m, "POST", "/api/v1/experiments", token, jsonBody(req), &e); code != 200 {
+				t.Fatalf("create: %d", code)
+			}
+			exp := e.Experiment.ID
+			done := waitFor(t, m, token, exp, 90*time.Second)
+			var trials resolute.TrialsResponse
+			api(t, m, "GET", "/api/v1/experiments/"+itoa(exp)+"/trials", token, "", &trials)
+			logs := fetchLogs(t, m, token, "/api/v1/trials/"+itoa(trials.Trials[0].ID)+"/logs")
+			if done.State != resolute.StateCompleted || !strings.Contains(logs, "crashing") || !strings.Contains(logs, "resumed at step 2") {
+				t.Fatalf("experiment %s; the trial's log:\n%s", done.State, logs)
+			}
+			if trials.Trials[0].Restarts != 1 {
+				t.Errorf("restarts %d, want 1", trials.Trials[0].Restarts)
+			}
+		})
+	}
+}
