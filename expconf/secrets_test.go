@@ -66,3 +66,32 @@ func TestUnmask(t *testing.T) {
 		})
 	}
 }
+
+func TestAzureCredentialsComeWholeFromOneLayer(t *testing.T) {
+	master := []byte("checkpoint_storage: {type: azure, container: c, account_url: 'https://a.blob.core.windows.net', credential: K}\n")
+	tests := map[string]struct {
+		user            string
+		wantCS, wantURL string
+		wantCred        string
+	}{
+		"a user's connection string replaces the master's account URL and credential": {
+			user: "checkpoint_storage: {type: azure, container: mine, connection_string: CS}\n", wantCS: "CS"},
+		"a user's container alone keeps the master's credentials": {
+			user: "checkpoint_storage: {type: azure, container: mine}\n", wantURL: "https://a.blob.core.windows.net", wantCred: "K"},
+		"a user's account URL alone takes no credential of the master's": {
+			user:    "checkpoint_storage: {type: azure, container: mine, account_url: 'https://b.blob.core.windows.net'}\n",
+			wantURL: "https://b.blob.core.windows.net"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := expconf.ParseExperimentLayers([][]byte{master, []byte("name: x\nentrypoint: a\nsearcher: {name: single, metric: loss}\n" + tc.user)}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := cfg.CheckpointStorage.Azure
+			if a.Container != "mine" || a.ConnectionString != tc.wantCS || a.AccountURL != tc.wantURL || a.Credential != tc.wantCred {
+				t.Errorf("got %+v", *a)
+			}
+		})
+	}
+}
