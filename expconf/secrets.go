@@ -89,3 +89,52 @@ func (cs *CheckpointStorageConfig) Unmask(parent *CheckpointStorageConfig) error
 	}
 	return nil
 }
+
+// UnmaskYAML puts back into a config's YAML, edited from a masked copy
+// (MaskYAML) of old, the secrets of old's checkpoint_storage that it leaves
+// as the mask; src as it is when there are none.
+func UnmaskYAML(src, old string) string {
+	var doc, prev yaml.Node
+	if yaml.Unmarshal([]byte(src), &doc) != nil || yaml.Unmarshal([]byte(old), &prev) != nil {
+		return src
+	}
+	storage := func(n *yaml.Node) *yaml.Node {
+		if len(n.Content) == 0 || n.Content[0].Kind != yaml.MappingNode {
+			return nil
+		}
+		root := n.Content[0]
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if root.Content[i].Value == "checkpoint_storage" && root.Content[i+1].Kind == yaml.MappingNode {
+				return root.Content[i+1]
+			}
+		}
+		return nil
+	}
+	cs, was := storage(&doc), storage(&prev)
+	if cs == nil || was == nil {
+		return src
+	}
+	changed := false
+	for j := 0; j+1 < len(cs.Content); j += 2 {
+		key, v := cs.Content[j].Value, cs.Content[j+1]
+		if !resolute.IsStorageSecret(key) || v.Kind != yaml.ScalarNode || v.Value != resolute.Masked {
+			continue
+		}
+		for k := 0; k+1 < len(was.Content); k += 2 {
+			if was.Content[k].Value == key && was.Content[k+1].Kind == yaml.ScalarNode && was.Content[k+1].Value != resolute.Masked {
+				cs.Content[j+1] = was.Content[k+1]
+				changed = true
+			}
+		}
+	}
+	if !changed {
+		return src
+	}
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if enc.Encode(&doc) != nil {
+		return src
+	}
+	return b.String()
+}

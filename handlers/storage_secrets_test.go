@@ -102,3 +102,43 @@ func TestStorageSecretsReachTheTaskButNoOneElse(t *testing.T) {
 		t.Errorf("the fork's stored config lacks the parent's key: %s", stored.Config)
 	}
 }
+
+// TestATemplatesStorageKeysAreMaskedAndSurviveAnEdit: a template is shown
+// (API, page) with its storage keys masked; edited from what is shown, it
+// keeps the keys, and an experiment made with it gets them.
+func TestATemplatesStorageKeysAreMaskedAndSurviveAnEdit(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	token := login(t, m, "admin", "")
+	yaml := "# team storage\ncheckpoint_storage: {type: s3, bucket: b, access_key: AK-77, secret_key: SK-77}\n"
+	if code := api(t, m, "POST", "/api/v1/templates", token, jsonBody(resolute.TemplateRequest{Name: "team", YAML: yaml}), nil); code != 200 {
+		t.Fatalf("create: %d", code)
+	}
+	var got resolute.TemplateResponse
+	api(t, m, "GET", "/api/v1/templates/team", token, "", &got)
+	c := browserClient(t)
+	post(t, c, m, "/login", url.Values{"username": {"admin"}, "password": {""}, "redirect": {"/"}})
+	_, page := get(t, c, m, "/templates/team")
+	for where, text := range map[string]string{"API yaml": got.Template.ConfigYAML, "API config": fmt.Sprint(got.Template.Config), "page": page} {
+		if strings.Contains(text, "SK-77") || strings.Contains(text, "AK-77") || !strings.Contains(text, resolute.Masked) {
+			t.Errorf("%s: %s", where, text)
+		}
+	}
+	edited := strings.Replace(got.Template.ConfigYAML, "bucket: b,", "bucket: b, prefix: runs,", 1)
+	if code := api(t, m, "PATCH", "/api/v1/templates/team", token, jsonBody(resolute.TemplateRequest{YAML: edited}), nil); code != 200 {
+		t.Fatalf("edit: %d", code)
+	}
+	stored, err := m.DB.Template(context.Background(), "team")
+	if err != nil || !strings.Contains(stored.ConfigYAML, "SK-77") || !strings.Contains(stored.ConfigYAML, "AK-77") || !strings.Contains(stored.ConfigYAML, "runs") {
+		t.Fatalf("stored after the edit: %q %v", stored.ConfigYAML, err)
+	}
+	var e resolute.ExperimentResponse
+	req := resolute.CreateExperimentRequest{ExperimentConfigRequest: resolute.ExperimentConfigRequest{Template: "team",
+		Config: "name: x\nentrypoint: sleep 1\nsearcher: {name: single, metric: loss}\n"}, Activate: new(bool)}
+	if code := api(t, m, "POST", "/api/v1/experiments", token, jsonBody(req), &e); code != 200 {
+		t.Fatalf("create with the template: %d", code)
+	}
+	exp, _ := m.DB.Experiment(context.Background(), e.Experiment.ID)
+	if !strings.Contains(string(exp.Config), "SK-77") {
+		t.Errorf("the experiment lacks the template's key: %s", exp.Config)
+	}
+}
