@@ -137,3 +137,10 @@ func writeFile(target string, r io.Reader, perm os.FileMode) error {
 	}
 	return f.Close()
 }
+
+// DeleteCheckpoints deletes checkpoints and their files (DELETE
+// /api/v1/checkpoints); the master's GC tasks delete the files and mark
+// them deleted when done.
+func (c *Client) DeleteCheckpoints(ctx context.Context, uuids []string) error {
+	return c.do(ctx, http.MethodDelete, "/api/v1/checkpoints", nil, map[string]any{"checkpointUuids": uuids}, nil)
+}

@@ -13,7 +13,8 @@ import (
 // Checkpoints records the checkpoints trials report and what becomes of
 // their files.
 type Checkpoints struct {
-	db *db.DB
+	db   *db.DB
+	exps *Experiments // queues the GC tasks that delete files
 }
 
 // Report records a checkpoint that trial c.TrialID wrote, which becomes the

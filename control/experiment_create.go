@@ -7,6 +7,7 @@ import (
 	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/contextdir"
 	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/expconf"
 	"github.com/resolute-ml/resolute/searcher"
 )
 
@@ -38,6 +39,9 @@ func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateReque
 	}
 	cfg, err := x.c.configs.ExpandExperiment(ctx, []byte(req.ConfigYAML), req.Template, req.Overrides)
 	if err != nil {
+		return resolute.Experiment{}, err
+	}
+	if err := x.unmask(ctx, cfg, req.ParentID); err != nil {
 		return resolute.Experiment{}, err
 	}
 	projectID, err := x.c.projectFor(ctx, cfg, req.ProjectID)
@@ -122,6 +126,26 @@ func (x *Experiments) inherit(ctx context.Context, a authz.Actor, req *CreateReq
 	}
 	if req.ProjectID == 0 {
 		req.ProjectID = parent.ProjectID
+	}
+	return nil
+}
+
+// unmask puts back the storage secrets a fork's config leaves masked (it
+// was made from the parent's config as shown, masked) from its parent's;
+// a config with no parent may not use the mask as a secret.
+func (x *Experiments) unmask(ctx context.Context, cfg *expconf.ExperimentConfig, parentID *int64) error {
+	var parent *expconf.CheckpointStorageConfig
+	if parentID != nil {
+		e, err := x.c.db.Experiment(ctx, *parentID)
+		if err != nil {
+			return err
+		}
+		if pc, err := expconf.ParseExperiment(e.Config); err == nil {
+			parent = pc.CheckpointStorage
+		}
+	}
+	if err := cfg.CheckpointStorage.Unmask(parent); err != nil {
+		return resolute.Errorf(resolute.EInvalid, "%s", resolute.ErrorMessage(err))
 	}
 	return nil
 }

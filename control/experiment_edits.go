@@ -9,6 +9,7 @@ import (
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/expconf"
 )
 
 // The edits of an experiment that are not changes of its state: archive,
@@ -42,6 +43,7 @@ func (x *Experiments) SetArchived(ctx context.Context, a authz.Actor, id int64, 
 // Delete deletes a finished experiment with everything it reported; none of
 // its checkpoints may be a model version.
 func (x *Experiments) Delete(ctx context.Context, a authz.Actor, id int64) error {
+	var gcTask string
 	err := x.c.db.InTx(ctx, func(q *db.Queries) error {
 		e, err := changeableExperiment(ctx, q, a, id)
 		if err != nil {
@@ -61,10 +63,28 @@ func (x *Experiments) Delete(ctx context.Context, a authz.Actor, id int64) error
 		if err := refuseIfRegistered(ctx, q, uuids...); err != nil {
 			return err
 		}
+		// Its checkpoints' files go too, as in Determined: a GC task that
+		// outlives the experiment, with the storage in its own config.
+		var files []string
+		for _, c := range cps {
+			if c.State != "DELETED" {
+				files = append(files, c.UUID)
+			}
+		}
+		if len(files) > 0 {
+			cfg, err := expconf.ParseExperiment(e.Config)
+			if err != nil {
+				return err
+			}
+			if gcTask, err = queueCheckpointGC(ctx, q, x.c.opts.AuxPool, e, cfg.CheckpointStorage, files); err != nil {
+				return err
+			}
+		}
 		return q.DeleteExperiment(ctx, id)
 	})
 	if err == nil {
-		x.c.logger.Info("experiment deleted", "experiment", id, "user", a.Username())
+		x.c.logger.Info("experiment deleted", "experiment", id, "user", a.Username(), "checkpoint_gc_task", gcTask)
+		x.c.wakeAdmission()
 	}
 	return err
 }

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db"
@@ -103,10 +101,6 @@ func (x *Experiments) CollectGarbage(ctx context.Context, experimentID int64) er
 		return err
 	}
 	st := cfg.CheckpointStorage
-	dir, err := st.LocalDir()
-	if err != nil {
-		return nil // cloud storage: the harness deletes there (not yet)
-	}
 	cps, err := x.c.db.ExperimentCheckpoints(ctx, experimentID)
 	if err != nil {
 		return err
@@ -150,17 +144,14 @@ func (x *Experiments) CollectGarbage(ctx context.Context, experimentID int64) er
 	policy := GCPolicy{ExperimentBest: st.SaveExperimentBest, TrialBest: st.SaveTrialBest, TrialLatest: st.SaveTrialLatest,
 		SmallerIsBetter: cfg.Searcher.SmallerIsBetter}
 	doomed := CheckpointsToDelete(scored, policy, keep)
-	return x.startCheckpointGC(ctx, e, dir, st.SharedFS != nil, doomed)
+	return x.startCheckpointGC(ctx, e, st, doomed)
 }
 
-// startCheckpointGC queues a CHECKPOINT_GC task that deletes the files of
-// uuids under dir where tasks run (on Kubernetes a pod made from
-// checkpoint_gc_pod_spec), with the experiment's environment (not its pod
-// spec) and bind mounts, and shared_fs storage mounted from the host
-// (directory storage is mounted by the GC pod spec). Checkpoints another
-// such task holds are left to it; checkpointGCEnded marks them deleted once
-// it exits 0.
-func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experiment, dir string, hostDir bool, uuids []string) error {
+// startCheckpointGC queues a CHECKPOINT_GC task (gcTaskConfig) that
+// deletes the files of uuids where tasks run (on Kubernetes a pod made from
+// checkpoint_gc_pod_spec). Checkpoints another such task holds are left to
+// it; checkpointGCEnded marks them deleted once it exits 0.
+func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experiment, st *expconf.CheckpointStorageConfig, uuids []string) error {
 	if len(uuids) == 0 {
 		return nil
 	}
@@ -177,10 +168,6 @@ func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experime
 	if len(uncollected) == 0 {
 		return nil
 	}
-	config, err := checkpointGCConfig(e, dir, hostDir, uncollected)
-	if err != nil {
-		return err
-	}
 	var id string
 	err = x.c.db.InTx(ctx, func(q *db.Queries) error {
 		// A checkpoint registered as a model version since the policy chose
@@ -188,15 +175,8 @@ func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experime
 		if uncollected, err = unregistered(ctx, q, uncollected); err != nil || len(uncollected) == 0 {
 			return err
 		}
-		id, err = q.CreateTask(ctx, db.NewTask{Type: resolute.TaskCheckpointGC, Description: fmt.Sprintf("Checkpoint GC of experiment %d", e.ID),
-			Config: config, UserID: e.UserID, ProjectID: e.ProjectID, ResourcePool: x.c.opts.AuxPool, ExperimentIDs: []int64{e.ID}})
-		if err != nil {
-			return err
-		}
-		if err := q.AddCheckpointGC(ctx, id, uncollected); err != nil {
-			return err
-		}
-		return q.CreateAllocation(ctx, id+".1", id, nil, 0)
+		id, err = queueCheckpointGC(ctx, q, x.c.opts.AuxPool, e, st, uncollected)
+		return err
 	})
 	if err != nil || id == "" {
 		return err
@@ -206,49 +186,22 @@ func (x *Experiments) startCheckpointGC(ctx context.Context, e resolute.Experime
 	return nil
 }
 
-// checkpointGCConfig is the task config of a CHECKPOINT_GC task: the
-// experiment's environment without its pod spec (the GC pod spec applies),
-// its bind mounts and, when hostDir, the storage directory mounted from the
-// host at its own path; no slots; and a shell entrypoint that removes each
-// checkpoint's directory, failing when the storage is not there at all.
-func checkpointGCConfig(e resolute.Experiment, dir string, hostDir bool, uuids []string) ([]byte, error) {
-	var exp struct {
-		Environment map[string]any `json:"environment"`
-		BindMounts  []any          `json:"bind_mounts"`
-	}
-	if err := json.Unmarshal(e.Config, &exp); err != nil {
-		return nil, err
-	}
-	delete(exp.Environment, "pod_spec")
-	if hostDir {
-		exp.BindMounts = append(exp.BindMounts, map[string]any{"host_path": dir, "container_path": dir})
-	}
-	script := "set -e\n" + fmt.Sprintf("[ -d %[1]s ] || { echo checkpoint storage %[1]s is not mounted in this pod >&2; exit 1; }\n", shellQuote(dir))
-	for _, u := range uuids {
-		script += "rm -rf -- " + shellQuote(filepath.Join(dir, u)) + "\n"
-	}
-	script += fmt.Sprintf("echo 'deleted %d checkpoints of experiment %d'\n", len(uuids), e.ID)
-	config := map[string]any{"resources": map[string]any{"slots": 0}, "entrypoint": script}
-	if exp.Environment != nil {
-		config["environment"] = exp.Environment
-	}
-	if exp.BindMounts != nil {
-		config["bind_mounts"] = exp.BindMounts
-	}
-	raw, err := json.Marshal(config)
+// queueCheckpointGC creates, in q's transaction, a CHECKPOINT_GC task of
+// experiment e that deletes uuids from st, and its allocation.
+func queueCheckpointGC(ctx context.Context, q *db.Queries, pool string, e resolute.Experiment, st *expconf.CheckpointStorageConfig, uuids []string) (string, error) {
+	config, err := gcTaskConfig(e, st, uuids)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	cfg, err := expconf.ParseTask(raw, expconf.TaskCheckpointGC)
+	id, err := q.CreateTask(ctx, db.NewTask{Type: resolute.TaskCheckpointGC, Description: fmt.Sprintf("Checkpoint GC of experiment %d", e.ID),
+		Config: config, UserID: e.UserID, ProjectID: e.ProjectID, ResourcePool: pool, ExperimentIDs: []int64{e.ID}})
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint GC task config: %w", err)
+		return "", err
 	}
-	return json.Marshal(cfg.Map())
-}
-
-// shellQuote quotes s for sh.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	if err := q.AddCheckpointGC(ctx, id, uuids); err != nil {
+		return "", err
+	}
+	return id, q.CreateAllocation(ctx, id+".1", id, nil, 0)
 }
 
 // checkpointGCEnded marks a CHECKPOINT_GC task's checkpoints deleted, in the

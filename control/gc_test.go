@@ -74,7 +74,7 @@ func TestACheckpointGCTaskRemovesExactlyItsCheckpoints(t *testing.T) {
 	e := resolute.Experiment{ID: 7, Config: []byte(`{"environment": {"image": {"cpu": "img:1", "cuda": "img:1-gpu"},
 			"pod_spec": {"spec": {"priorityClassName": "trials-only"}}},
 		"bind_mounts": [{"host_path": "/data", "container_path": "/data", "read_only": true}]}`)}
-	raw, err := control.CheckpointGCConfig(e, dir, true, []string{"a1", "c3"})
+	raw, err := control.GCTaskConfig(e, &expconf.CheckpointStorageConfig{Type: "shared_fs", SharedFS: &expconf.SharedFSStorage{HostPath: dir}}, []string{"a1", "c3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestACheckpointGCTaskRemovesExactlyItsCheckpoints(t *testing.T) {
 func TestACheckpointGCTaskFailsWhereItsStorageIsNotMounted(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "not-mounted")
 	e := resolute.Experiment{ID: 8, Config: []byte(`{}`)}
-	raw, err := control.CheckpointGCConfig(e, dir, false, []string{"a1"})
+	raw, err := control.GCTaskConfig(e, &expconf.CheckpointStorageConfig{Type: "directory", Directory: &expconf.DirectoryStorage{ContainerPath: dir}}, []string{"a1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 		Workspaces:  &Workspaces{db: database, logger: logger},
 		Projects:    &Projects{db: database, logger: logger},
 		Trials:      &Trials{db: database, exps: exps, metrics: metrics},
-		Checkpoints: &Checkpoints{db: database},
+		Checkpoints: &Checkpoints{db: database, exps: exps},
 		Allocations: &Allocations{db: database},
 		Models:      &Models{db: database, logger: logger},
 		Templates:   &Templates{db: database, logger: logger},

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"path/filepath"
 	"regexp"
@@ -267,6 +268,11 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 	switch t.Type {
 	case resolute.TaskCommand, resolute.TaskCheckpointGC:
 		spec.Shell, spec.Entrypoint = cfg.Entrypoint.Shell, cfg.Entrypoint.Exec
+		storageEnv, err := gcStorageEnv(cfg)
+		if err != nil {
+			return err
+		}
+		maps.Copy(env, storageEnv)
 	case resolute.TaskShell:
 		// The shell's terminals are opened into the allocation; this keeps
 		// it (and its environment) alive until it is killed.
@@ -303,11 +309,18 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 		}
 		env["TENSORBOARD_PORT"] = strconv.Itoa(port)
 		for _, s := range sources { // read where the trials wrote them
-			spec.Mounts = append(spec.Mounts, resolute.Mount{HostPath: s.Dir, ContainerPath: s.Dir, ReadOnly: true})
+			if s.Storage == nil {
+				spec.Mounts = append(spec.Mounts, resolute.Mount{HostPath: s.Dir, ContainerPath: s.Dir, ReadOnly: true})
+			}
 		}
 		args := []string{"tensorboard", "--port", strconv.Itoa(port), "--host", listen, "--path_prefix", strings.TrimSuffix(prefix, "/")}
 		args = append(args, tensorboardLogdir(sources)...)
-		spec.Entrypoint = append(args, cfg.TensorboardArgs...)
+		synced, syncEnv, err := tensorboardSync(sources, append(args, cfg.TensorboardArgs...))
+		if err != nil {
+			return err
+		}
+		spec.Entrypoint = synced
+		maps.Copy(env, syncEnv)
 	}
 	if err := x.c.db.SetTaskState(ctx, t.ID, resolute.TaskRunning); err != nil {
 		return err

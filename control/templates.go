@@ -9,6 +9,7 @@ import (
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/expconf"
 )
 
 // Templates creates, replaces and deletes config templates. A template's
@@ -53,7 +54,8 @@ func (s *Templates) Set(ctx context.Context, a authz.Actor, req resolute.Templat
 		if err := authz.Can(a, authz.ChangeTemplate, authz.Template(t)); err != nil {
 			return t, err
 		}
-		return q.UpdateTemplate(ctx, t.Name, text)
+		// Edited from the masked YAML shown: the storage keys left masked stay.
+		return q.UpdateTemplate(ctx, t.Name, expconf.UnmaskYAML(text, t.ConfigYAML))
 	})
 }
 
@@ -73,7 +75,8 @@ func (s *Templates) Update(ctx context.Context, a authz.Actor, req resolute.Temp
 		if err := authz.Can(a, authz.ChangeTemplate, authz.Template(t)); err != nil {
 			return t, err
 		}
-		return q.UpdateTemplate(ctx, t.Name, text)
+		// Edited from the masked YAML shown: the storage keys left masked stay.
+		return q.UpdateTemplate(ctx, t.Name, expconf.UnmaskYAML(text, t.ConfigYAML))
 	})
 }
 

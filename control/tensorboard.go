@@ -3,6 +3,7 @@ package control
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -22,7 +23,10 @@ import (
 // experiment's shared_fs host_path (plus storage_path) or directory
 // container_path: Determined's layout. With storage on a file system the
 // master and the trials share, nothing is copied; TensorBoard reads the
-// directories in place. Cloud storage is not supported yet.
+// directories in place. With a bucket the trial uploads them to the same
+// path under the bucket's prefix, and the TensorBoard task syncs them into
+// its own directory (tensorboardSync) before and while TensorBoard serves
+// them.
 
 // TensorBoardDir is where the trial's TensorBoard files live under storage
 // base; trialID 0 gives the experiment's directory, holding its trials'.
@@ -35,9 +39,18 @@ func TensorBoardDir(base, clusterID string, experimentID, trialID int64) string 
 }
 
 // tensorboardSource is one directory a TensorBoard shows, with the name
-// its runs get.
+// its runs get. From a bucket, Dir is relative to the task's directory,
+// and the task syncs it from Path under Storage.
 type tensorboardSource struct {
 	Name, Dir string
+	Storage   *expconf.CheckpointStorageConfig // a bucket's; nil on this machine
+	Path      string                           // under the bucket's prefix
+}
+
+// bucketSource is a source in a bucket: synced from path into dir.
+func bucketSource(name string, cs *expconf.CheckpointStorageConfig, clusterID string, experimentID, trialID int64) tensorboardSource {
+	return tensorboardSource{Name: name, Dir: filepath.Join("tensorboard", name), Storage: cs,
+		Path: filepath.ToSlash(TensorBoardDir("", clusterID, experimentID, trialID))}
 }
 
 // checkTensorBoardSources refuses a TensorBoard over nothing, over
@@ -63,6 +76,7 @@ func (x *Tasks) checkTensorBoardSources(ctx context.Context, req TaskRequest) er
 func (x *Tasks) tensorboardSources(ctx context.Context, experimentIDs, trialIDs []int64) ([]tensorboardSource, error) {
 	var out []tensorboardSource
 	bases := map[int64]string{}
+	buckets := map[int64]*expconf.CheckpointStorageConfig{}
 	base := func(id int64) (string, error) {
 		if b, ok := bases[id]; ok {
 			return b, nil
@@ -77,7 +91,7 @@ func (x *Tasks) tensorboardSources(ctx context.Context, experimentIDs, trialIDs 
 		}
 		b, err := cfg.CheckpointStorage.LocalDir()
 		if err != nil {
-			return "", resolute.Errorf(resolute.EInvalid, "experiment %d: TensorBoard reads files on this machine's file system; %v", id, err)
+			buckets[id] = cfg.CheckpointStorage // synced by the task
 		}
 		bases[id] = b
 		return b, nil
@@ -92,7 +106,12 @@ func (x *Tasks) tensorboardSources(ctx context.Context, experimentIDs, trialIDs 
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, tensorboardSource{Name: "experiment-" + strconv.FormatInt(id, 10), Dir: TensorBoardDir(b, x.c.opts.ClusterID, id, 0)})
+		name := "experiment-" + strconv.FormatInt(id, 10)
+		if cs := buckets[id]; cs != nil {
+			out = append(out, bucketSource(name, cs, x.c.opts.ClusterID, id, 0))
+			continue
+		}
+		out = append(out, tensorboardSource{Name: name, Dir: TensorBoardDir(b, x.c.opts.ClusterID, id, 0)})
 	}
 	seen := map[int64]bool{}
 	for _, id := range trialIDs {
@@ -108,7 +127,12 @@ func (x *Tasks) tensorboardSources(ctx context.Context, experimentIDs, trialIDs 
 			continue
 		}
 		seen[id] = true
-		out = append(out, tensorboardSource{Name: "trial-" + strconv.FormatInt(id, 10), Dir: TensorBoardDir(b, x.c.opts.ClusterID, t.ExperimentID, id)})
+		name := "trial-" + strconv.FormatInt(id, 10)
+		if cs := buckets[t.ExperimentID]; cs != nil {
+			out = append(out, bucketSource(name, cs, x.c.opts.ClusterID, t.ExperimentID, id))
+			continue
+		}
+		out = append(out, tensorboardSource{Name: name, Dir: TensorBoardDir(b, x.c.opts.ClusterID, t.ExperimentID, id)})
 	}
 	for _, s := range out {
 		// TensorBoard splits --logdir_spec at commas and the first colon.
@@ -158,4 +182,33 @@ func tensorboardDescription(experimentIDs, trialIDs []int64) string {
 		parts = append(parts, "trials "+list(trialIDs))
 	}
 	return fmt.Sprintf("TensorBoard (%s)", strings.Join(parts, "; "))
+}
+
+// tensorboardSync is how a TensorBoard task gets the sources in buckets:
+// its command runs under the harness's determined.exec.tensorboard, which
+// syncs each into its directory before TensorBoard starts and every few
+// seconds while it serves; DET_TENSORBOARD_SOURCES hands it the buckets
+// with their secrets (never part of the task's shown config). No bucket:
+// the command as it is.
+func tensorboardSync(sources []tensorboardSource, command []string) ([]string, map[string]string, error) {
+	type synced struct {
+		Storage map[string]any `json:"storage"`
+		Path    string         `json:"path"`
+		Dir     string         `json:"dir"`
+	}
+	var list []synced
+	for _, s := range sources {
+		if s.Storage != nil {
+			list = append(list, synced{Storage: s.Storage.Map(), Path: s.Path, Dir: s.Dir})
+		}
+	}
+	if len(list) == 0 {
+		return command, nil, nil
+	}
+	raw, err := json.Marshal(list)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append([]string{"python3", "-m", "determined.exec.tensorboard"}, command...),
+		map[string]string{"DET_TENSORBOARD_SOURCES": string(raw)}, nil
 }

@@ -2,6 +2,7 @@ package expconf
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -251,6 +252,7 @@ func mergeNodes(base, over *yaml.Node, depth int, path string) *yaml.Node {
 			return o
 		}
 	}
+	b = azureCredentialSource(b, o, path)
 	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: o.Line, Column: o.Column}
 	pos := map[string]int{}
 	for i := 0; i+1 < len(b.Content); i += 2 {
@@ -272,4 +274,28 @@ func mergeNodes(base, over *yaml.Node, depth int, path string) *yaml.Node {
 		out.Content = append(out.Content, o.Content[i], o.Content[i+1])
 	}
 	return out
+}
+
+// azureCredentials are the keys of azure storage that say how to sign in.
+var azureCredentials = []string{"connection_string", "account_url", "credential"}
+
+// azureCredentialSource drops the lower layer's way of signing in to Azure
+// when the upper layer gives its own (a connection_string or an
+// account_url), so that a user's connection string does not meet the
+// master's account URL: as Determined merges azure storage, the
+// credentials come whole from one layer.
+func azureCredentialSource(b, o *yaml.Node, path string) *yaml.Node {
+	if path != "checkpoint_storage" || scalarAt(o, "type") != StorageAzure && scalarAt(b, "type") != StorageAzure {
+		return b
+	}
+	if scalarAt(o, "connection_string") == "" && scalarAt(o, "account_url") == "" {
+		return b
+	}
+	kept := &yaml.Node{Kind: b.Kind, Tag: b.Tag, Line: b.Line, Column: b.Column}
+	for i := 0; i+1 < len(b.Content); i += 2 {
+		if !slices.Contains(azureCredentials, b.Content[i].Value) {
+			kept.Content = append(kept.Content, b.Content[i], b.Content[i+1])
+		}
+	}
+	return kept
 }

@@ -243,3 +243,6 @@ func (cs *CheckpointStorageConfig) LocalDir() (string, error) {
 	}
 	return "", fmt.Errorf("%s storage is not on this machine", cs.Type)
 }
+
+// Map renders the section as plain YAML-shaped values, secrets included.
+func (cs *CheckpointStorageConfig) Map() map[string]any { return cs.render() }

@@ -41,6 +41,9 @@ type TaskConfig struct {
 	NotebookIdleType string // default kernels_or_terminals
 	TensorboardArgs  []string
 	Debug            bool
+	// CheckpointStorage is where a checkpoint GC task deletes (only
+	// checkpoint_gc tasks have it).
+	CheckpointStorage *CheckpointStorageConfig
 
 	// Warnings lists deprecated or ignored keys, one "path: message" each.
 	Warnings []string
@@ -104,6 +107,11 @@ func decodeTask(doc *yaml.Node, taskType string) (*TaskConfig, error) {
 	}
 	t.TensorboardArgs = o.strList("tensorboard_args")
 	o.boolean("debug", &t.Debug)
+	if n := o.take("checkpoint_storage"); n != nil && taskType == TaskCheckpointGC {
+		t.CheckpointStorage = d.checkpointStorage(n, "checkpoint_storage")
+	} else if n != nil {
+		d.fail(n, "checkpoint_storage", "only a checkpoint GC task has checkpoint storage")
+	}
 	for _, key := range sortedKeys(enterpriseKeys) {
 		o.reject(key, enterpriseKeys[key])
 	}
@@ -134,6 +142,9 @@ func (t *TaskConfig) Map() map[string]any {
 	}
 	if t.TensorboardArgs != nil {
 		m["tensorboard_args"] = t.TensorboardArgs
+	}
+	if cs := t.CheckpointStorage.render(); cs != nil {
+		m["checkpoint_storage"] = cs
 	}
 	return m
 }

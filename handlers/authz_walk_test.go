@@ -172,6 +172,7 @@ func attacks(v victim) map[string]attack {
 			`","allocationId":"trial-` + tr + `.1","state":"STATE_COMPLETED","resources":{"a":1},"metadata":{"steps_completed":20}}`},
 		"POST /api/v1/runs/{id}/metadata":                      {path: "/api/v1/runs/" + tr + "/metadata", body: `{"metadata":{"bob":true}}`},
 		"PATCH /api/v1/checkpoints":                            {path: "/api/v1/checkpoints", body: `{"checkpoints":[{"uuid":"` + v.checkpoint + `","resources":{"resources":{}}}]}`},
+		"DELETE /api/v1/checkpoints":                           {path: "/api/v1/checkpoints", body: `{"checkpointUuids":["` + v.checkpoint + `"]}`},
 		"POST /api/v1/allocations/{id}/signals/ack_preemption": {path: "/api/v1/allocations/trial-" + tr + ".1/signals/ack_preemption", body: `{}`},
 		"POST /api/v1/allocations/{id}/rendezvous":             {path: "/api/v1/allocations/trial-" + tr + ".1/rendezvous", body: `{"addr":"10.0.0.9","rank":0,"size":1,"slots":1}`},
 

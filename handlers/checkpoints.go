@@ -1,13 +1,11 @@
 package handlers
 
 import (
-	"archive/tar"
 	"encoding/json"
+	"errors"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/go-chi/chi/v5"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/expconf"
+	"github.com/resolute-ml/resolute/storage"
 )
 
 // checkpointBody is Determined's ReportCheckpoint body.
@@ -131,6 +130,24 @@ func (s *Server) handleCheckpointGet(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"checkpoint": c})
 }
 
+// handleAPICheckpointsDelete serves DELETE /api/v1/checkpoints
+// {"checkpointUuids": [...]}: deletes the checkpoints and their files
+// (Determined's DeleteCheckpoints).
+func (s *Server) handleAPICheckpointsDelete(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		CheckpointUUIDs []string `json:"checkpointUuids"`
+	}
+	if err := decodeJSON(r, &body); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if err := s.svc.Checkpoints.Delete(r.Context(), actorFrom(r), body.CheckpointUUIDs); err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, struct{}{})
+}
+
 // handleTaskCheckpointPatch serves PATCH /api/v1/checkpoints: a task, the
 // experiment's owner or an administrator, having deleted files of
 // checkpoints, records what remains; no files left means deleted. All the
@@ -164,29 +181,29 @@ func (s *Server) handleTaskCheckpointPatch(w http.ResponseWriter, r *http.Reques
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
-// checkpointStorage is the directory on this machine that holds the files
-// of a checkpoint's experiment, each checkpoint in a directory named by its
-// UUID.
-func (s *Server) checkpointStorage(r *http.Request, c resolute.Checkpoint) (string, error) {
+// checkpointStore is the storage of a checkpoint's experiment, each
+// checkpoint under its UUID.
+func (s *Server) checkpointStore(r *http.Request, c resolute.Checkpoint) (storage.Store, error) {
 	e, err := s.db.Experiment(r.Context(), c.ExperimentID)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	cfg, err := expconf.ParseExperiment(e.Config)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	base, err := cfg.CheckpointStorage.LocalDir()
+	st, err := storage.New(r.Context(), cfg.CheckpointStorage)
 	if err != nil {
-		return "", resolute.Errorf(resolute.EInvalid, "checkpoint %s: %v; this master cannot read it", c.UUID, err)
+		return nil, resolute.Errorf(resolute.EInvalid, "checkpoint %s: %v; this master cannot read it", c.UUID, resolute.ErrorMessage(err))
 	}
-	return base, nil
+	return st, nil
 }
 
 // handleCheckpointDownload serves GET /api/v1/checkpoints/{uuid}/download:
-// the checkpoint's files as a tar archive. The directory is its task user's,
-// so it is read only through checkpointTar (checkpoint_tar.go): the master
-// reads as root, and must never follow that user's links.
+// the checkpoint's files as a tar archive, streamed from its storage as
+// they are read (a local directory, or a bucket). A local directory is its
+// task user's, so it is read only through storage.Local, which never
+// follows that user's links: the master reads as root.
 func (s *Server) handleCheckpointDownload(w http.ResponseWriter, r *http.Request) {
 	c, err := s.checkpointFor(r)
 	if err != nil {
@@ -197,37 +214,29 @@ func (s *Server) handleCheckpointDownload(w http.ResponseWriter, r *http.Request
 		s.error(w, r, resolute.Errorf(resolute.EGone, "checkpoint %s was deleted", c.UUID))
 		return
 	}
-	base, err := s.checkpointStorage(r, c)
+	st, err := s.checkpointStore(r, c)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	gone := resolute.Errorf(resolute.EGone, "the files of checkpoint %s are not in storage", c.UUID)
-	storage, err := os.OpenRoot(base)
-	if err != nil {
-		s.error(w, r, gone)
-		return
-	}
-	defer storage.Close()
-	dir, names, info, err := openDir(storage, c.UUID)
-	if err != nil {
-		s.error(w, r, gone)
-		return
-	}
-	defer dir.Close()
-	w.Header().Set("Content-Type", "application/x-tar")
-	w.Header().Set("Content-Disposition", `attachment; filename="`+c.UUID+`.tar"`)
-	t := &checkpointTar{tw: tar.NewWriter(w), owner: info.Sys().(*syscall.Stat_t).Uid}
-	err = t.entries(dir, "", names)
+	t := &checkpointTar{w: w, uuid: c.UUID}
+	err = st.Walk(r.Context(), c.UUID, t.walk)
 	if len(t.skipped) > 0 {
 		s.logger.Warn("checkpoint download left out what is not a regular file or directory, changed while read, or is another user's hard link",
 			"uuid", c.UUID, "entries", firstOf(t.skipped, 20))
 	}
-	if err != nil {
+	switch {
+	case err != nil && t.tw == nil && errors.Is(err, storage.ErrNotFound):
+		s.error(w, r, resolute.Errorf(resolute.EGone, "the files of checkpoint %s are not in %s", c.UUID, st))
+	case err != nil && t.tw == nil:
 		s.logger.Error("checkpoint download", "uuid", c.UUID, "err", err)
-		return
+		s.error(w, r, resolute.Errorf(resolute.EUnavailable, "checkpoint %s: %v", c.UUID, err))
+	case err != nil:
+		// Cut short: the archive stays unterminated, so the client fails.
+		s.logger.Error("checkpoint download", "uuid", c.UUID, "err", err)
+	default:
+		t.close()
 	}
-	t.tw.Close()
 }
 
 // firstOf is at most n of names, for a log line.

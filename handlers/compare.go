@@ -118,7 +118,7 @@ func (s *Server) compareExperimentColumns(r *http.Request, ids []int64, p *views
 			return nil, err
 		}
 		p.Columns = append(p.Columns, compareColumn(e))
-		configs = append(configs, e.Config)
+		configs = append(configs, resolute.MaskConfig(e.Config))
 	}
 	return configs, nil
 }
@@ -141,7 +141,7 @@ func (s *Server) compareTrials(r *http.Request, ids []int64, p *views.ComparePag
 		c.Trial = &t
 		p.Columns = append(p.Columns, c)
 		var config map[string]json.RawMessage
-		if err := json.Unmarshal(e.Config, &config); err != nil || config == nil {
+		if err := json.Unmarshal(resolute.MaskConfig(e.Config), &config); err != nil || config == nil {
 			config = map[string]json.RawMessage{}
 		}
 		config["hyperparameters"] = t.Hparams

@@ -13,6 +13,7 @@ import (
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/expconf"
 )
 
 // experimentParam loads the experiment of {id}.
@@ -152,7 +153,7 @@ func (s *Server) handleAPIExperimentConfig(w http.ResponseWriter, r *http.Reques
 		s.error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"config": e.Config, "originalConfig": original})
+	writeJSON(w, http.StatusOK, map[string]any{"config": resolute.MaskConfig(e.Config), "originalConfig": expconf.MaskYAML(original)})
 }
 
 // handleAPIExperimentModelDef serves GET /api/v1/experiments/{id}/model_def:

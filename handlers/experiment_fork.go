@@ -12,6 +12,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/expconf"
 	"github.com/resolute-ml/resolute/views"
 )
 
@@ -80,7 +81,10 @@ func (s *Server) experimentConfig(r *http.Request, e resolute.Experiment) (*view
 	if c.OriginalYAML, err = s.db.ExperimentOriginalConfig(r.Context(), e.ID); err != nil {
 		return nil, err
 	}
-	if c.ConfigYAML, err = jsonToYAML(e.Config); err != nil {
+	// Shown and forked masked: a fork's Create takes the parent's secrets
+	// back where the fork leaves them masked.
+	c.OriginalYAML = expconf.MaskYAML(c.OriginalYAML)
+	if c.ConfigYAML, err = jsonToYAML(resolute.MaskConfig(e.Config)); err != nil {
 		return nil, err
 	}
 	c.ForkYAML = c.OriginalYAML

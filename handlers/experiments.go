@@ -132,7 +132,7 @@ func (s *Server) handleAPIExperimentCreate(w http.ResponseWriter, r *http.Reques
 			s.error(w, r, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, resolute.ValidateResponse{Config: cfg.Map(), Warnings: nonNil(cfg.Warnings)})
+		writeJSON(w, http.StatusOK, resolute.ValidateResponse{Config: resolute.MaskConfigMap(cfg.Map()), Warnings: nonNil(cfg.Warnings)})
 		return
 	}
 	creq := control.CreateRequest{ConfigYAML: req.Config, Template: req.Template, Overrides: req.Overrides,

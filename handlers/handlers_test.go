@@ -19,7 +19,7 @@ import (
 func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
 
 // api calls the JSON API with an optional token and decodes the answer.
-func api(t *testing.T, m *handlerstest.Master, method, path, token, body string, out any) int {
+func api(t testing.TB, m *handlerstest.Master, method, path, token, body string, out any) int {
 	t.Helper()
 	req, err := http.NewRequest(method, m.URL+path, strings.NewReader(body))
 	if err != nil {
@@ -43,7 +43,7 @@ func api(t *testing.T, m *handlerstest.Master, method, path, token, body string,
 	return resp.StatusCode
 }
 
-func login(t *testing.T, m *handlerstest.Master, user, password string) string {
+func login(t testing.TB, m *handlerstest.Master, user, password string) string {
 	t.Helper()
 	var out resolute.LoginResponse
 	body, _ := json.Marshal(resolute.LoginRequest{Username: user, Password: password})

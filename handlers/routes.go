@@ -249,6 +249,7 @@ func (s *Server) Routes() chi.Router {
 			r.Get("/trials/{id}/logs", s.handleAPITrialLogs)
 			r.Post("/trials/{id}/kill", s.handleAPITrialKill)
 			r.Get("/checkpoints/{uuid}/download", s.handleCheckpointDownload)
+			r.Delete("/checkpoints", s.handleAPICheckpointsDelete)
 
 			// Administrators only.
 			r.Group(func(r chi.Router) {

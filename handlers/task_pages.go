@@ -86,7 +86,7 @@ func (s *Server) handleTaskPage(w http.ResponseWriter, r *http.Request) {
 	t, err := s.taskParam(r, "")
 	p := views.TaskPage{Shell: s.shell(r, t.ID, "tasks"), Live: s.taskRow(r, t)}
 	if err == nil {
-		p.Config, err = jsonToYAML(t.Config)
+		p.Config, err = jsonToYAML(resolute.MaskConfig(t.Config))
 	}
 	if err == nil {
 		p.Logs, err = s.taskLogs(r, t, 0)

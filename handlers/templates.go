@@ -11,11 +11,14 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
+	"github.com/resolute-ml/resolute/expconf"
 	"github.com/resolute-ml/resolute/views"
 )
 
 // withConfig fills Config, the YAML as an object, for API answers.
+// Storage keys are masked, as in experiments' configs.
 func withConfig(t resolute.Template) resolute.Template {
+	t.ConfigYAML = expconf.MaskYAML(t.ConfigYAML)
 	var m map[string]any
 	if yaml.Unmarshal([]byte(t.ConfigYAML), &m) == nil {
 		t.Config = m
@@ -165,7 +168,7 @@ func (s *Server) handleTemplatePage(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	s.page(w, r, views.TemplateView(views.TemplatePage{Shell: s.shell(r, "Template "+t.Name, "templates"), Template: t, YAML: t.ConfigYAML}))
+	s.page(w, r, views.TemplateView(views.TemplatePage{Shell: s.shell(r, "Template "+t.Name, "templates"), Template: t, YAML: expconf.MaskYAML(t.ConfigYAML)}))
 }
 
 // handleTemplateEditForm serves POST /templates/{name}: save edited YAML, or

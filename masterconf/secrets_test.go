@@ -23,6 +23,9 @@ func TestFilesOfSecretsEveryoneMayReadAreNamed(t *testing.T) {
 		"a readable config with the initial password and a readable key": {
 			yaml: "security: {initial_user_password: s3cret-pw}\ntls: {cert: c.pem, key: " + key + "}\n", mode: 0o644,
 			want: []string{"holds a password", "is the TLS key"}},
+		"a readable config with checkpoint storage keys": {
+			yaml: "checkpoint_storage: {type: s3, bucket: b, access_key: AK, secret_key: SK}\n", mode: 0o644,
+			want: []string{"holds checkpoint storage keys"}},
 		"a config readable only by its owner": {
 			yaml: "db: {host: db.internal, password: secret}\n", mode: 0o600},
 		"a readable config without secrets": {yaml: "port: 9000\n", mode: 0o644},

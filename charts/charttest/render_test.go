@@ -182,6 +182,13 @@ checkpointStorage: {type: azure, container: ckpts, account_url: "https://acct.bl
 				"account_url": "https://acct.blob.core.windows.net", "credential": "AZ-CRED",
 				"save_experiment_best": 0, "save_trial_best": 1, "save_trial_latest": 1})
 		}},
+		{name: "directory", values: `
+maxSlotsPerPod: 8
+checkpointStorage: {type: directory, containerPath: /mnt/checkpoints}
+`, check: func(t *testing.T, r *rendered) {
+			wantStorage(t, r, map[string]any{"type": "directory", "container_path": "/mnt/checkpoints",
+				"save_experiment_best": 0, "save_trial_best": 1, "save_trial_latest": 1})
+		}},
 		{name: "coscheduler", values: "maxSlotsPerPod: 8\ndefaultScheduler: coscheduler\n", check: checkCoscheduler},
 		{name: "preemption", values: "maxSlotsPerPod: 8\ndefaultScheduler: preemption\n", check: func(t *testing.T, r *rendered) {
 			if got := r.Config.ResourceManager.DefaultScheduler; got != "preemption" {

@@ -17,7 +17,7 @@ import (
 
 func (a *app) checkpointCmd() *cobra.Command {
 	cmd := group("checkpoint", "Inspect and download checkpoints", "c")
-	cmd.AddCommand(a.checkpointDescribeCmd(), a.checkpointDownloadCmd())
+	cmd.AddCommand(a.checkpointDescribeCmd(), a.checkpointDownloadCmd(), a.checkpointDeleteCmd())
 	return cmd
 }
 
@@ -299,4 +299,34 @@ func (a *app) downloadCheckpoint(ctx context.Context, s *session, uuid, dir stri
 	}
 	fmt.Fprintf(a.stdout, "Local checkpoint path:\n%s\n", dir)
 	return nil
+}
+
+func (a *app) checkpointDeleteCmd() *cobra.Command {
+	var yes bool
+	cmd := &cobra.Command{
+		Use: "delete UUID... [--yes]", Short: "Delete checkpoints and their files",
+		Args: args(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, argv []string) error {
+			s, err := a.login(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if !yes {
+				ok, err := a.confirm(fmt.Sprintf("Delete %d checkpoint(s) and their files? This cannot be undone.", len(argv)), "--yes")
+				if err != nil || !ok {
+					if err == nil {
+						fmt.Fprintln(a.stderr, "Aborting deletion of checkpoints.")
+					}
+					return err
+				}
+			}
+			if err := s.DeleteCheckpoints(cmd.Context(), argv); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "Deletion of %d checkpoint(s) started: a checkpoint GC task deletes their files.\n", len(argv))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete without asking")
+	return cmd
 }

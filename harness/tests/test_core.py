@@ -169,9 +169,17 @@ class OffClusterTest(unittest.TestCase):
                 raise det.InvalidHP("bad lr")
         self.assertEqual(cm.exception.code, 0)
 
-    def test_cloud_storage_refused(self) -> None:
-        with self.assertRaisesRegex(NotImplementedError, "not supported by this harness yet"):
-            det.core.init(checkpoint_storage="s3://bucket/prefix")
+    def test_a_bucket_uri_is_s3_or_gcs_storage_with_its_prefix(self) -> None:
+        from determined.core import _storage
+
+        s3 = _storage.from_string("s3://bucket/some/prefix/")
+        self.assertEqual((s3.kind, s3.bucket, s3.prefix), ("s3", "bucket", "some/prefix"))
+        gcs = _storage.from_string("gs://other")
+        self.assertEqual((gcs.kind, gcs.bucket, gcs.prefix), ("gcs", "other", ""))
+        self.assertEqual(s3.key("id", "a/b"), "some/prefix/id/a/b")
+        self.assertEqual(gcs.key("id", "a/b"), "id/a/b")
+        with self.assertRaisesRegex(ValueError, "must not contain '..'"):
+            _storage.from_string("s3://bucket/a/../b")
 
 
 class MetricsTest(MasterTestCase):
@@ -393,10 +401,16 @@ class CheckpointTest(MasterTestCase):
                 (path / "f").write_text("1")
         self.assertTrue(os.path.isfile(os.path.join(d, sid, "f")))
 
-    def test_cloud_storage_refused(self) -> None:
-        cfg = {"checkpoint_storage": {"type": "s3", "bucket": "b"}}
+    def test_a_bucket_it_cannot_reach_fails_init_naming_the_bucket(self) -> None:
+        # A port nothing listens on: the trial fails at start, not at its first checkpoint.
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        cfg = {"checkpoint_storage": {"type": "s3", "bucket": "b", "access_key": "k",
+                                      "secret_key": "s", "endpoint_url": f"http://127.0.0.1:{port}"}}
         self.set_env(DET_EXPERIMENT_CONFIG=cfg)
-        with self.assertRaisesRegex(NotImplementedError, "'s3' is not supported by this harness"):
+        with self.assertRaisesRegex(RuntimeError,
+                                    "s3 checkpoint storage, bucket 'b': check access: cannot reach"):
             det.core.init()
 
 

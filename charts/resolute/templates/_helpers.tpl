@@ -92,6 +92,8 @@ checkpoint_storage of master.yaml, from the camelCase checkpointStorage.
 {{- if eq $s.type "shared_fs" -}}
 {{- $_ := set $out "host_path" (required "checkpointStorage.hostPath is required with type shared_fs" $s.hostPath) -}}
 {{- if $s.storagePath }}{{ $_ := set $out "storage_path" $s.storagePath }}{{ end -}}
+{{- else if eq $s.type "directory" -}}
+{{- $_ := set $out "container_path" (required "checkpointStorage.containerPath is required with type directory" $s.containerPath) -}}
 {{- else if eq $s.type "s3" -}}
 {{- $_ := set $out "bucket" (required "checkpointStorage.bucket is required with type s3" $s.bucket) -}}
 {{- if $s.accessKey }}{{ $_ := set $out "access_key" $s.accessKey }}{{ end -}}
@@ -114,7 +116,7 @@ checkpoint_storage of master.yaml, from the camelCase checkpointStorage.
 {{- fail "checkpointStorage: type azure needs connection_string, or account_url (with an optional credential)" -}}
 {{- end -}}
 {{- else -}}
-{{- fail (printf "checkpointStorage.type must be shared_fs, s3, gcs or azure (got %q)" (toString $s.type)) -}}
+{{- fail (printf "checkpointStorage.type must be shared_fs, directory, s3, gcs or azure (got %q)" (toString $s.type)) -}}
 {{- end -}}
 {{- toYaml $out -}}
 {{- end -}}

@@ -51,7 +51,7 @@ class CheckpointContext:
     def __init__(
         self,
         dist: DistributedContext,
-        storage_manager: _storage.SharedFSStorageManager,
+        storage_manager: "_storage.StorageManager",
         session: Optional[_session.Session],
         task_id: Optional[str],
         allocation_id: Optional[str],
@@ -148,6 +148,19 @@ class CheckpointContext:
             with self._storage_manager.store_path(storage_id) as path:
                 resources: Dict[str, int] = {}
                 _write_metadata(path, metadata)
+        elif not self._storage_manager.direct_access:
+            # A bucket: the files go up from where they are, then metadata.json; a failure
+            # removes what went up.
+            src = pathlib.Path(os.fspath(ckpt_dir))
+            resources = _storage.list_directory(src, selector)
+            resources.pop("metadata.json", None)
+            try:
+                self._storage_manager.upload_paths(src, storage_id, resources)
+            except BaseException:
+                self._storage_manager.discard(storage_id)
+                raise
+            with self._storage_manager.store_path(storage_id) as path:
+                _write_metadata(path, metadata)
         else:
             src = pathlib.Path(os.fspath(ckpt_dir))
             resources = _storage.list_directory(src, selector)
@@ -176,8 +189,23 @@ class CheckpointContext:
         if download_mode == DownloadMode.NoSharedDownload:
             self._storage_manager.download(storage_id, ckpt_dir, selector)
             return
-        # The local chief downloads for its node: every file that any local worker's selector
-        # picks (all of them where a worker has none).
+        selector = self._local_selector(storage_id, selector)
+        failed: Optional[BaseException] = None
+        if self._dist.local_rank == 0:
+            try:
+                self._storage_manager.download(storage_id, ckpt_dir, selector)
+            except Exception as e:
+                failed = e
+        # The node's other workers wait for the download, and fail with it.
+        failed = self._dist.broadcast_local(failed)
+        if failed is not None:
+            raise failed
+
+    def _local_selector(
+        self, storage_id: str, selector: Optional[Callable[[str], bool]]
+    ) -> Optional[Callable[[str], bool]]:
+        """For the local chief, who downloads for its node: a selector of every file that any
+        local worker's selector picks (None, all of them, where a worker has none)."""
         if any(self._dist.allgather_local(selector is not None)):
             names = None
             if self._dist.local_rank == 0:
@@ -190,16 +218,31 @@ class CheckpointContext:
                 assert picked is not None
                 union = set().union(*picked)
                 selector = lambda n: n in union  # noqa: E731
-        failed: Optional[BaseException] = None
-        if self._dist.local_rank == 0:
+        return selector
+
+    @contextlib.contextmanager
+    def _restore_shared(
+        self, storage_id: str, selector: Optional[Callable[[str], bool]]
+    ) -> Iterator[pathlib.Path]:
+        """restore_path from a bucket for a node's workers: the local chief downloads once, every
+        local worker uses its directory, and the chief removes it once all are done."""
+        selector = self._local_selector(storage_id, selector)
+        with contextlib.ExitStack() as stack:
+            got: Any = None
+            if self._dist.local_rank == 0:
+                try:
+                    got = stack.enter_context(
+                        self._storage_manager.restore_path(storage_id, selector)
+                    )
+                except Exception as e:
+                    got = e
+            got = self._dist.broadcast_local(got)
+            if isinstance(got, BaseException):
+                raise got
             try:
-                self._storage_manager.download(storage_id, ckpt_dir, selector)
-            except Exception as e:
-                failed = e
-        # The node's other workers wait for the download, and fail with it.
-        failed = self._dist.broadcast_local(failed)
-        if failed is not None:
-            raise failed
+                yield got
+            finally:
+                self._dist.gather_local(None)
 
     @contextlib.contextmanager
     def restore_path(
@@ -211,9 +254,16 @@ class CheckpointContext:
     ) -> Iterator[pathlib.Path]:
         """
         Context manager yielding a local path holding checkpoint ``storage_id``. With shared_fs
-        or directory storage this is the checkpoint directory itself (treat it as read-only).
+        or directory storage this is the checkpoint directory itself (treat it as read-only);
+        from a bucket, a scratch directory the checkpoint (the files ``selector`` picks) is
+        downloaded into, removed afterwards, which a node's workers share by default.
         """
         download_mode = DownloadMode(download_mode)
+        if (download_mode == DownloadMode.LocalWorkersShareDownload
+                and not self._storage_manager.direct_access):
+            with self._restore_shared(storage_id, selector) as path:
+                yield path
+            return
         with self._storage_manager.restore_path(storage_id, selector) as path:
             if download_mode == DownloadMode.LocalWorkersShareDownload:
                 self._dist.broadcast_local(path)
@@ -269,7 +319,7 @@ class DummyCheckpointContext(CheckpointContext):
     """Off-cluster checkpointing: files go to local storage, nothing is reported."""
 
     def __init__(
-        self, dist: DistributedContext, storage_manager: _storage.SharedFSStorageManager
+        self, dist: DistributedContext, storage_manager: "_storage.StorageManager"
     ) -> None:
         super().__init__(dist, storage_manager, None, None, None)
 

@@ -10,7 +10,7 @@ from typing import Any, Dict, Optional, Union
 
 import determined as det
 from determined import _session
-from determined.core import _storage
+from determined.core import _storage, _tensorboard
 from determined.core._checkpoint import CheckpointContext, DummyCheckpointContext
 from determined.core._distributed import DistributedContext, DummyDistributedContext
 from determined.core._preempt import DummyPreemptContext, PreemptContext, PreemptMode
@@ -136,7 +136,7 @@ def _install_stacktrace_on_sigusr1() -> None:
 
 def _storage_from_arg(
     checkpoint_storage: Optional[Union[str, Dict[str, Any]]]
-) -> Optional[_storage.SharedFSStorageManager]:
+) -> Optional["_storage.StorageManager"]:
     if checkpoint_storage is None:
         return None
     if isinstance(checkpoint_storage, (str, os.PathLike)):
@@ -232,7 +232,8 @@ def init(
     Arguments:
         distributed: required for multi-slot tasks; defaults to a single-process context.
         checkpoint_storage: a directory path to store checkpoints in instead of the experiment's
-            checkpoint storage (cloud URIs are not supported by this harness yet).
+            checkpoint storage, or ``s3://bucket/prefix`` / ``gs://bucket/prefix``, or a
+            ``checkpoint_storage`` dictionary.
         preempt_mode: the calling pattern of ``core_context.preempt.should_preempt()``.
         tensorboard_mode: AUTO (default) or MANUAL.
     """
@@ -275,15 +276,26 @@ def init(
             raise ValueError("the experiment config has no checkpoint_storage")
         storage_manager = _storage.build(storage_config)
 
-    tensorboard_path = (
-        storage_manager.base_path
-        / (info.cluster_id or "cluster")
-        / "tensorboard"
-        / "experiment"
-        / str(trial.experiment_id)
-        / "trial"
-        / str(trial.trial_id)
-    )
+    uploader = None
+    if storage_manager.direct_access:
+        tensorboard_path = (
+            storage_manager.base_path
+            / (info.cluster_id or "cluster")
+            / "tensorboard"
+            / "experiment"
+            / str(trial.experiment_id)
+            / "trial"
+            / str(trial.trial_id)
+        )
+    else:
+        # A bucket: fail now, naming the bucket and the cause, rather than at the first
+        # checkpoint; TensorBoard files are written locally and uploaded.
+        storage_manager.check_access()
+        uploader = _tensorboard.for_trial(
+            storage_manager, info.cluster_id or "cluster", trial.experiment_id, trial.trial_id,
+            info.allocation_id, distributed.rank,
+        )
+        tensorboard_path = uploader.local_dir
     train = TrainContext(
         session,
         trial.trial_id,
@@ -292,6 +304,7 @@ def init(
         distributed,
         tensorboard_mode,
         tensorboard_path,
+        uploader,
     )
 
     max_length = _parse_searcher_max_length(config)
@@ -315,6 +328,7 @@ def init(
         info.task_id,
         info.allocation_id,
         storage_id,
+        tensorboard_sync=train._sync_tensorboard_auto,
     )
     preempt = PreemptContext(session, info.allocation_id, distributed, preempt_mode)
     profiler = ProfilerContext(

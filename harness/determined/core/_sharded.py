@@ -1,6 +1,6 @@
 """Sharded checkpoints: ``upload(shard=True)`` and ``store_path(shard=True)`` across workers.
 
-Every worker calls in step. The chief picks the storage id and makes a staging directory in
+Every worker calls in step. With shared_fs or directory storage: The chief picks the storage id and makes a staging directory in
 checkpoint storage (``<base>/.shard-<id>``, on the shared filesystem every worker sees); the
 workers write their own files into it; then the chief merges the workers' metadata, writes
 ``metadata.json``, renames the staging directory to the checkpoint and reports it once, and every
@@ -10,6 +10,12 @@ As in Determined, a file that two workers would both upload is an error (directo
 shared), and so is a metadata key two workers give different values (dictionaries merge key by
 key). Every worker learns of an error at the same step and raises it, and a worker that fails
 while writing makes every other one raise instead of waiting for it forever.
+
+With a bucket there is no directory every worker sees: the chief picks the storage id, each
+worker writes (store_path) into a local directory of its own or names its own (upload), the
+workers compare what they would store (conflicts are found before anything goes up), each uploads
+its own files into ``<prefix>/<storage_id>/``, and then the chief uploads metadata.json and
+reports. A failed upload on any worker removes the checkpoint's objects and raises on all.
 """
 
 import contextlib
@@ -93,7 +99,7 @@ class ShardedWriter:
     def __init__(
         self,
         dist: DistributedContext,
-        storage: _storage.SharedFSStorageManager,
+        storage: "_storage.StorageManager",
         report: Callable[[str, Dict[str, int], Dict[str, Any]], None],
         check: Callable[[Dict[str, Any]], Dict[str, Any]],
         write_metadata: Callable[[pathlib.Path, Dict[str, Any]], None],
@@ -136,27 +142,7 @@ class ShardedWriter:
         ``list_staging`` the chief lists what the workers wrote into the staging directory as the
         checkpoint's resources."""
         everyone = self._dist.allgather((failure, resources, metadata))
-        failures = {r: f for r, (f, _, _) in enumerate(everyone) if f is not None}
-        error: Optional[BaseException] = None
-        merged_md: Dict[str, Any] = {}
-        merged_res: Dict[str, int] = {}
-        if failures:
-            error = RuntimeError(
-                "a sharded checkpoint failed on "
-                + "; ".join(f"rank {r}: {f}" for r, f in sorted(failures.items()))
-            )
-        else:
-            merged_res, file_conflicts = merge_resources([res for _, res, _ in everyone])
-            merged_md, md_conflicts = merge_metadata([md for _, _, md in everyone])
-            if file_conflicts:
-                error = _conflict_error("file", file_conflicts)
-            elif md_conflicts:
-                error = _conflict_error("metadata", md_conflicts)
-            else:
-                try:
-                    merged_md = self._check(merged_md)
-                except Exception as e:
-                    error = e
+        merged_res, merged_md, error = self._judge(everyone)
         if error is not None:
             if self._dist.rank == 0:
                 self._storage.abort_shard(storage_id)
@@ -178,6 +164,33 @@ class ShardedWriter:
         done = self._dist.broadcast(done)
         if done is not None:
             raise RuntimeError(f"the chief could not save the sharded checkpoint: {done}")
+
+    def _judge(self, everyone: List[Tuple[Optional[str], Dict[str, int], Dict[str, Any]]]
+               ) -> Tuple[Dict[str, int], Dict[str, Any], Optional[BaseException]]:
+        """Every worker's (failure, resources, metadata) merged: the resources, the metadata, and
+        the error every worker raises (the same on each, since each judges the same reports)."""
+        failures = {r: f for r, (f, _, _) in enumerate(everyone) if f is not None}
+        error: Optional[BaseException] = None
+        merged_md: Dict[str, Any] = {}
+        merged_res: Dict[str, int] = {}
+        if failures:
+            error = RuntimeError(
+                "a sharded checkpoint failed on "
+                + "; ".join(f"rank {r}: {f}" for r, f in sorted(failures.items()))
+            )
+        else:
+            merged_res, file_conflicts = merge_resources([res for _, res, _ in everyone])
+            merged_md, md_conflicts = merge_metadata([md for _, _, md in everyone])
+            if file_conflicts:
+                error = _conflict_error("file", file_conflicts)
+            elif md_conflicts:
+                error = _conflict_error("metadata", md_conflicts)
+            else:
+                try:
+                    merged_md = self._check(merged_md)
+                except Exception as e:
+                    error = e
+        return merged_res, merged_md, error
 
     @staticmethod
     def _raise_problems(problems: List[Optional[str]]) -> None:
@@ -223,6 +236,13 @@ class ShardedWriter:
         _, conflicts = merge_resources([r for r, _ in exchanged])
         if conflicts:
             raise _conflict_error("file", conflicts)
+        if not self._storage.direct_access:
+            storage_id = self._dist.broadcast(
+                _storage.new_storage_id() if self._dist.rank == 0 else None)
+            src = ckpt_dir
+            push = (lambda: self._storage.upload_paths(src, storage_id, resources)) if mine else None
+            self._finish_bucket(storage_id, resources, metadata, None, push)
+            return storage_id
         storage_id, staging = self._begin()
         failure = None
         try:
@@ -234,8 +254,74 @@ class ShardedWriter:
         self._finish(storage_id, staging, resources, metadata, failure)
         return storage_id
 
+    def _finish_bucket(self, storage_id: str, resources: Dict[str, int],
+                       metadata: Dict[str, Any], failure: Optional[str],
+                       push: Optional[Callable[[], None]]) -> None:
+        """The workers' step after writing, for a bucket: agree (conflicts, metadata), then each
+        uploads its own files with ``push``, then the chief uploads metadata.json and reports.
+        A failed upload anywhere removes what went up and makes every worker raise."""
+        everyone = self._dist.allgather((failure, resources, metadata))
+        merged_res, merged_md, error = self._judge(everyone)
+        if error is not None:
+            raise error  # nothing is in the bucket yet
+        pushed = None
+        try:
+            if push is not None:
+                push()
+        except Exception as e:
+            pushed = f"{type(e).__name__}: {e}"
+        pushes = self._dist.allgather(pushed)
+        done: Any = None
+        if self._dist.rank == 0:
+            try:
+                self._raise_problems(pushes)
+                merged_res.pop("metadata.json", None)
+                with self._storage.store_path(storage_id) as path:
+                    self._write_metadata(path, merged_md)
+                self._report(storage_id, merged_res, merged_md)
+            except Exception as e:
+                done = f"{type(e).__name__}: {e}"
+                self._storage.discard(storage_id)
+        done = self._dist.broadcast(done)
+        if done is not None:
+            self._raise_problems(pushes)
+            raise RuntimeError(f"the chief could not save the sharded checkpoint: {done}")
+
+    @contextlib.contextmanager
+    def _store_path_bucket(self, metadata: Dict[str, Any]) -> Iterator[Tuple[pathlib.Path, str]]:
+        """Each worker writes into a local directory of its own; what they wrote is compared
+        (a file two workers wrote is a conflict) before each uploads its own."""
+        storage_id = self._dist.broadcast(
+            _storage.new_storage_id() if self._dist.rank == 0 else None)
+        local = self._storage.local_scratch(f"shard-{storage_id}")
+        try:
+            try:
+                yield local, storage_id
+            except BaseException as e:
+                try:
+                    self._finish_bucket(storage_id, {}, metadata, f"{type(e).__name__}: {e}", None)
+                except Exception:
+                    pass
+                raise
+            resources: Dict[str, int] = {}
+            problem = None
+            try:
+                resources = _storage.list_directory(local)
+                resources.pop("metadata.json", None)
+            except Exception as e:
+                problem = f"{type(e).__name__}: {e}"
+            self._finish_bucket(
+                storage_id, resources, metadata, problem,
+                lambda: self._storage.upload_paths(local, storage_id, resources))
+        finally:
+            shutil.rmtree(local, ignore_errors=True)
+
     @contextlib.contextmanager
     def store_path(self, metadata: Dict[str, Any]) -> Iterator[Tuple[pathlib.Path, str]]:
+        if not self._storage.direct_access:
+            with self._store_path_bucket(metadata) as out:
+                yield out
+            return
         storage_id, staging = self._begin()
         try:
             yield staging, storage_id

@@ -1,6 +1,5 @@
-"""Checkpoint storage backends: shared_fs and directory (a filesystem the task can see).
-
-Cloud backends (s3, gcs, azure) are not supported by this harness yet and raise a clear error.
+"""Checkpoint storage backends: shared_fs and directory (a filesystem the task can see) here;
+s3, gcs and azure (object stores) in ``_cloud`` and its backends, built by ``build``.
 """
 
 import contextlib
@@ -11,7 +10,7 @@ import pathlib
 import shutil
 import tempfile
 import uuid
-from typing import Any, Callable, Dict, Iterator, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Union
 
 logger = logging.getLogger("determined.core")
 
@@ -20,16 +19,15 @@ SHARED_FS_CONTAINER_PATH = "/determined_shared_fs"
 
 Selector = Optional[Callable[[str], bool]]
 
+if TYPE_CHECKING:
+    from determined.core._cloud import CloudStorageManager
+
+    #: A checkpoint storage: a filesystem directory or a bucket.
+    StorageManager = Union["SharedFSStorageManager", CloudStorageManager]
+
 
 class UnsupportedStorageError(NotImplementedError):
-    pass
-
-
-def _unsupported(kind: str) -> UnsupportedStorageError:
-    return UnsupportedStorageError(
-        f"checkpoint_storage type {kind!r} is not supported by this harness yet; use "
-        "'shared_fs' or 'directory' checkpoint storage"
-    )
+    """A checkpoint storage this harness cannot use."""
 
 
 def makedirs_shared(path: pathlib.Path) -> None:
@@ -52,6 +50,9 @@ def makedirs_shared(path: pathlib.Path) -> None:
 
 class SharedFSStorageManager:
     """Stores each checkpoint as the directory ``<base_path>/<storage_id>/``."""
+
+    #: Every worker of a sharded checkpoint writes into one directory they all see.
+    direct_access = True
 
     def __init__(self, base_path: Union[str, os.PathLike], shared: bool = False) -> None:
         self._base_path = pathlib.Path(os.fspath(base_path))
@@ -229,8 +230,9 @@ def _shared_fs_base(config: Dict[str, Any]) -> pathlib.Path:
     return host / rel
 
 
-def build(config: Dict[str, Any]) -> SharedFSStorageManager:
-    """Build a storage manager from an experiment config's ``checkpoint_storage`` section."""
+def build(config: Dict[str, Any]) -> "StorageManager":
+    """Build a storage manager from an experiment config's ``checkpoint_storage`` section. The
+    object stores' SDKs are imported here, only for their own type."""
     kind = config.get("type")
     if kind == "shared_fs":
         return SharedFSStorageManager(_shared_fs_base(config), shared=True)
@@ -239,16 +241,55 @@ def build(config: Dict[str, Any]) -> SharedFSStorageManager:
         if not path:
             raise ValueError("directory checkpoint_storage requires container_path")
         return SharedFSStorageManager(path, shared=True)
-    if kind in ("s3", "gcs", "azure"):
-        raise _unsupported(kind)
+    temp_dir = config.get("temp_dir")
+    if kind == "s3":
+        from determined.core import _s3
+
+        return _s3.S3StorageManager(
+            _required(config, "s3", "bucket"),
+            access_key=config.get("access_key"),
+            secret_key=config.get("secret_key"),
+            endpoint_url=config.get("endpoint_url"),
+            prefix=config.get("prefix"),
+            temp_dir=temp_dir,
+        )
+    if kind == "gcs":
+        from determined.core import _gcs
+
+        return _gcs.build(_required(config, "gcs", "bucket"), config.get("prefix"), temp_dir)
+    if kind == "azure":
+        from determined.core import _azure
+
+        return _azure.AzureStorageManager(
+            _required(config, "azure", "container"),
+            connection_string=config.get("connection_string"),
+            account_url=config.get("account_url"),
+            credential=config.get("credential"),
+            prefix=config.get("prefix"),
+            temp_dir=temp_dir,
+        )
     raise ValueError(f"unknown checkpoint_storage type {kind!r}")
 
 
-def from_string(s: str) -> SharedFSStorageManager:
-    """``checkpoint_storage="/some/dir"`` (or ``file:///some/dir``) as accepted by core.init()."""
-    for scheme, kind in (("s3://", "s3"), ("gs://", "gcs"), ("azure://", "azure")):
+def _required(config: Dict[str, Any], kind: str, key: str) -> str:
+    value = config.get(key)
+    if not value or not isinstance(value, str):
+        raise ValueError(f"{kind} checkpoint_storage requires {key}")
+    return value
+
+
+def from_string(s: str) -> "StorageManager":
+    """``checkpoint_storage="/some/dir"`` (or ``file:///some/dir``, ``s3://bucket/prefix``,
+    ``gs://bucket/prefix``) as accepted by core.init()."""
+    for scheme, kind in (("s3://", "s3"), ("gs://", "gcs")):
         if s.startswith(scheme):
-            raise _unsupported(kind)
+            bucket, _, prefix = s[len(scheme):].partition("/")
+            return build({"type": kind, "bucket": bucket, "prefix": prefix})
+    if s.startswith("azure://") or s.startswith("ms://"):
+        raise UnsupportedStorageError(
+            "give azure checkpoint storage as a dictionary: {'type': 'azure', 'container': ..., "
+            "'connection_string': ...}"
+        )
     if s.startswith("file://"):
         s = s[len("file://"):]
     return SharedFSStorageManager(os.path.abspath(os.path.expanduser(s)))

@@ -7,7 +7,7 @@ import threading
 from typing import Any, Callable, Dict, List, Optional, Set
 
 from determined import _session
-from determined.core import _storage
+from determined.core import _storage, _tensorboard
 from determined.core._distributed import DistributedContext
 
 logger = logging.getLogger("determined.core")
@@ -127,6 +127,7 @@ class TrainContext:
         distributed: DistributedContext,
         tensorboard_mode: TensorboardMode,
         tensorboard_path: Optional[pathlib.Path],
+        tensorboard_uploader: Optional[_tensorboard.TensorboardUploader] = None,
     ) -> None:
         self._session = session
         self._trial_id = trial_id
@@ -135,6 +136,9 @@ class TrainContext:
         self._distributed = distributed
         self._tensorboard_mode = TensorboardMode(tensorboard_mode)
         self._tensorboard_path = tensorboard_path
+        # Set when checkpoint storage is a bucket: TensorBoard files are written locally and
+        # uploaded (after each report in AUTO mode).
+        self._tensorboard_uploader = tensorboard_uploader
         self._shipper = _MetricsShipper(session, trial_id, run_id)
 
     def _start(self) -> None:
@@ -167,6 +171,12 @@ class TrainContext:
             keep = _serializable_metrics(metrics)
             metrics = {k: metrics[k] for k in metrics if k in keep}
         self._shipper.publish(group, steps_completed, metrics, batch_metrics)
+        self._sync_tensorboard_auto()
+
+    def _sync_tensorboard_auto(self) -> None:
+        """In AUTO mode, upload the TensorBoard files that changed (bucket storage only)."""
+        if self._tensorboard_mode == TensorboardMode.AUTO and self._tensorboard_uploader:
+            self._tensorboard_uploader.sync_quietly()
 
     def report_training_metrics(
         self,
@@ -246,6 +256,9 @@ class TrainContext:
         """The directory to write TensorBoard event files to."""
         if self._tensorboard_path is None:
             raise ValueError("no TensorBoard path is available for this task")
+        if self._tensorboard_uploader is not None:
+            self._tensorboard_path.mkdir(parents=True, exist_ok=True)
+            return self._tensorboard_path
         # <base>/<cluster>/tensorboard/experiment is every user's; <id>/trial/<id> below it the
         # experiment owner's.
         _storage.makedirs_shared(self._tensorboard_path.parents[2])
@@ -258,11 +271,16 @@ class TrainContext:
         mangler: Callable[[pathlib.Path, int], pathlib.Path] = lambda p, __: p,
     ) -> None:
         """
-        MANUAL mode only. With shared_fs/directory storage, the TensorBoard path already lies in
-        checkpoint storage, so there is nothing to copy.
+        MANUAL mode only: upload the files under ``get_tensorboard_path()`` that are new or
+        changed and that ``selector(path)`` picks, each to the name ``mangler(relative_path,
+        rank)`` in the trial's TensorBoard directory of checkpoint storage. With shared_fs or
+        directory storage the TensorBoard path already lies in checkpoint storage, so there is
+        nothing to copy.
         """
         if self._tensorboard_mode == TensorboardMode.AUTO:
             raise RuntimeError("upload_tensorboard_files can only be used in MANUAL mode")
+        if self._tensorboard_uploader is not None:
+            self._tensorboard_uploader.sync(selector, mangler, self._distributed.rank)
 
     # Run metadata, as upstream's (0.38): set_metadata replaces the run's (the trial's)
     # metadata with the object and returns what the master stored; get_metadata returns it,
