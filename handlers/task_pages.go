@@ -140,8 +140,7 @@ func (s *Server) taskLogs(r *http.Request, t resolute.Task, after int64) (views.
 		return l, err
 	}
 	for _, line := range lines {
-		l.Lines = append(l.Lines, views.LogLine{ID: line.ID, Time: line.Time.Local().Format("2006-01-02 15:04:05"),
-			Level: line.Level, Message: strings.TrimRight(line.Log, "\r\n")})
+		l.Lines = append(l.Lines, logLineView(line))
 		l.After = line.ID
 	}
 	settled := t.EndedAt != nil && s.now().Sub(*t.EndedAt) > logSettle

@@ -154,8 +154,7 @@ func (s *Server) trialLogs(r *http.Request, t resolute.Trial, action string, aft
 		return l, err
 	}
 	for _, line := range lines {
-		l.Lines = append(l.Lines, views.LogLine{ID: line.ID, Time: line.Time.Local().Format("2006-01-02 15:04:05"),
-			Level: line.Level, Message: strings.TrimRight(line.Log, "\r\n")})
+		l.Lines = append(l.Lines, logLineView(line))
 		l.After = line.ID
 	}
 	settled := t.EndedAt != nil && s.now().Sub(*t.EndedAt) > logSettle

@@ -185,11 +185,14 @@ type LogLine struct {
 	Message string
 }
 
-// Logs is the admin page of master logs.
+// Logs is the admin page of master logs, under a level ("this level and
+// above") and text filter.
 type Logs struct {
-	Shell Shell
-	Lines []LogLine
-	After int64 // the last line's ID, where following continues
+	Shell  Shell
+	Lines  []LogLine
+	After  int64 // the last line's ID, where following continues
+	Level  string
+	Search string
 }
 
 // Cluster is the cluster page.
