@@ -1944,7 +1944,7 @@ func ExperimentNotesView(n ExperimentNotes) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 158, "\" hx-target=\"#experiment-notes\" hx-swap=\"outerHTML\" id=\"notes-form\"><div class=\"field\"><label for=\"f-notes\">Notes (Markdown: # headings, **bold**, *italic*, `code`, lists, [links](https://…))</label> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 158, "\" hx-target=\"#experiment-notes\" hx-swap=\"outerHTML\" id=\"notes-form\"><div class=\"field\"><label for=\"f-notes\">Notes (Markdown: # headings, **bold**, *italic*, `code`, lists, | tables |, [links](https://…))</label> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
