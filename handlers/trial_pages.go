@@ -29,6 +29,7 @@ func (s *Server) handleTrialPage(w http.ResponseWriter, r *http.Request) {
 		e, err = s.db.Experiment(r.Context(), t.ExperimentID)
 	}
 	p := views.TrialPage{Shell: s.shell(r, "Trial "+itoa(t.ID), "experiments"), Experiment: e}
+	p.Shell.Crumbs = append(experimentCrumbs(e), views.Crumb{Label: "Experiment " + itoa(e.ID), Href: "/experiments/" + itoa(e.ID)})
 	if err == nil {
 		p.Live, err = s.trialLive(r, t, e)
 	}
