@@ -65,6 +65,7 @@ func (s *Server) experimentPage(r *http.Request, e resolute.Experiment, tab stri
 	p.Shell.Crumbs = experimentCrumbs(e)
 	if tab != "overview" {
 		p.Shell.Crumbs = append(p.Shell.Crumbs, views.Crumb{Label: "Experiment " + itoa(e.ID), Href: "/experiments/" + itoa(e.ID)})
+		p.Shell.Here = strings.TrimPrefix(title, "Experiment "+itoa(e.ID)+" · ")
 	}
 	var err error
 	if p.Live, err = s.experimentLive(r, e, tab, true); err != nil {

@@ -12,6 +12,8 @@ type Shell struct {
 	// Crumbs are the links above the page to the pages it is part of
 	// (Experiments › Experiment 7); nil: the navigation item's page.
 	Crumbs []Crumb
+	// Here is the breadcrumbs' last, unlinked part; "" for Title.
+	Here string
 	User  resolute.User
 	Flash *Flash
 	// NoAdminPassword shows the banner warning that admin has no password.
