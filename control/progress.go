@@ -36,13 +36,16 @@ func (x *Experiments) trialProgressed(ctx context.Context, q *db.Queries, t reso
 	if err != nil {
 		return err
 	}
-	if err := q.SetTrialProgress(ctx, t.ID, reported); err != nil {
-		return err
+	if reported != t.Progress {
+		if err := q.SetTrialProgress(ctx, t.ID, reported); err != nil {
+			return err
+		}
 	}
-	if r.done || resolute.Terminal(t.State) {
-		return nil // the searcher is done with it
+	f := TrialFraction(reported, batches, r.cfg.Searcher.MaxLength)
+	if r.done || resolute.Terminal(t.State) || f == 0 {
+		return nil // the searcher is done with it, or there is nothing to tell
 	}
-	if err := r.s.ReportProgress(searcher.RequestID(t.RequestID), TrialFraction(reported, batches, r.cfg.Searcher.MaxLength)); err != nil {
+	if err := r.s.ReportProgress(searcher.RequestID(t.RequestID), f); err != nil {
 		return err
 	}
 	snap, err := r.s.Snapshot()
