@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
+	"github.com/resolute-ml/resolute/client"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
 )
@@ -30,9 +32,10 @@ searcher: {name: grid, metric: loss, max_concurrent_trials: 2}
 // TestARunningExperimentsProgressIsItsTrials: two grid trials that report
 // 32% and 45% while they still run put their experiment at the mean of the
 // two (it read 0% until they finished), and the dashboard, the list, the
-// header and the API all read that same number, with a time left.
+// header, the API and det all read that same number, with a time left.
 func TestARunningExperimentsProgressIsItsTrials(t *testing.T) {
-	m := handlerstest.Start(t, handlerstest.Options{Slots: 2})
+	const password = "progress-pw"
+	m := handlerstest.Start(t, handlerstest.Options{Slots: 2, InitialPassword: password})
 	admin, err := m.DB.UserByUsername(t.Context(), "admin")
 	must(t, err)
 	e, err := m.Experiments.Create(t.Context(), authz.User(admin.User), control.CreateRequest{ConfigYAML: progressTrial})
@@ -62,15 +65,23 @@ func TestARunningExperimentsProgressIsItsTrials(t *testing.T) {
 	if want != "38.5%" {
 		t.Fatalf("the trials reported %v and %v", trials[0].Progress, trials[1].Progress)
 	}
-	got, err := m.DB.Experiment(t.Context(), e.ID)
+	login, err := client.New(m.URL).Login(t.Context(), "admin", password)
+	must(t, err)
+	got, err := client.New(m.URL, client.WithToken(login.Token)).Experiment(t.Context(), e.ID)
 	must(t, err)
 	if api := resolute.FormatProgress(got.Progress); api != want {
 		t.Errorf("the API's progress reads %s, want %s", api, want)
 	}
+	det := newDetCLI(t, m, password)
+	for _, args := range [][]string{{"experiment", "list"}, {"experiment", "describe", strconv.FormatInt(e.ID, 10)}} {
+		if out := det.run(t, "", args...); !strings.Contains(out, want) {
+			t.Errorf("det %s does not show %s:\n%s", strings.Join(args, " "), want, out)
+		}
+	}
 
 	for _, width := range []int{1440, 390} {
 		page := browser.NewPage(t, width)
-		signIn(t, page, m.URL, "admin", "")
+		signIn(t, page, m.URL, "admin", password)
 		id := strconv.FormatInt(e.ID, 10)
 
 		_, err = page.Goto(m.URL + "/experiments/" + id)
