@@ -13,7 +13,7 @@ type Shell struct {
 	// (Experiments › Experiment 7); nil: the navigation item's page.
 	Crumbs []Crumb
 	// Here is the breadcrumbs' last, unlinked part; "" for Title.
-	Here string
+	Here  string
 	User  resolute.User
 	Flash *Flash
 	// NoAdminPassword shows the banner warning that admin has no password.
