@@ -2,6 +2,7 @@ package resolute
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,4 +54,53 @@ func cleanLine(b []byte) string {
 	b = bytes.TrimSuffix(b, []byte("\r"))
 	s := strings.ToValidUTF8(string(b), "\uFFFD")
 	return strings.ReplaceAll(s, "\x00", "")
+}
+
+// levelRank orders log levels, Python's and Go's spellings alike; a line
+// without a level (plain output) ranks as INFO, as print() output reads.
+var levelRank = map[string]int{"TRACE": 0, "DEBUG": 1, "": 2, "INFO": 2, "WARN": 3, "WARNING": 3, "ERROR": 4, "CRITICAL": 5, "FATAL": 5}
+
+// LevelAtLeast says whether a line of level is shown under the filter min
+// ("this level and above", as Determined's log filters read); "" shows all.
+func LevelAtLeast(level, min string) bool {
+	if min == "" {
+		return true
+	}
+	r, ok := levelRank[strings.ToUpper(level)]
+	if !ok {
+		r = levelRank[""]
+	}
+	return r >= levelRank[strings.ToUpper(min)]
+}
+
+// LevelsAtLeast lists the stored levels LevelAtLeast shows under min, for a
+// query; nil for every level.
+func LevelsAtLeast(min string) []string {
+	if min == "" {
+		return nil
+	}
+	var out []string
+	for l := range levelRank {
+		if LevelAtLeast(l, min) {
+			out = append(out, l)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// DisplayLine is a stored line as a person reads it beside its level: the
+// "LEVEL: " prefix that the level was parsed from (the harness's
+// LOG_FORMAT) is dropped, so a line reads "INFO [12] core: ..." and not
+// "INFO INFO: [12] core: ...". A rank prefix stays.
+func DisplayLine(line, level string) string {
+	line = strings.TrimRight(line, "\r\n")
+	rank, parsed, msg := parseLine(line)
+	if parsed == "" || parsed != level {
+		return line
+	}
+	if rank != nil {
+		return "[rank=" + strconv.Itoa(*rank) + "] " + msg
+	}
+	return msg
 }

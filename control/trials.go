@@ -18,16 +18,18 @@ type Trials struct {
 	metrics *MetricsWriter
 }
 
-// ReportProgress records a trial's progress, from 0 to 1.
+// ReportProgress records a trial's progress, from 0 to 1, and its
+// experiment's progress, which counts it.
 func (s *Trials) ReportProgress(ctx context.Context, a authz.Actor, id int64, progress float64) error {
 	return s.db.InTx(ctx, func(q *db.Queries) error {
-		if _, err := trialFor(ctx, q, a, authz.Report, id); err != nil {
+		t, err := trialFor(ctx, q, a, authz.Report, id)
+		if err != nil {
 			return err
 		}
 		if progress < 0 || progress > 1 || math.IsNaN(progress) {
 			return resolute.Errorf(resolute.EInvalid, "progress: must be between 0 and 1, got %v", progress)
 		}
-		return q.SetTrialProgress(ctx, id, progress)
+		return s.exps.trialProgressed(ctx, q, t, progress, t.StepsCompleted)
 	})
 }
 
@@ -75,6 +77,15 @@ func (s *Trials) ReportMetrics(ctx context.Context, a authz.Actor, r resolute.Me
 	}
 	if err := s.metrics.Write(ctx, r); err != nil {
 		return err
+	}
+	if r.Group == "training" && t.Progress == 0 && r.StepsCompleted > t.StepsCompleted {
+		// A trial that reports no progress of its own is as far as its
+		// batches over its target length.
+		if err := s.db.InTx(ctx, func(q *db.Queries) error {
+			return s.exps.trialProgressed(ctx, q, t, 0, r.StepsCompleted)
+		}); err != nil {
+			return err
+		}
 	}
 	if r.Group == "validation" {
 		return s.exps.ValidationReported(ctx, t.ID, r.TrialRunID, r.StepsCompleted, values)

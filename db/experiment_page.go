@@ -49,20 +49,18 @@ func (q *Queries) ExperimentLogs(ctx context.Context, taskIDs []string, f LogFil
 	if f.Limit <= 0 {
 		f.Limit = 1000
 	}
-	var level, search *string
-	if f.Level != "" {
-		level = &f.Level
-	}
+	var search *string
+	levels := resolute.LevelsAtLeast(f.Level)
 	if f.Search != "" {
 		search = &f.Search
 	}
 	var rows []gen.TaskLog
 	var err error
 	if tail && f.After == 0 {
-		rows, err = q.q.ListExperimentLogsTail(ctx, gen.ListExperimentLogsTailParams{TaskIds: taskIDs, Level: level, Search: search, Lim: int32(f.Limit)})
+		rows, err = q.q.ListExperimentLogsTail(ctx, gen.ListExperimentLogsTailParams{TaskIds: taskIDs, Levels: levels, Search: search, Lim: int32(f.Limit)})
 		slices.Reverse(rows)
 	} else {
-		rows, err = q.q.ListExperimentLogs(ctx, gen.ListExperimentLogsParams{TaskIds: taskIDs, After: f.After, Level: level, Search: search, Lim: int32(f.Limit)})
+		rows, err = q.q.ListExperimentLogs(ctx, gen.ListExperimentLogsParams{TaskIds: taskIDs, After: f.After, Levels: levels, Search: search, Lim: int32(f.Limit)})
 	}
 	if err != nil {
 		return nil, translate(err, "logs")

@@ -310,7 +310,7 @@ func (db *DB) InsertTaskLogs(ctx context.Context, logs []resolute.TaskLog) error
 // LogFilter selects a task's log lines.
 type LogFilter struct {
 	After  int64  // only lines with a larger id
-	Level  string // "" for all
+	Level  string // this level and above (resolute.LevelAtLeast); "" for all
 	Search string // case-insensitive text, "" for all
 	// Since and Until bound the lines' times; nil for no bound.
 	Since, Until *time.Time
@@ -323,9 +323,7 @@ func (q *Queries) TaskLogs(ctx context.Context, taskID string, f LogFilter) ([]r
 		f.Limit = 1000
 	}
 	p := gen.ListTaskLogsParams{TaskID: taskID, ID: f.After, Limit: int32(f.Limit), AfterTime: f.Since, BeforeTime: f.Until}
-	if f.Level != "" {
-		p.Level = &f.Level
-	}
+	p.Levels = resolute.LevelsAtLeast(f.Level)
 	if f.Search != "" {
 		p.Search = &f.Search
 	}

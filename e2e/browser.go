@@ -100,3 +100,10 @@ func (w wrapped) Error() string { return w.what + ": " + w.err.Error() }
 func (w wrapped) Unwrap() error { return w.err }
 
 func wrap(what string, err error) error { return wrapped{what, err} }
+
+// navLink is the main navigation's link named name (the breadcrumbs may
+// hold a link of the same name).
+func navLink(page playwright.Page, name string) playwright.Locator {
+	return page.GetByRole("navigation", playwright.PageGetByRoleOptions{Name: "Main"}).
+		GetByRole("link", playwright.LocatorGetByRoleOptions{Name: name, Exact: playwright.Bool(true)})
+}

@@ -75,7 +75,7 @@ func TestAnExperimentIsSubmittedAndFollowedToCompletion(t *testing.T) {
 	signIn(t, page, m.URL, "admin", "")
 	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
 
-	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Experiments", Exact: playwright.Bool(true)}).Click())
+	must(t, navLink(page, "Experiments").Click())
 	must(t, expect(t, page.Locator("h1")).ToHaveText("Experiments"))
 	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "New experiment"}).Click())
 
@@ -145,7 +145,7 @@ func TestAnExperimentIsSubmittedAndFollowedToCompletion(t *testing.T) {
 	screenshot(t, page, "trial")
 
 	// The list shows it, and the phone layout scrolls only inside tables.
-	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Experiments", Exact: playwright.Bool(true)}).Click())
+	must(t, navLink(page, "Experiments").Click())
 	must(t, expect(t, page.Locator("#experiment-"+strconv.FormatInt(id, 10))).ToContainText("COMPLETED"))
 	phone := browser.NewPage(t, 390)
 	signIn(t, phone, m.URL, "admin", "")

@@ -61,7 +61,7 @@ func TestAdminSignsInCreatesAProjectAndSignsOut(t *testing.T) {
 	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
 	must(t, expect(t, page.Locator("#no-password-banner")).ToBeVisible())
 
-	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Workspaces", Exact: playwright.Bool(true)}).Click())
+	must(t, navLink(page, "Workspaces").Click())
 	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Uncategorized"}).Click())
 	form := page.Locator("#new-project")
 	must(t, form.GetByLabel("Name").Fill("image-classification"))
@@ -121,7 +121,7 @@ func TestThePhoneLayoutShowsNavigationAndTables(t *testing.T) {
 		t.Fatalf("page is %dpx wide on a 390px screen", w)
 	}
 	// Every section is built: Tasks is a real page.
-	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Tasks", Exact: playwright.Bool(true)}).Click())
+	must(t, navLink(page, "Tasks").Click())
 	must(t, expect(t, page.Locator("h1")).ToHaveText("Tasks"))
 	must(t, expect(t, page.Locator("#task-table")).ToBeVisible())
 }

@@ -98,7 +98,7 @@ func TestJobsAreReorderedByDraggingAndEveryViewerSeesIt(t *testing.T) {
 	page := browser.NewPage(t, 1280)
 	signIn(t, page, m.URL, "admin", "")
 	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
-	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Job Queue"}).Click())
+	must(t, navLink(page, "Job Queue").Click())
 	must(t, expect(t, page.Locator("h1")).ToHaveText("Job Queue"))
 	must(t, expect(t, page.Locator("#order-default")).ToContainText("lower number runs first"))
 	must(t, expect(t, page.Locator("#reason-"+c)).ToContainText("can never run"))

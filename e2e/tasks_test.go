@@ -18,7 +18,7 @@ func TestACPUOnlyNotebookFromTheTasksPage(t *testing.T) {
 	signIn(t, page, m.URL, "admin", "")
 	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
 
-	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Tasks", Exact: playwright.Bool(true)}).Click())
+	must(t, navLink(page, "Tasks").Click())
 	must(t, expect(t, page.Locator("#no-tasks")).ToContainText("No live tasks."))
 	must(t, page.GetByRole("button", playwright.PageGetByRoleOptions{Name: "Launch CPU-only Notebook"}).Click())
 

@@ -14,7 +14,7 @@ func TestATemplateIsCreatedAndItsErrorsShowBesideTheEditor(t *testing.T) {
 	signIn(t, page, m.URL, "admin", "")
 	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
 
-	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Templates", Exact: playwright.Bool(true)}).Click())
+	must(t, navLink(page, "Templates").Click())
 	form := page.Locator("#new-template")
 	must(t, form.GetByLabel("Name").Fill("shared-storage"))
 	must(t, form.GetByLabel("Configuration (YAML)").Fill("checkpoint_storage:\n  type: shared_fs\n  hostpath: /mnt/ckpt\n"))
@@ -29,6 +29,6 @@ func TestATemplateIsCreatedAndItsErrorsShowBesideTheEditor(t *testing.T) {
 	must(t, expect(t, page.Locator("#flash")).ToContainText("Created template shared-storage."))
 	must(t, expect(t, page.Locator("h1")).ToHaveText("Template shared-storage"))
 
-	must(t, page.GetByRole("link", playwright.PageGetByRoleOptions{Name: "Templates", Exact: playwright.Bool(true)}).Click())
+	must(t, navLink(page, "Templates").Click())
 	must(t, expect(t, page.Locator("#templates")).ToContainText("shared-storage"))
 }

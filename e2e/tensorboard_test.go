@@ -16,7 +16,8 @@ import (
 // TestTheTensorBoardButtonOfAnExperiment clicks TensorBoard on an
 // experiment's page and lands on the new TensorBoard's task page. This
 // machine has no tensorboard program (it ships on PyPI only), so the
-// TensorBoard ends at once and its log says why; the handler tests serve
+// TensorBoard ends at once, its page says it ended (not that it opens once
+// ready) and its log says why; the handler tests serve
 // one through the proxy with a stand-in program.
 func TestTheTensorBoardButtonOfAnExperiment(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
@@ -42,5 +43,9 @@ func TestTheTensorBoardButtonOfAnExperiment(t *testing.T) {
 	must(t, expect(t, page.Locator("#task-live h1")).ToContainText("TensorBoard (experiment "+id+")"))
 	must(t, expect(t, page.Locator("#task-log-lines")).ToContainText("tensorboard is not installed",
 		playwright.LocatorAssertionsToContainTextOptions{Timeout: playwright.Float(20000)}))
+	// What the page says of it is its real state: ended, not "opens once ready".
+	must(t, expect(t, page.Locator("#task-status")).ToHaveText("TensorBoard has ended; its log below says why.",
+		playwright.LocatorAssertionsToHaveTextOptions{Timeout: playwright.Float(20000)}))
+	must(t, expect(t, page.Locator("body")).Not().ToContainText("opens once"))
 	screenshot(t, page, "task-tensorboard")
 }

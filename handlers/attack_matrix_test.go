@@ -49,6 +49,7 @@ func everyone(v victim, other int64) map[string]attack {
 		"POST /templates":                       {path: "/templates", form: url.Values{"name": {"template-@who"}, "yaml": {"description: x\n"}}},
 		"POST /api/v1/templates":                {path: "/api/v1/templates", body: `{"name":"api-template-@who","yaml":"description: x\n"}`},
 		"POST /tasks/launch-notebook":           {path: "/tasks/launch-notebook", form: url.Values{"slots": {"0"}}},
+		"POST /tasks/launch-shell":              {path: "/tasks/launch-shell", form: url.Values{}},
 		"POST /tasks/run-command":               {path: "/tasks/run-command", form: url.Values{"entrypoint": {"true"}}},
 		// Three slots on a two-slot master: they wait in the queue.
 		"POST /api/v1/commands":     {path: "/api/v1/commands", body: `{"config":"resources: {slots: 3}\n","entrypoint":["true"]}`},

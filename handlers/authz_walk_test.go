@@ -253,6 +253,7 @@ var allowedToEveryone = map[string]string{
 	"POST /templates":                       "creates the caller's own template",
 	"POST /api/v1/templates":                "creates the caller's own template",
 	"POST /tasks/launch-notebook":           "creates the caller's own notebook",
+	"POST /tasks/launch-shell":              "creates the caller's own shell",
 	"POST /tasks/run-command":               "creates the caller's own command",
 	"POST /api/v1/commands":                 "creates the caller's own command",
 	"POST /api/v1/notebooks":                "creates the caller's own notebook",

@@ -62,6 +62,11 @@ func (s *Server) experimentPage(r *http.Request, e resolute.Experiment, tab stri
 		}
 	}
 	p := views.ExperimentPage{Shell: s.shell(r, title, "experiments")}
+	p.Shell.Crumbs = experimentCrumbs(e)
+	if tab != "overview" {
+		p.Shell.Crumbs = append(p.Shell.Crumbs, views.Crumb{Label: "Experiment " + itoa(e.ID), Href: "/experiments/" + itoa(e.ID)})
+		p.Shell.Here = strings.TrimPrefix(title, "Experiment "+itoa(e.ID)+" · ")
+	}
 	var err error
 	if p.Live, err = s.experimentLive(r, e, tab, true); err != nil {
 		return p, err
@@ -403,4 +408,12 @@ func logHparams(config json.RawMessage) map[string]bool {
 	}
 	walk("", c.Hyperparameters)
 	return out
+}
+
+// experimentCrumbs lead from the experiment list through the experiment's
+// workspace and project to its pages.
+func experimentCrumbs(e resolute.Experiment) []views.Crumb {
+	return []views.Crumb{{Label: "Experiments", Href: "/experiments"},
+		{Label: e.WorkspaceName, Href: "/workspaces/" + itoa(e.WorkspaceID)},
+		{Label: e.ProjectName, Href: "/projects/" + itoa(e.ProjectID)}}
 }

@@ -82,7 +82,7 @@ func (s *Server) downloadLogs(w http.ResponseWriter, filename string, f db.LogFi
 			if prefix != nil {
 				out.WriteString(prefix(l))
 			}
-			fmt.Fprintf(out, "%s %s %s\n", l.Time.UTC().Format("2006-01-02T15:04:05.000Z"), l.Level, strings.TrimRight(l.Log, "\r\n"))
+			fmt.Fprintf(out, "%s %s %s\n", l.Time.UTC().Format("2006-01-02T15:04:05.000Z"), l.Level, resolute.DisplayLine(l.Log, l.Level))
 			f.After = l.ID
 		}
 		if len(lines) < f.Limit {
@@ -101,17 +101,56 @@ func logFilter(r *http.Request) (db.LogFilter, error) {
 	return f, nil
 }
 
-// trialTasks are the tasks of an experiment's trials, whose logs are its logs.
+// trialTasks are the tasks of an experiment's trials, whose logs are its
+// logs, or with ?trial=ID only that trial's (which must be one of the
+// experiment's).
 func (s *Server) trialTasks(r *http.Request, e resolute.Experiment) ([]string, error) {
+	tasks, _, err := s.experimentLogTasks(r, e)
+	return tasks, err
+}
+
+// experimentLogTasks is trialTasks and the ids of every trial of e, which
+// the logs' trial filter offers.
+func (s *Server) experimentLogTasks(r *http.Request, e resolute.Experiment) (tasks []string, ids []int64, err error) {
 	trials, err := s.db.Trials(r.Context(), e.ID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	tasks := make([]string, len(trials))
-	for i, t := range trials {
-		tasks[i] = t.TaskID()
+	only, err := logTrial(r)
+	if err != nil {
+		return nil, nil, err
 	}
-	return tasks, nil
+	for _, t := range trials {
+		ids = append(ids, t.ID)
+		if only == 0 || t.ID == only {
+			tasks = append(tasks, t.TaskID())
+		}
+	}
+	if only != 0 && len(tasks) == 0 {
+		return nil, nil, resolute.Errorf(resolute.EInvalid, "trial: experiment %d has no trial %d", e.ID, only)
+	}
+	return tasks, ids, nil
+}
+
+// logTrial reads the trial filter of an experiment's log request: 0 for
+// every trial.
+func logTrial(r *http.Request) (int64, error) {
+	v := r.URL.Query().Get("trial")
+	if v == "" {
+		return 0, nil
+	}
+	id, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, resolute.Errorf(resolute.EInvalid, "trial: expected a trial id, got %q", v)
+	}
+	return id, nil
+}
+
+// logLineView is a stored log line as the log views show it: its level
+// once (resolute.DisplayLine).
+func logLineView(line resolute.TaskLog) views.LogLine {
+	return views.LogLine{ID: line.ID, Time: line.Time.Local().Format("2006-01-02 15:04:05"),
+		Level: line.Level, Message: resolute.DisplayLine(line.Log, line.Level)}
 }
 
 // experimentLogs loads every trial's lines after a line id under the
@@ -123,18 +162,19 @@ func (s *Server) experimentLogs(r *http.Request, e resolute.Experiment, after in
 	if err != nil {
 		return l, err
 	}
-	tasks, err := s.trialTasks(r, e)
+	tasks, ids, err := s.experimentLogTasks(r, e)
 	if err != nil {
 		return l, err
 	}
+	l.Trials = ids
+	l.Trial, _ = logTrial(r)
 	f.After, f.Limit = after, experimentLogLimit
 	lines, err := s.db.ExperimentLogs(r.Context(), tasks, f, true)
 	if err != nil {
 		return l, err
 	}
 	for _, line := range lines {
-		l.Lines = append(l.Lines, views.ExperimentLogLine{TrialID: trialOfID(line.TaskID), LogLine: views.LogLine{ID: line.ID,
-			Time: line.Time.Local().Format("2006-01-02 15:04:05"), Level: line.Level, Message: strings.TrimRight(line.Log, "\r\n")}})
+		l.Lines = append(l.Lines, views.ExperimentLogLine{TrialID: trialOfID(line.TaskID), LogLine: logLineView(line)})
 		l.After = max(l.After, line.ID)
 	}
 	settled := e.EndedAt != nil && s.now().Sub(*e.EndedAt) > logSettle

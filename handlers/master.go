@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/masterlog"
 	"github.com/resolute-ml/resolute/views"
 )
@@ -91,27 +93,58 @@ func optInt(v, name string) (int, error) {
 	return n, nil
 }
 
-// handleLogsPage serves GET /logs (administrators): the last lines, followed
-// with htmx.
+// handleLogsPage serves GET /logs[?level=&search=] (administrators): the
+// last lines of the level and above that contain the search, followed with
+// htmx.
 func (s *Server) handleLogsPage(w http.ResponseWriter, r *http.Request) {
-	lines, _ := s.logs.Since(0, 500)
-	vl, after := logView(lines)
-	s.page(w, r, views.LogsPage(views.Logs{Shell: s.shell(r, "Master logs", "cluster"), Lines: vl, After: after}))
+	f, err := logFilter(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	lines, _ := s.logs.Since(0, 0)
+	l := masterLogs(lines, f, 500)
+	l.Shell = s.shell(r, "Master logs", "cluster")
+	s.page(w, r, views.LogsPage(l))
 }
 
-// handleLogLines serves GET /logs/lines?after=N: the htmx fragment of new lines.
+// handleLogLines serves GET /logs/lines?after=N[&level=&search=]: the htmx
+// fragment of new lines under the filter.
 func (s *Server) handleLogLines(w http.ResponseWriter, r *http.Request) {
 	after, err := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
 	if err != nil {
 		s.error(w, r, resolute.Errorf(resolute.EInvalid, "after: expected an integer"))
 		return
 	}
-	lines, _ := s.logs.Since(after, 500)
-	vl, last := logView(lines)
-	if last == 0 {
-		last = after
+	f, err := logFilter(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
 	}
-	s.render(w, r, http.StatusOK, views.LogLines(vl, last))
+	lines, _ := s.logs.Since(after, 0)
+	l := masterLogs(lines, f, 500)
+	l.After = max(l.After, after)
+	s.render(w, r, http.StatusOK, views.LogLines(l))
+}
+
+// masterLogs is the last limit of lines under f (its level and above, its
+// search in any case); After is the last line's id read, shown or not, so
+// that following goes on past lines the filter hides.
+func masterLogs(lines []masterlog.Line, f db.LogFilter, limit int) views.Logs {
+	l := views.Logs{Level: f.Level, Search: f.Search}
+	search := strings.ToLower(f.Search)
+	var shown []masterlog.Line
+	for _, line := range lines {
+		l.After = line.ID
+		if resolute.LevelAtLeast(line.Level, f.Level) && strings.Contains(strings.ToLower(line.Message), search) {
+			shown = append(shown, line)
+		}
+	}
+	if len(shown) > limit {
+		shown = shown[len(shown)-limit:]
+	}
+	l.Lines, _ = logView(shown)
+	return l
 }
 
 func logView(lines []masterlog.Line) ([]views.LogLine, int64) {

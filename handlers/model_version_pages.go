@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/resolute-ml/resolute"
@@ -106,9 +107,21 @@ func (s *Server) handleModelVersionDeleteForm(w http.ResponseWriter, r *http.Req
 }
 
 // handleRegisterPage serves GET /models/register?checkpoint=UUID: the
-// register form of one checkpoint.
+// register form of one checkpoint. Without a checkpoint it explains where checkpoints are and asks for a
+// UUID; a malformed or unknown one is asked for again with the reason.
 func (s *Server) handleRegisterPage(w http.ResponseWriter, r *http.Request) {
-	s.renderRegister(w, r, http.StatusOK, views.RegisterForm{CheckpointUUID: r.URL.Query().Get("checkpoint")})
+	form := views.RegisterForm{CheckpointUUID: strings.TrimSpace(r.URL.Query().Get("checkpoint"))}
+	status := http.StatusOK
+	if form.CheckpointUUID != "" && !control.ValidUUID(form.CheckpointUUID) {
+		status = http.StatusBadRequest
+		form.Errors = views.FormErrors{"checkpoint_uuid": "Expected a checkpoint's UUID, such as 4c6d3a1e-…; got " + strconv.Quote(form.CheckpointUUID) + "."}
+	} else if form.CheckpointUUID != "" {
+		if _, err := s.db.Checkpoint(r.Context(), form.CheckpointUUID); resolute.ErrorCode(err) == resolute.ENotFound {
+			status = http.StatusNotFound
+			form.Errors = views.FormErrors{"checkpoint_uuid": "There is no checkpoint " + form.CheckpointUUID + "."}
+		}
+	}
+	s.renderRegister(w, r, status, form)
 }
 
 func (s *Server) renderRegister(w http.ResponseWriter, r *http.Request, status int, form views.RegisterForm) {
@@ -119,8 +132,6 @@ func (s *Server) renderRegister(w http.ResponseWriter, r *http.Request, status i
 		if resolute.ErrorCode(err) == resolute.ENotFound && status != http.StatusOK {
 			err = nil // the form already says so
 		}
-	} else if status == http.StatusOK {
-		err = resolute.Errorf(resolute.EInvalid, "checkpoint: expected a UUID, got %q", form.CheckpointUUID)
 	}
 	if err == nil {
 		p.Models, err = s.registerChoices(r)

@@ -186,7 +186,7 @@ func (s *Server) handleProjectPage(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	s.page(w, r, views.ProjectView(views.ProjectPage{Shell: s.shell(r, p.Name, "workspaces"), Project: p, Activity: activity[id],
+	s.page(w, r, views.ProjectView(views.ProjectPage{Shell: s.projectShell(r, p), Project: p, Activity: activity[id],
 		Browser: b, Form: views.ProjectForm{Name: p.Name, Description: p.Description}}))
 }
 
@@ -217,7 +217,7 @@ func (s *Server) handleProjectEditForm(w http.ResponseWriter, r *http.Request) {
 			s.error(w, r, berr)
 			return
 		}
-		s.render(w, r, http.StatusUnprocessableEntity, views.ProjectView(views.ProjectPage{Shell: s.shell(r, p.Name, "workspaces"),
+		s.render(w, r, http.StatusUnprocessableEntity, views.ProjectView(views.ProjectPage{Shell: s.projectShell(r, p),
 			Project: p, Browser: b, Form: views.ProjectForm{Name: name, Description: desc, Errors: views.FormErrors{field: fieldMessage(err)}}}))
 		return
 	} else if err != nil {
@@ -258,4 +258,12 @@ func (s *Server) handleProjectDeleteForm(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	redirect(w, r, "/workspaces/"+itoa(p.WorkspaceID), "ok", "Deleted project "+p.Name+".")
+}
+
+// projectShell is a project page's shell, with breadcrumbs through its
+// workspace.
+func (s *Server) projectShell(r *http.Request, p resolute.Project) views.Shell {
+	sh := s.shell(r, p.Name, "workspaces")
+	sh.Crumbs = []views.Crumb{{Label: "Workspaces", Href: "/workspaces"}, {Label: p.WorkspaceName, Href: "/workspaces/" + itoa(p.WorkspaceID)}}
+	return sh
 }

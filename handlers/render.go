@@ -45,7 +45,7 @@ func (s *Server) shell(r *http.Request, title, nav string) views.Shell {
 			}
 		}
 	}
-	if u.ID != 0 {
+	if u.Admin { // only an administrator can do something about it
 		sh.NoAdminPassword = s.adminHasNoPassword(r.Context())
 	}
 	return sh

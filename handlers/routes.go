@@ -87,6 +87,7 @@ func (s *Server) Routes() chi.Router {
 		r.Get("/tasks", s.handleTaskListPage)
 		r.Get("/tasks/table", s.handleTaskTable)
 		r.Post("/tasks/launch-notebook", s.handleTaskLaunchNotebookForm)
+		r.Post("/tasks/launch-shell", s.handleTaskLaunchShellForm)
 		r.Post("/tasks/run-command", s.handleTaskRunCommandForm)
 		r.Get("/tasks/{id}", s.handleTaskPage)
 		r.Get("/tasks/{id}/live", s.handleTaskLive)

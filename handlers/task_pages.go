@@ -140,8 +140,7 @@ func (s *Server) taskLogs(r *http.Request, t resolute.Task, after int64) (views.
 		return l, err
 	}
 	for _, line := range lines {
-		l.Lines = append(l.Lines, views.LogLine{ID: line.ID, Time: line.Time.Local().Format("2006-01-02 15:04:05"),
-			Level: line.Level, Message: strings.TrimRight(line.Log, "\r\n")})
+		l.Lines = append(l.Lines, logLineView(line))
 		l.After = line.ID
 	}
 	settled := t.EndedAt != nil && s.now().Sub(*t.EndedAt) > logSettle
@@ -180,7 +179,14 @@ func (s *Server) handleTaskLaunchNotebookForm(w http.ResponseWriter, r *http.Req
 		return
 	}
 	s.launchTaskForm(w, r, control.TaskRequest{Type: resolute.TaskNotebook, Overrides: []string{"resources.slots=" + slots}},
-		"/tasks", "; it opens once Jupyter is ready.")
+		"/tasks", taskLaunched)
+}
+
+// handleTaskLaunchShellForm serves POST /tasks/launch-shell: a shell as
+// `det shell start` starts one (the task config's defaults), then its task
+// page, whose Open button opens its terminal once it runs.
+func (s *Server) handleTaskLaunchShellForm(w http.ResponseWriter, r *http.Request) {
+	s.launchTaskForm(w, r, control.TaskRequest{Type: resolute.TaskShell}, "/tasks", taskLaunched)
 }
 
 // handleTaskRunCommandForm serves POST /tasks/run-command (entrypoint: a
@@ -211,8 +217,14 @@ func (s *Server) handleExperimentTensorBoardForm(w http.ResponseWriter, r *http.
 		experimentPath(e.ID), tensorBoardLaunched)
 }
 
-// tensorBoardLaunched ends the message after a TensorBoard's launch.
-const tensorBoardLaunched = "; it opens once TensorBoard is ready."
+// tensorBoardLaunched and taskLaunched end the message after a task's
+// launch. They say nothing of when it opens: the flash is read on the next
+// page, by when the task may already run or have ended; the task page's
+// status line (views.TaskStatus) says what it is doing then.
+const (
+	tensorBoardLaunched = taskLaunched
+	taskLaunched        = "."
+)
 
 // launchTaskForm creates a task for the signed-in user and goes to its page,
 // or back to the form's page with the reason the master refused.

@@ -15,7 +15,7 @@ import (
 // launched reads the task id from the redirect to a new task's page.
 func launched(t *testing.T, resp *http.Response, body string) string {
 	t.Helper()
-	m := regexp.MustCompile(`^/tasks/((command|notebook)-\d+)$`).FindStringSubmatch(resp.Header.Get("Location"))
+	m := regexp.MustCompile(`^/tasks/((command|notebook|shell)-\d+)$`).FindStringSubmatch(resp.Header.Get("Location"))
 	if resp.StatusCode != 303 || m == nil {
 		t.Fatalf("launch: %d %q\n%s", resp.StatusCode, resp.Header.Get("Location"), body)
 	}
@@ -52,7 +52,7 @@ func TestTheTasksPageLaunchesListsFiltersAndKills(t *testing.T) {
 	// A CPU-only notebook: slots 0, and its page.
 	resp, body = post(t, c, m, "/tasks/launch-notebook", url.Values{"slots": {"0"}})
 	nb := launched(t, resp, body)
-	if f := flashOn(t, c, m, "/tasks/"+nb); f != "ok: Launched "+nb+"; it opens once Jupyter is ready." {
+	if f := flashOn(t, c, m, "/tasks/"+nb); f != "ok: Launched "+nb+"." {
 		t.Fatalf("flash %q", f)
 	}
 	task := waitTask(t, m, admin, nb, func(t resolute.Task) bool { return t.State != resolute.TaskQueued })

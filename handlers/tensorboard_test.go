@@ -213,7 +213,7 @@ func TestTheExperimentPageLaunchesATensorBoard(t *testing.T) {
 	if tr.Task.Username != "bo" || len(tr.Task.ExperimentIDs) != 1 || tr.Task.ExperimentIDs[0] != exp || tr.Task.Slots != 0 {
 		t.Fatalf("the launched TensorBoard %+v", tr.Task)
 	}
-	if f := flashOn(t, c, m, "/tasks/"+loc[1]); f != "ok: Launched "+loc[1]+"; it opens once TensorBoard is ready." {
+	if f := flashOn(t, c, m, "/tasks/"+loc[1]); f != "ok: Launched "+loc[1]+"." {
 		t.Fatalf("flash %q", f)
 	}
 	// With htmx, the page is told where to go.

@@ -29,6 +29,7 @@ func (s *Server) handleTrialPage(w http.ResponseWriter, r *http.Request) {
 		e, err = s.db.Experiment(r.Context(), t.ExperimentID)
 	}
 	p := views.TrialPage{Shell: s.shell(r, "Trial "+itoa(t.ID), "experiments"), Experiment: e}
+	p.Shell.Crumbs = append(experimentCrumbs(e), views.Crumb{Label: "Experiment " + itoa(e.ID), Href: "/experiments/" + itoa(e.ID)})
 	if err == nil {
 		p.Live, err = s.trialLive(r, t, e)
 	}
@@ -154,8 +155,7 @@ func (s *Server) trialLogs(r *http.Request, t resolute.Trial, action string, aft
 		return l, err
 	}
 	for _, line := range lines {
-		l.Lines = append(l.Lines, views.LogLine{ID: line.ID, Time: line.Time.Local().Format("2006-01-02 15:04:05"),
-			Level: line.Level, Message: strings.TrimRight(line.Log, "\r\n")})
+		l.Lines = append(l.Lines, logLineView(line))
 		l.After = line.ID
 	}
 	settled := t.EndedAt != nil && s.now().Sub(*t.EndedAt) > logSettle

@@ -15,6 +15,7 @@ import (
 var emitted = map[string][]string{
 	"p": nil, "h1": nil, "h2": nil, "h3": nil, "h4": nil, "h5": nil, "h6": nil, "pre": nil, "code": nil,
 	"hr": nil, "blockquote": nil, "ul": nil, "ol": nil, "li": nil, "strong": nil, "em": nil,
+	"table": nil, "thead": nil, "tbody": nil, "tr": nil, "th": nil, "td": nil,
 	"a": {"href", "rel"},
 }
 
@@ -30,6 +31,7 @@ func FuzzToHTML(f *testing.F) {
 		`[x](https://a.example/"onmouseover="alert(1))`, "[x](/trials/3)", "[x](#top)", "[x](mailto:a@b.example)",
 		"[x](data:text/html,<script>alert(1)</script>)", "[*a*](/x) _b_ __c__", "[x](/&#9;/evil.example)",
 		"[x](/%09/evil)", "[x](\x01//evil)", "[x](https:\\\\evil)", "[[x](/a)](/b)", "> > > [x](/y)",
+		"| lr | loss |\n|---|:--:|\n| 0.1 | **0.2** |\n| [x](javascript:1) |", "a \\| b | c\n--- | ---\n<b>|</b>",
 		"[x](vbscript:msgbox)", "[x](/a\x7f)", "**[x](https://e.example)**", "<!-- c --> <!DOCTYPE html>",
 	} {
 		f.Add(seed)

@@ -1,5 +1,5 @@
 // Package markdown renders the small subset of Markdown that notes use
-// (headings, paragraphs, lists, quotes, code, emphasis, links) as safe
+// (headings, paragraphs, lists, quotes, code, tables, emphasis, links) as safe
 // HTML. Every character of the source is escaped: raw HTML in a note shows
 // as text, and links go only to http, https, mailto or paths of this site.
 // It must not grow into a full CommonMark implementation; notes need no more.
@@ -82,6 +82,9 @@ func render(src string, depth int) string {
 			}
 			i--
 			b.WriteString("</" + tag + ">\n")
+		case isTableStart(lines, i):
+			flush()
+			i = table(&b, lines, i) - 1
 		default:
 			para = append(para, trimmed)
 		}
@@ -90,11 +93,78 @@ func render(src string, depth int) string {
 	return b.String()
 }
 
+// isTableStart says whether a table starts at lines[i]: a row of cells
+// with a '|', then a delimiter row (| --- | :-: |) of as many cells, as in
+// GitHub's Markdown.
+func isTableStart(lines []string, i int) bool {
+	if i+1 >= len(lines) || !strings.Contains(lines[i], "|") {
+		return false
+	}
+	delim := strings.TrimSpace(lines[i+1])
+	if !strings.Contains(delim, "|") || !tableDelim.MatchString(delim) {
+		return false
+	}
+	return len(cells(lines[i])) == len(cells(delim))
+}
+
+// table writes the table that starts at lines[i] and returns the index of
+// the first line after it: its body rows run to a blank line or a line
+// without a '|'. A short row is padded and a long one cut to the header's
+// cells. Alignment is not kept: the page's style aligns cells.
+func table(b *strings.Builder, lines []string, i int) int {
+	head := cells(lines[i])
+	b.WriteString("<table>\n<thead>\n<tr>")
+	for _, c := range head {
+		b.WriteString("<th>" + inline(c) + "</th>")
+	}
+	b.WriteString("</tr>\n</thead>\n<tbody>\n")
+	for i += 2; i < len(lines) && strings.TrimSpace(lines[i]) != "" && strings.Contains(lines[i], "|"); i++ {
+		row := cells(lines[i])
+		b.WriteString("<tr>")
+		for n := range head {
+			c := ""
+			if n < len(row) {
+				c = row[n]
+			}
+			b.WriteString("<td>" + inline(c) + "</td>")
+		}
+		b.WriteString("</tr>\n")
+	}
+	b.WriteString("</tbody>\n</table>\n")
+	return i
+}
+
+// cells splits a table row on its '|'s, leading and trailing ones
+// optional; "\|" is a '|' inside a cell.
+func cells(row string) []string {
+	row = strings.TrimSpace(row)
+	row = strings.TrimPrefix(row, "|")
+	if strings.HasSuffix(row, "|") && !strings.HasSuffix(row, "\\|") {
+		row = row[:len(row)-1]
+	}
+	var out []string
+	var cell strings.Builder
+	for j := 0; j < len(row); j++ {
+		switch {
+		case row[j] == '\\' && j+1 < len(row) && row[j+1] == '|':
+			cell.WriteByte('|')
+			j++
+		case row[j] == '|':
+			out = append(out, strings.TrimSpace(cell.String()))
+			cell.Reset()
+		default:
+			cell.WriteByte(row[j])
+		}
+	}
+	return append(out, strings.TrimSpace(cell.String()))
+}
+
 var (
-	heading  = regexp.MustCompile(`^(#{1,6})\s+(.*)$`)
-	rule     = regexp.MustCompile(`^(-{3,}|\*{3,}|_{3,})$`)
-	bullet   = regexp.MustCompile(`^\s{0,3}[-*+]\s+`)
-	numbered = regexp.MustCompile(`^\s{0,3}\d{1,9}[.)]\s+`)
+	tableDelim = regexp.MustCompile(`^\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?$`)
+	heading    = regexp.MustCompile(`^(#{1,6})\s+(.*)$`)
+	rule       = regexp.MustCompile(`^(-{3,}|\*{3,}|_{3,})$`)
+	bullet     = regexp.MustCompile(`^\s{0,3}[-*+]\s+`)
+	numbered   = regexp.MustCompile(`^\s{0,3}\d{1,9}[.)]\s+`)
 	// A span is code, a link, strong or emphasis; the first that starts
 	// earliest wins, and code spans take their text literally.
 	span = regexp.MustCompile("`([^`]+)`" + `|\[([^\]]+)\]\(([^()\s]+)\)|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|\b_([^_\s][^_]*)_\b`)

@@ -33,6 +33,15 @@ func TestToHTML(t *testing.T) {
 		"HTML in a heading is text":        {"# <b>hi</b>", "<h1>&lt;b&gt;hi&lt;/b&gt;</h1>\n"},
 		"snake_case stays as it is":        {"learning_rate and batch_size", "<p>learning_rate and batch_size</p>\n"},
 		"nothing renders nothing":          {"", ""},
+		"a table with a header, escaped cells and inline spans": {"| lr | loss |\n|---|:--:|\n| 0.1 | **0.2** |\n| <b>x</b> |",
+			"<table>\n<thead>\n<tr><th>lr</th><th>loss</th></tr>\n</thead>\n<tbody>\n<tr><td>0.1</td><td><strong>0.2</strong></td></tr>\n" +
+				"<tr><td>&lt;b&gt;x&lt;/b&gt;</td><td></td></tr>\n</tbody>\n</table>\n"},
+		"a table without outer pipes ends at a blank line": {"a | b\n--- | ---\n1 | 2\n\nafter",
+			"<table>\n<thead>\n<tr><th>a</th><th>b</th></tr>\n</thead>\n<tbody>\n<tr><td>1</td><td>2</td></tr>\n</tbody>\n</table>\n<p>after</p>\n"},
+		"an escaped pipe stays in its cell": {"| a \\| b |\n| --- |\n| c |",
+			"<table>\n<thead>\n<tr><th>a | b</th></tr>\n</thead>\n<tbody>\n<tr><td>c</td></tr>\n</tbody>\n</table>\n"},
+		"a delimiter of other width is no table": {"| a | b |\n| --- |", "<p>| a | b |\n| --- |</p>\n"},
+		"a pipe in a paragraph is text":          {"x | y", "<p>x | y</p>\n"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

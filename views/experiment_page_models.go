@@ -108,7 +108,9 @@ type ExperimentLogs struct {
 	After        int64  // the last line's id, where following continues
 	Level        string // "" for every level
 	Search       string
-	Done         bool // the experiment ended and every line is shown
+	Trial        int64   // the one trial shown; 0 for every trial
+	Trials       []int64 // the experiment's trials, which the filter offers
+	Done         bool    // the experiment ended and every line is shown
 }
 
 // ExperimentLogLine is a log line of one of an experiment's trials.

@@ -354,7 +354,16 @@ func stateClass(state string) string {
 	return ""
 }
 
-func percent(p float64) string { return strconv.Itoa(int(clamp01(p)*100)) + "%" }
+func percent(p float64) string { return resolute.FormatProgress(p) }
+
+// timeLeft is an experiment's estimated time left ("about 12m left"), or
+// "" when it has none; `det experiment describe` prints the same.
+func timeLeft(e resolute.Experiment) string {
+	if d, ok := e.TimeLeft(time.Now()); ok {
+		return resolute.FormatTimeLeft(d) + " left"
+	}
+	return ""
+}
 
 // metricValue shows a metric with six significant digits, "–" if none.
 func metricValue(v *float64) string {
@@ -417,7 +426,7 @@ func checkedYAMLEditor(f ExperimentForm) templ.Component {
 		var templ_7745c5c3_Var16 string
 		templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(f.Shell.Asset("experiment_new.js"))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `experiments.templ`, Line: 141, Col: 49}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `experiments.templ`, Line: 150, Col: 49}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 		if templ_7745c5c3_Err != nil {

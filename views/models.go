@@ -9,6 +9,11 @@ import "github.com/resolute-ml/resolute"
 type Shell struct {
 	Title string
 	Nav   string // the navigation item to mark as current, e.g. "workspaces"
+	// Crumbs are the links above the page to the pages it is part of
+	// (Experiments › Experiment 7); nil: the navigation item's page.
+	Crumbs []Crumb
+	// Here is the breadcrumbs' last, unlinked part; "" for Title.
+	Here  string
 	User  resolute.User
 	Flash *Flash
 	// NoAdminPassword shows the banner warning that admin has no password.
@@ -19,6 +24,26 @@ type Shell struct {
 	// LiveSince is how far the change notifications had come before the
 	// page read its data; its stream of changes starts from there.
 	LiveSince uint64
+}
+
+// Crumb is one link of a page's breadcrumbs.
+type Crumb struct {
+	Label, Href string
+}
+
+// crumbs are the links the breadcrumbs show before the page's own title:
+// s.Crumbs, or the page's navigation item when the page is not that item's
+// own page.
+func (s Shell) crumbs() []Crumb {
+	if s.Crumbs != nil {
+		return s.Crumbs
+	}
+	for _, n := range Nav {
+		if n.Key == s.Nav && n.Label != s.Title {
+			return []Crumb{{n.Label, n.Href}}
+		}
+	}
+	return nil
 }
 
 // Flash is a one-time message shown at the top of the next page.
@@ -185,11 +210,14 @@ type LogLine struct {
 	Message string
 }
 
-// Logs is the admin page of master logs.
+// Logs is the admin page of master logs, under a level ("this level and
+// above") and text filter.
 type Logs struct {
-	Shell Shell
-	Lines []LogLine
-	After int64 // the last line's ID, where following continues
+	Shell  Shell
+	Lines  []LogLine
+	After  int64 // the last line's ID, where following continues
+	Level  string
+	Search string
 }
 
 // Cluster is the cluster page.

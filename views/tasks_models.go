@@ -1,6 +1,10 @@
 package views
 
-import "github.com/resolute-ml/resolute"
+import (
+	"strings"
+
+	"github.com/resolute-ml/resolute"
+)
 
 // TaskTypes are the task types the Tasks page filters by, with the words
 // the filter shows.
@@ -53,3 +57,22 @@ type TaskLogs struct {
 	After  int64 // the last line's id, where following continues
 	Done   bool  // the task ended and every line is shown: stop following
 }
+
+// TaskStatus is the task page's line on what a task that opens in the
+// browser is doing now (it replaces the launch's flash, which could only
+// guess): waiting to be ready, ready to open, or ended. "" for tasks that
+// do not open (commands).
+func TaskStatus(r TaskRow) string {
+	what := map[string]string{resolute.TaskNotebook: "Jupyter", resolute.TaskTensorBoard: "TensorBoard", resolute.TaskShell: "the shell"}[r.Task.Type]
+	switch {
+	case what == "":
+		return ""
+	case r.Task.State == resolute.TaskTerminated:
+		return capital(what) + " has ended; its log below says why."
+	case r.Open != "":
+		return capital(what) + " is ready: Open it."
+	}
+	return "It opens once " + what + " is ready."
+}
+
+func capital(s string) string { return strings.ToUpper(s[:1]) + s[1:] }

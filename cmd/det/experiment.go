@@ -47,10 +47,9 @@ func capitalize(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// percent renders progress (0 to 1) as Determined's tables do.
-func percent(p float64) string {
-	return fmt.Sprintf("%.1f%%", p*100)
-}
+// percent renders progress (0 to 1) as Determined's tables do, and as the
+// web UI writes the same number.
+func percent(p float64) string { return resolute.FormatProgress(p) }
 
 // metric renders a metric value, or "" for none.
 func metric(v *float64) string {
@@ -143,7 +142,7 @@ func (a *app) experimentDescribeCmd() *cobra.Command {
 			}
 			err = fields(a.stdout, [][2]string{
 				{"ID", strconv.FormatInt(e.ID, 10)}, {"Name", e.Name}, {"State", e.State},
-				{"Progress", percent(e.Progress)}, {"Owner", e.Username},
+				{"Progress", percent(e.Progress)}, {"Time left", timeLeft(e, time.Now())}, {"Owner", e.Username},
 				{"Project", e.WorkspaceName + " / " + e.ProjectName}, {"Description", e.Description},
 				{"Labels", strings.Join(e.Labels, ", ")}, {"Archived", yesNo(e.Archived)},
 				{"Searcher metric", m + " (" + better + " is better)"}, {"Best validation", metric(e.BestValidation)},
@@ -393,4 +392,13 @@ func (a *app) experimentListTrialsCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// timeLeft is the experiment's estimated time left, as the web UI shows it;
+// "" when there is none.
+func timeLeft(e resolute.Experiment, now time.Time) string {
+	if d, ok := e.TimeLeft(now); ok {
+		return resolute.FormatTimeLeft(d)
+	}
+	return ""
 }

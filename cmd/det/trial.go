@@ -113,7 +113,7 @@ func (a *app) trialLogsCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print new lines until the trial ends")
-	cmd.Flags().StringVar(&level, "level", "", "only lines of this level (DEBUG, INFO, WARNING, ERROR, CRITICAL)")
+	cmd.Flags().StringVar(&level, "level", "", "only lines of this level and above (DEBUG, INFO, WARNING, ERROR, CRITICAL)")
 	cmd.Flags().StringVar(&search, "search", "", "only lines containing this text")
 	return cmd
 }

@@ -107,7 +107,7 @@ func (q *Queries) ListExperimentLatestMetricNames(ctx context.Context, experimen
 const listExperimentLogs = `-- name: ListExperimentLogs :many
 SELECT id, task_id, allocation_id, time, level, stdtype, rank, source, log FROM task_logs
 WHERE task_id = ANY($1::text[]) AND id > $2
-  AND ($3::text IS NULL OR level = $3)
+  AND ($3::text[] IS NULL OR level = ANY($3::text[]))
   AND ($4::text IS NULL OR log ILIKE '%' || $4 || '%')
 ORDER BY id
 LIMIT $5
@@ -116,7 +116,7 @@ LIMIT $5
 type ListExperimentLogsParams struct {
 	TaskIds []string
 	After   int64
-	Level   *string
+	Levels  []string
 	Search  *string
 	Lim     int32
 }
@@ -127,7 +127,7 @@ func (q *Queries) ListExperimentLogs(ctx context.Context, arg ListExperimentLogs
 	rows, err := q.db.Query(ctx, listExperimentLogs,
 		arg.TaskIds,
 		arg.After,
-		arg.Level,
+		arg.Levels,
 		arg.Search,
 		arg.Lim,
 	)
@@ -162,7 +162,7 @@ func (q *Queries) ListExperimentLogs(ctx context.Context, arg ListExperimentLogs
 const listExperimentLogsTail = `-- name: ListExperimentLogsTail :many
 SELECT id, task_id, allocation_id, time, level, stdtype, rank, source, log FROM task_logs
 WHERE task_id = ANY($1::text[])
-  AND ($2::text IS NULL OR level = $2)
+  AND ($2::text[] IS NULL OR level = ANY($2::text[]))
   AND ($3::text IS NULL OR log ILIKE '%' || $3 || '%')
 ORDER BY id DESC
 LIMIT $4
@@ -170,7 +170,7 @@ LIMIT $4
 
 type ListExperimentLogsTailParams struct {
 	TaskIds []string
-	Level   *string
+	Levels  []string
 	Search  *string
 	Lim     int32
 }
@@ -179,7 +179,7 @@ type ListExperimentLogsTailParams struct {
 func (q *Queries) ListExperimentLogsTail(ctx context.Context, arg ListExperimentLogsTailParams) ([]TaskLog, error) {
 	rows, err := q.db.Query(ctx, listExperimentLogsTail,
 		arg.TaskIds,
-		arg.Level,
+		arg.Levels,
 		arg.Search,
 		arg.Lim,
 	)

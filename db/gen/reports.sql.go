@@ -280,7 +280,7 @@ func (q *Queries) ListExperimentMetricSeries(ctx context.Context, arg ListExperi
 const listTaskLogs = `-- name: ListTaskLogs :many
 SELECT id, task_id, allocation_id, time, level, stdtype, rank, source, log FROM task_logs
 WHERE task_id = $1 AND id > $2
-  AND ($4::text IS NULL OR level = $4)
+  AND ($4::text[] IS NULL OR level = ANY($4::text[]))
   AND ($5::text IS NULL OR log ILIKE '%' || $5 || '%')
   AND ($6::timestamptz IS NULL OR time > $6)
   AND ($7::timestamptz IS NULL OR time < $7)
@@ -292,7 +292,7 @@ type ListTaskLogsParams struct {
 	TaskID     string
 	ID         int64
 	Limit      int32
-	Level      *string
+	Levels     []string
 	Search     *string
 	AfterTime  *time.Time
 	BeforeTime *time.Time
@@ -303,7 +303,7 @@ func (q *Queries) ListTaskLogs(ctx context.Context, arg ListTaskLogsParams) ([]T
 		arg.TaskID,
 		arg.ID,
 		arg.Limit,
-		arg.Level,
+		arg.Levels,
 		arg.Search,
 		arg.AfterTime,
 		arg.BeforeTime,

@@ -24,7 +24,7 @@ UPDATE experiments SET max_slots = $2 WHERE id = $1;
 -- first.
 SELECT * FROM task_logs
 WHERE task_id = ANY(sqlc.arg(task_ids)::text[]) AND id > sqlc.arg(after)
-  AND (sqlc.narg(level)::text IS NULL OR level = sqlc.narg(level))
+  AND (sqlc.narg(levels)::text[] IS NULL OR level = ANY(sqlc.narg(levels)::text[]))
   AND (sqlc.narg(search)::text IS NULL OR log ILIKE '%' || sqlc.narg(search) || '%')
 ORDER BY id
 LIMIT sqlc.arg(lim);
@@ -33,7 +33,7 @@ LIMIT sqlc.arg(lim);
 -- The last lines of several tasks, newest first.
 SELECT * FROM task_logs
 WHERE task_id = ANY(sqlc.arg(task_ids)::text[])
-  AND (sqlc.narg(level)::text IS NULL OR level = sqlc.narg(level))
+  AND (sqlc.narg(levels)::text[] IS NULL OR level = ANY(sqlc.narg(levels)::text[]))
   AND (sqlc.narg(search)::text IS NULL OR log ILIKE '%' || sqlc.narg(search) || '%')
 ORDER BY id DESC
 LIMIT sqlc.arg(lim);

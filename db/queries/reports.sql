@@ -38,7 +38,7 @@ ORDER BY id DESC LIMIT 1;
 -- name: ListTaskLogs :many
 SELECT * FROM task_logs
 WHERE task_id = $1 AND id > $2
-  AND (sqlc.narg(level)::text IS NULL OR level = sqlc.narg(level))
+  AND (sqlc.narg(levels)::text[] IS NULL OR level = ANY(sqlc.narg(levels)::text[]))
   AND (sqlc.narg(search)::text IS NULL OR log ILIKE '%' || sqlc.narg(search) || '%')
   AND (sqlc.narg(after_time)::timestamptz IS NULL OR time > sqlc.narg(after_time))
   AND (sqlc.narg(before_time)::timestamptz IS NULL OR time < sqlc.narg(before_time))

@@ -21,6 +21,15 @@ document.addEventListener("htmx:beforeSwap", (e) => {
     e.detail.isError = false;
   }
 });
+// A folded header's Details (details[data-keep-open]) stays open when a
+// live update replaces it.
+let keptOpen = [];
+document.addEventListener("htmx:beforeSwap", () => {
+  keptOpen = [...document.querySelectorAll("details[data-keep-open][open]")].map((d) => d.id);
+});
+document.addEventListener("htmx:afterSwap", () => {
+  keptOpen.forEach((id) => { const d = document.getElementById(id); if (d) d.open = true; });
+});
 // A followed log (pre.log[data-tail]) opens at its end and stays there
 // while new lines arrive, unless the reader scrolled up.
 document.addEventListener("DOMContentLoaded", () => {
