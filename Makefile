@@ -5,7 +5,7 @@ GO ?= go
 LDFLAGS := -X github.com/resolute-ml/resolute.Version=$(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 ARGS ?=
 
-.PHONY: run test build generate bench lint web setup setup-test clean k8s-up k8s-down
+.PHONY: run test build generate bench lint web setup setup-test clean k8s-up k8s-down objectstores-up objectstores-down
 
 run: build ## build and serve at http://localhost:8080 (flags in ARGS=...)
 	bin/resolute $(ARGS)
@@ -33,6 +33,12 @@ k8s-up: setup-test ## a local Kubernetes control plane (etcd, kube-apiserver, ku
 
 k8s-down: ## stop the control plane k8s-up started
 	scripts/k8s.sh down
+
+objectstores-up: setup-test ## local MinIO, fake-gcs-server and Azurite for the storage tests; prints their RESOLUTE_TEST_* exports
+	scripts/objectstores.sh up
+
+objectstores-down: ## stop the object stores objectstores-up started
+	scripts/objectstores.sh down
 
 web: ## front-end libraries from npm into web/static/vendor
 	cd web && npm ci --no-audit --no-fund --loglevel=error && ./vendor.sh

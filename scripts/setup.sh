@@ -57,6 +57,12 @@ if [ "$what" = test ]; then
   scripts/k8s.sh build
 fi
 
+# MinIO, fake-gcs-server (from the Go module proxy) and Azurite (from npm)
+# for the checkpoint storage tests, built once into the user's cache.
+if [ "$what" = test ]; then
+  scripts/objectstores.sh build
+fi
+
 # helm for the chart tests (charts/charttest), built once into the user's
 # cache from its Go module (minutes the first time).
 if [ "$what" = test ]; then

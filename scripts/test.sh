@@ -2,7 +2,9 @@
 # test.sh [go test flags...]: runs every test of the project against a
 # PostgreSQL server of its own (unless RESOLUTE_TEST_DATABASE_URL is set), a
 # Kubernetes control plane of its own (unless RESOLUTE_TEST_KUBECONFIG is set;
-# see scripts/k8s.sh) and with the browser tests' driver and Chromium in place.
+# see scripts/k8s.sh), object stores of its own (MinIO, fake-gcs-server and
+# Azurite, unless RESOLUTE_TEST_S3_ENDPOINT is set; see scripts/objectstores.sh)
+# and with the browser tests' driver and Chromium in place.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +31,12 @@ if [ -z "${RESOLUTE_TEST_KUBECONFIG:-}" ]; then
   on_exit+=('RESOLUTE_K8S_DIR="$k8s_dir/run" scripts/k8s.sh down >/dev/null 2>&1 || true; rm -rf "$k8s_dir"')
   RESOLUTE_K8S_DIR="$k8s_dir/run" scripts/k8s.sh up >/dev/null
   export RESOLUTE_TEST_KUBECONFIG=$k8s_dir/run/kubeconfig
+fi
+
+if [ -z "${RESOLUTE_TEST_S3_ENDPOINT:-}" ]; then
+  stores_dir=$(mktemp -d /tmp/resolute-test-objectstores.XXXXXX)
+  on_exit+=('scripts/objectstores.sh down "$stores_dir/run" >/dev/null 2>&1 || true; rm -rf "$stores_dir"')
+  eval "$(scripts/objectstores.sh up "$stores_dir/run")"
 fi
 
 export PLAYWRIGHT_DRIVER_PATH=${PLAYWRIGHT_DRIVER_PATH:-$(scripts/playwright-driver.sh)}

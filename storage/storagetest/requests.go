@@ -254,6 +254,7 @@ func signSharedKey(req *http.Request, length int64, account, key string, now tim
 	}
 	sort.Strings(msNames)
 	var s strings.Builder
+	s.WriteString(req.Method + "\n")
 	for _, h := range []string{"Content-Encoding", "Content-Language"} {
 		s.WriteString(req.Header.Get(h) + "\n")
 	}

@@ -95,6 +95,9 @@ func TestBucketsAreFreshAndGoneAfterTheTest(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	if t.Failed() {
+		return
+	}
 	// The buckets, which held objects, are gone.
 	if _, err := s3.do(http.MethodHead, "", nil, nil, http.StatusNotFound); err != nil {
 		t.Errorf("S3 bucket after the test: %v", err)
