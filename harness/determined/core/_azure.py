@@ -131,8 +131,11 @@ class AzureStorageManager(_cloud.CloudStorageManager):
             return self._error(f"{what}: cannot reach {self._where}: {message}")
         if code == "ContainerNotFound":
             return self._error(f"{what}: the container does not exist ({code}: {message})")
-        if code in ("AuthenticationFailed", "InvalidAuthenticationInfo", "NoAuthenticationInformation") \
-                or isinstance(e, ex.ClientAuthenticationError):
+        refused = code in ("AuthenticationFailed", "InvalidAuthenticationInfo",
+                           "NoAuthenticationInformation") or isinstance(e, ex.ClientAuthenticationError)
+        # Azurite answers a wrong key with AuthorizationFailure "Server failed to authenticate".
+        refused = refused or (code == "AuthorizationFailure" and "authenticate" in message)
+        if refused:
             return self._error(
                 f"{what}: the credential was refused; check connection_string or credential "
                 f"({code or type(e).__name__}: {message})"

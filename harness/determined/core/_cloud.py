@@ -226,7 +226,16 @@ class CloudStorageManager:
                 jobs.append((f"upload {key}", self._put_file, (path, key, os.path.getsize(path))))
         self._run_all(jobs)
 
+    def _release(self) -> None:
+        """Close what the worker threads of one batch of transfers opened (a backend's hook)."""
+
     def _run_all(self, jobs: List[Tuple[str, Callable[..., object], Tuple[object, ...]]]) -> None:
+        try:
+            self._run_jobs(jobs)
+        finally:
+            self._release()
+
+    def _run_jobs(self, jobs: List[Tuple[str, Callable[..., object], Tuple[object, ...]]]) -> None:
         if len(jobs) <= 1:
             for what, fn, args in jobs:
                 self._call(what, fn, *args)
