@@ -30,9 +30,9 @@ Selector = Optional[Callable[[str], bool]]
 #: in ranges; smaller ones in one request.
 MULTIPART_THRESHOLD = 64 * 1024 * 1024
 #: The size of one part of such a file.
-PART_SIZE = 16 * 1024 * 1024
+PART_SIZE = 8 * 1024 * 1024
 #: How many files (and parts of one large file) move at once.
-CONCURRENCY = 8
+CONCURRENCY = 10
 
 
 class StorageError(RuntimeError):
