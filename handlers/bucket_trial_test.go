@@ -43,33 +43,62 @@ func logsOf(t *testing.T, m *handlerstest.Master, token string, trial resolute.T
 	return trialLogs(t, m, token, resolute.TrialsResponse{Trials: []resolute.Trial{trial}})
 }
 
-// TestATrialKilledMidwayResumesFromItsCheckpointInMinIO runs a trial whose
-// checkpoint_storage is an S3 bucket on MinIO, kills its process once it has
+// TestATrialKilledMidwayResumesFromItsCheckpointInABucket runs, on each
+// bucket server (MinIO, fake-gcs-server, Azurite), a trial whose
+// checkpoint_storage is the bucket, kills its process once it has
 // checkpointed a few steps, and checks that the restarted trial restored its
-// latest checkpoint from the bucket (its only copy: restore_path of s3
+// latest checkpoint from the bucket (its only copy: restore_path of bucket
 // storage downloads it) and finished every step.
-func TestATrialKilledMidwayResumesFromItsCheckpointInMinIO(t *testing.T) {
-	b := storagetest.NewS3Bucket(t)
+func TestATrialKilledMidwayResumesFromItsCheckpointInABucket(t *testing.T) {
+	backends := map[string]func(t *testing.T) (storage string, env []string){
+		"s3 on MinIO": func(t *testing.T) (string, []string) {
+			b := storagetest.NewS3Bucket(t)
+			return fmt.Sprintf("{type: s3, bucket: %s, access_key: %s, secret_key: %s, endpoint_url: %q, prefix: runs}",
+				b.Bucket, b.AccessKey, b.SecretKey, b.Endpoint), nil
+		},
+		"gcs on fake-gcs-server": func(t *testing.T) (string, []string) {
+			b := storagetest.NewGCSBucket(t)
+			return fmt.Sprintf("{type: gcs, bucket: %s, prefix: runs}", b.Bucket),
+				[]string{"STORAGE_EMULATOR_HOST=" + b.Endpoint}
+		},
+		"azure on Azurite": func(t *testing.T) (string, []string) {
+			c := storagetest.NewAzureContainer(t)
+			return fmt.Sprintf("{type: azure, container: %s/runs, connection_string: %q}", c.Container, c.ConnectionString), nil
+		},
+	}
+	for name, newStorage := range backends {
+		t.Run(name, func(t *testing.T) {
+			storage, env := newStorage(t)
+			killAndResume(t, storage, env)
+		})
+	}
+}
+
+func killAndResume(t *testing.T, storage string, env []string) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	token := login(t, m, "admin", "")
 	cfg := strings.Replace(slowConfig("bucket-resume", 42, 0, 40), "max_restarts: 0", "max_restarts: 1", 1) +
-		fmt.Sprintf("checkpoint_storage: {type: s3, bucket: %s, access_key: %s, secret_key: %s, endpoint_url: %q, prefix: runs}\n",
-			b.Bucket, b.AccessKey, b.SecretKey, b.Endpoint)
+		"checkpoint_storage: " + storage + "\n"
+	for _, kv := range env {
+		cfg += fmt.Sprintf("environment: {environment_variables: [%q]}\n", kv)
+	}
 	cfg = strings.Replace(cfg, "step_seconds: 0.05", "step_seconds: 0.2", 1)
 	exp := createSlow(t, m, token, cfg)
 	ctx := context.Background()
 
-	var trial resolute.Trial
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		trials, _ := m.DB.Trials(ctx, exp)
-		if len(trials) == 1 && trials[0].StepsCompleted >= 5 {
-			trial = trials[0]
-			break
+	// Wait for a checkpoint of at least 5 steps in the bucket (reported, so stored).
+	var saved int64
+	for deadline := time.Now().Add(90 * time.Second); saved < 5; time.Sleep(100 * time.Millisecond) {
+		cps, _ := m.DB.ExperimentCheckpoints(ctx, exp)
+		for _, c := range cps {
+			saved = max(saved, c.StepsCompleted)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the trial did not checkpoint 5 steps: %+v", trials)
+			t.Fatalf("the trial did not checkpoint 5 steps: %+v", cps)
 		}
 	}
+	trials, _ := m.DB.Trials(ctx, exp)
+	trial := trials[0]
 	allocs, _ := m.DB.TrialAllocations(ctx, trial.ID)
 	if len(allocs) != 1 {
 		t.Fatalf("allocations before the kill: %+v", allocs)
@@ -97,10 +126,10 @@ func TestATrialKilledMidwayResumesFromItsCheckpointInMinIO(t *testing.T) {
 			resumedAt, _ = strconv.Atoi(strings.TrimSpace(line[i+len("slow trial starting at step "):]))
 		}
 	}
-	if resumedAt < 5 {
+	if resumedAt < int(saved) {
 		t.Fatalf("the second run started at step %d, not from its checkpoint; logs:\n%s", resumedAt, logs)
 	}
-	t.Logf("killed pid %d at step %d or later; the second run resumed at step %d", pid, trial.StepsCompleted, resumedAt)
+	t.Logf("killed pid %d after a checkpoint of step %d; the second run resumed at step %d", pid, saved, resumedAt)
 	// Every step was validated, none lost to the kill.
 	reports, _ := m.DB.TrialMetrics(ctx, trial.ID, "validation")
 	seen := map[int64]bool{}
