@@ -80,13 +80,16 @@ def _big_file(path: pathlib.Path, size: int) -> None:
 
 class _CuttingProxy:
     """A TCP proxy to the store that, once, resets the connection carrying the byte at which
-    ``cut_at`` bytes have gone up through it in all: an upload interrupted mid-file. It counts
-    what went up, so a test can tell a retried part from a restarted file."""
+    ``cut_at`` bytes have gone up through it in all (come down, with ``downloads``): a transfer
+    interrupted mid-file. It counts them, so a test can tell a retried part from a restarted
+    file."""
 
-    def __init__(self, upstream: str, cut_at: int) -> None:
+    def __init__(self, upstream: str, cut_at: int, downloads: bool = False) -> None:
         host, _, port = upstream.rpartition("//")[2].split("/")[0].partition(":")
         self._upstream = (host, int(port or 80))
         self.cut_at = cut_at
+        # Count (and cut) what comes down instead of what goes up.
+        self.downloads = downloads
         self.sent = 0
         self.cuts = 0
         self._lock = threading.Lock()
@@ -115,15 +118,21 @@ class _CuttingProxy:
                 data = src.recv(256 * 1024)
                 if not data:
                     break
-                if up:
+                if up != self.downloads:
                     with self._lock:
                         self.sent += len(data)
                         cut = self.cuts == 0 and self.sent >= self.cut_at
                         if cut:
                             self.cuts += 1
                     if cut:
+                        # shutdown first: close alone leaves the connection open while the
+                        # other direction's thread is blocked reading it.
                         for s in (src, dst):
                             s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\0\0\0\0\0\0\0")
+                            try:
+                                s.shutdown(socket.SHUT_RDWR)
+                            except OSError:
+                                pass
                             s.close()
                         return
                 dst.sendall(data)
@@ -289,6 +298,22 @@ class BucketStorageTest(unittest.TestCase):
         self.assertLess(proxy.sent, size * 1.5, f"{proxy.sent} bytes went up for {size}")
         dst = self.tmp / "cut"
         self.storage.download("cut", dst)
+        self.assertEqual(_sha256(dst / "big.bin"), _sha256(src / "big.bin"))
+
+    def test_a_download_cut_off_midway_goes_on_and_comes_back_whole(self) -> None:
+        src = pathlib.Path(tempfile.mkdtemp(dir=self.tmp))
+        size = 100 * MiB
+        _big_file(src / "big.bin", size)
+        self.storage.upload(src, "cut-down")
+        proxy = _CuttingProxy(_endpoint(self.config), cut_at=40 * MiB, downloads=True)
+        self.addCleanup(proxy.close)
+        env = {"STORAGE_EMULATOR_HOST": proxy.url} if self.kind == "gcs" else {}
+        dst = self.tmp / "cut-down"
+        with mock.patch.dict(os.environ, env):
+            storage = _storage.build(_through(self.config, proxy.url))
+            storage.download("cut-down", dst)
+        self.assertEqual(proxy.cuts, 1, "the proxy never cut the download")
+        self.assertLess(proxy.sent, size * 1.5, f"{proxy.sent} bytes came down for {size}")
         self.assertEqual(_sha256(dst / "big.bin"), _sha256(src / "big.bin"))
 
     def test_a_wrong_secret_fails_naming_the_storage_and_the_bucket(self) -> None:
