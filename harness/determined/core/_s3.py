@@ -68,6 +68,7 @@ class S3StorageManager(_cloud.CloudStorageManager):
             max_concurrency=_cloud.CONCURRENCY,
             use_threads=True,
         )
+        _retry_broken_downloads()
         # One transfer manager for every file: managers made per call, running at once on one
         # client, trip over each other's event handlers (a part's response loses its ETag).
         self._transfers = boto3.s3.transfer.S3Transfer(client=self._client, config=self._transfer)
@@ -138,6 +139,23 @@ class S3StorageManager(_cloud.CloudStorageManager):
         else:
             return None
         return self._error(f"{what}: {_explain(code, message)}")
+
+
+def _retry_broken_downloads() -> None:
+    """Make s3transfer retry a part whose download broke off mid-body. botocore 1.29 reports that
+    as ResponseStreamingError, which s3transfer before 0.6.1 (Debian bookworm's 0.6.0) does not
+    count as retryable: a reset connection failed the whole download. Later versions list it
+    themselves, and then this does nothing."""
+    try:
+        import botocore.exceptions
+        import s3transfer.download
+    except ImportError:
+        return
+    streaming = getattr(botocore.exceptions, "ResponseStreamingError", None)
+    retryable = getattr(s3transfer.download, "S3_RETRYABLE_DOWNLOAD_ERRORS", None)
+    if streaming is None or not isinstance(retryable, tuple) or streaming in retryable:
+        return
+    s3transfer.download.S3_RETRYABLE_DOWNLOAD_ERRORS = retryable + (streaming,)
 
 
 def _no_expect_without_body(request: Any, **_: Any) -> None:
