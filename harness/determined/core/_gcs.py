@@ -5,7 +5,7 @@ Keys as Determined's ``type: gcs``: ``bucket``, ``prefix``. ``STORAGE_EMULATOR_H
 at an emulator, as it does Google's libraries. Credentials: see ``_gcs_auth``.
 
 With the JSON API, a file of at least ``MULTIPART_THRESHOLD`` goes up through a resumable upload
-session, one ``PART_SIZE`` chunk at a time read from disk; a failed chunk is sent again and the
+session, one ``CHUNK_SIZE`` request at a time streamed from disk; a failed one is sent again and the
 session's answer says how much it holds, so the upload goes on from there. Downloads stream to
 disk and resume with a ``Range`` request after a broken connection.
 """
@@ -25,6 +25,9 @@ from determined.core import _cloud, _gcs_auth
 logger = logging.getLogger("determined.core")
 
 ATTEMPTS = 8
+#: The size of one request of a resumable upload (a multiple of 256 KiB, as GCS requires); it
+#: streams from the file, so it costs no memory. A failed request is sent again whole.
+CHUNK_SIZE = 64 * 1024 * 1024
 _RETRY_STATUS = (408, 429, 500, 502, 503, 504)
 
 
@@ -81,7 +84,7 @@ class GCSStorageManager(_cloud.CloudStorageManager):
         conn = getattr(self._local, "conn", None)
         if conn is None:
             cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
-            conn = cls(self._host, timeout=300)
+            conn = cls(self._host, timeout=300, blocksize=1 << 20)
             self._local.conn = conn
             with self._opened_lock:
                 self._opened.append(conn)
@@ -228,11 +231,12 @@ class GCSStorageManager(_cloud.CloudStorageManager):
         with open(path, "rb") as f:
             while True:
                 f.seek(offset)
-                chunk = f.read(_cloud.PART_SIZE)
-                rng = f"bytes {offset}-{offset + len(chunk) - 1}/{size}"
+                length = min(CHUNK_SIZE, size - offset)
+                chunk = _Slice(f, length)
+                rng = f"bytes {offset}-{offset + length - 1}/{size}"
                 try:
                     status, h, r = self._send("PUT", session_url, self._headers(
-                        {"Content-Range": rng, "Content-Length": str(len(chunk))}), chunk)
+                        {"Content-Range": rng, "Content-Length": str(length)}), chunk)
                     data = r.read()
                 except (OSError, http.client.HTTPException) as e:
                     status, data = 0, str(e).encode()
@@ -323,6 +327,22 @@ class GCSStorageManager(_cloud.CloudStorageManager):
             return self._error(f"{what}: access denied: the credentials may not use this bucket "
                                f"(HTTP 403: {e.message})")
         return self._error(f"{what}: HTTP {e.status}: {e.reason or e.message}")
+
+
+class _Slice:
+    """``length`` bytes of a file from where it stands, read as http.client sends a body."""
+
+    def __init__(self, f: Any, length: int) -> None:
+        self._f = f
+        self._left = length
+
+    def read(self, n: int = -1) -> bytes:
+        if self._left <= 0:
+            return b""
+        n = self._left if n is None or n < 0 else min(n, self._left)
+        data = self._f.read(n)
+        self._left -= len(data)
+        return data
 
 
 def _q(s: str) -> str:
