@@ -362,6 +362,21 @@ class CheckpointTest(MasterTestCase):
         self.assertEqual(os.listdir(os.path.join(self.tmp, "checkpoints")), [])
         self.assertEqual(self.master.calls("POST", "/api/v1/checkpoints"), [])
 
+    def test_delete_with_globs_on_shared_fs_follows_python_glob(self) -> None:
+        from determined.core import _storage
+
+        m = _storage.SharedFSStorageManager(os.path.join(self.tmp, "globs"))
+        src = pathlib.Path(self.tmp, "globs-src")
+        for name in ("model.pt", "sub/model.pt", "sub/keep.txt", "logs/a/b.txt", "top.txt"):
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            (src / name).write_text("x")
+        m.upload(src, "c")
+        # "*.pt" stops at "/"; a matched directory goes with what it holds (as the buckets').
+        self.assertEqual(m.delete("c", ["*.pt", "logs"]),
+                         {"sub/": 0, "sub/keep.txt": 1, "sub/model.pt": 1, "top.txt": 1})
+        self.assertEqual(m.delete("c", ["**/*.pt"]), {"sub/": 0, "sub/keep.txt": 1, "top.txt": 1})
+        self.assertEqual(m.delete("c", ["**/*"]), {})
+
     def test_upload_download_restore_metadata_delete(self) -> None:
         src = pathlib.Path(self.tmp, "src")
         (src / "d").mkdir(parents=True)

@@ -73,7 +73,7 @@ class AzureStorageManager(_cloud.CloudStorageManager):
             pass
         except ex.HttpResponseError as e:
             # A credential scoped to the container (a SAS) may use it but not create it.
-            if getattr(e, "error_code", None) in (
+            if _code(e) in (
                 "AuthorizationFailure", "AuthorizationPermissionMismatch",
                 "AuthorizationResourceTypeMismatch",
             ):
@@ -125,14 +125,17 @@ class AzureStorageManager(_cloud.CloudStorageManager):
 
         if not isinstance(e, ex.AzureError):
             return None
-        code = str(getattr(e, "error_code", None) or "")
+        code = _code(e)
         message = (str(getattr(e, "message", None) or e).strip().splitlines() or [""])[0]
         if isinstance(e, ex.ServiceRequestError):
             return self._error(f"{what}: cannot reach {self._where}: {message}")
         if code == "ContainerNotFound":
             return self._error(f"{what}: the container does not exist ({code}: {message})")
-        if code in ("AuthenticationFailed", "InvalidAuthenticationInfo", "NoAuthenticationInformation") \
-                or isinstance(e, ex.ClientAuthenticationError):
+        refused = code in ("AuthenticationFailed", "InvalidAuthenticationInfo",
+                           "NoAuthenticationInformation") or isinstance(e, ex.ClientAuthenticationError)
+        # Azurite answers a wrong key with AuthorizationFailure "Server failed to authenticate".
+        refused = refused or (code == "AuthorizationFailure" and "authenticate" in message)
+        if refused:
             return self._error(
                 f"{what}: the credential was refused; check connection_string or credential "
                 f"({code or type(e).__name__}: {message})"
@@ -155,3 +158,9 @@ def _default_credential() -> Any:
             "account key or SAS token)"
         ) from None
     return DefaultAzureCredential()
+
+
+def _code(e: BaseException) -> str:
+    """The storage error code of an Azure exception (the SDK gives a str or an enum member)."""
+    code = getattr(e, "error_code", None) or ""
+    return str(getattr(code, "value", code))

@@ -30,9 +30,9 @@ Selector = Optional[Callable[[str], bool]]
 #: in ranges; smaller ones in one request.
 MULTIPART_THRESHOLD = 64 * 1024 * 1024
 #: The size of one part of such a file.
-PART_SIZE = 16 * 1024 * 1024
+PART_SIZE = 8 * 1024 * 1024
 #: How many files (and parts of one large file) move at once.
-CONCURRENCY = 8
+CONCURRENCY = 10
 
 
 class StorageError(RuntimeError):
@@ -226,7 +226,16 @@ class CloudStorageManager:
                 jobs.append((f"upload {key}", self._put_file, (path, key, os.path.getsize(path))))
         self._run_all(jobs)
 
+    def _release(self) -> None:
+        """Close what the worker threads of one batch of transfers opened (a backend's hook)."""
+
     def _run_all(self, jobs: List[Tuple[str, Callable[..., object], Tuple[object, ...]]]) -> None:
+        try:
+            self._run_jobs(jobs)
+        finally:
+            self._release()
+
+    def _run_jobs(self, jobs: List[Tuple[str, Callable[..., object], Tuple[object, ...]]]) -> None:
         if len(jobs) <= 1:
             for what, fn, args in jobs:
                 self._call(what, fn, *args)

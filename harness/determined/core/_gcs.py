@@ -5,9 +5,9 @@ Keys as Determined's ``type: gcs``: ``bucket``, ``prefix``. ``STORAGE_EMULATOR_H
 at an emulator, as it does Google's libraries. Credentials: see ``_gcs_auth``.
 
 With the JSON API, a file of at least ``MULTIPART_THRESHOLD`` goes up through a resumable upload
-session, one ``PART_SIZE`` chunk at a time read from disk; when a chunk fails, the session is asked
-how much it holds and the upload goes on from there. Downloads stream to disk and resume with a
-``Range`` request after a broken connection.
+session, one ``CHUNK_SIZE`` request at a time streamed from disk; a failed one is sent again and the
+session's answer says how much it holds, so the upload goes on from there. Downloads stream to
+disk and resume with a ``Range`` request after a broken connection.
 """
 
 import http.client
@@ -25,6 +25,9 @@ from determined.core import _cloud, _gcs_auth
 logger = logging.getLogger("determined.core")
 
 ATTEMPTS = 8
+#: The size of one request of a resumable upload (a multiple of 256 KiB, as GCS requires); it
+#: streams from the file, so it costs no memory. A failed request is sent again whole.
+CHUNK_SIZE = 64 * 1024 * 1024
 _RETRY_STATUS = (408, 429, 500, 502, 503, 504)
 
 
@@ -69,6 +72,8 @@ class GCSStorageManager(_cloud.CloudStorageManager):
         self._credentials: Optional[_gcs_auth.Credentials] = None
         self._need_credentials = emulator is None
         self._local = threading.local()
+        self._opened: List[http.client.HTTPConnection] = []
+        self._opened_lock = threading.Lock()
         u = urllib.parse.urlsplit(self._endpoint)
         self._scheme, self._host = u.scheme, u.netloc
         self._root = u.path.rstrip("/")
@@ -79,9 +84,23 @@ class GCSStorageManager(_cloud.CloudStorageManager):
         conn = getattr(self._local, "conn", None)
         if conn is None:
             cls = http.client.HTTPSConnection if self._scheme == "https" else http.client.HTTPConnection
-            conn = cls(self._host, timeout=300)
+            conn = cls(self._host, timeout=300, blocksize=1 << 20)
             self._local.conn = conn
+            with self._opened_lock:
+                self._opened.append(conn)
         return conn
+
+    def __del__(self) -> None:
+        if hasattr(self, "_opened"):
+            self._release()
+
+    def _release(self) -> None:
+        # A closed HTTPConnection opens again on its next request.
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for conn in opened:
+            conn.close()
+        self._local.conn = None
 
     def _drop_connection(self) -> None:
         conn = getattr(self._local, "conn", None)
@@ -212,18 +231,23 @@ class GCSStorageManager(_cloud.CloudStorageManager):
         with open(path, "rb") as f:
             while True:
                 f.seek(offset)
-                chunk = f.read(_cloud.PART_SIZE)
-                end = offset + len(chunk) - 1
-                rng = f"bytes {offset}-{end}/{size}" if chunk else f"bytes */{size}"
+                length = min(CHUNK_SIZE, size - offset)
+                chunk = _Slice(f, length)
+                rng = f"bytes {offset}-{offset + length - 1}/{size}"
                 try:
                     status, h, r = self._send("PUT", session_url, self._headers(
-                        {"Content-Range": rng, "Content-Length": str(len(chunk))}), chunk)
+                        {"Content-Range": rng, "Content-Length": str(length)}), chunk)
                     data = r.read()
                 except (OSError, http.client.HTTPException) as e:
                     status, data = 0, str(e).encode()
                 if status in (200, 201):
+                    stored = _stored_size(data)
+                    if stored is not None and stored != size:
+                        raise self._error(f"{what}: the upload session stored {stored} of "
+                                          f"{size} bytes")
                     return
                 if status == 308:
+                    # Each chunk's answer says how much the session holds: go on from there.
                     offset = _committed(h.get("range"))
                     failures = 0
                     continue
@@ -233,20 +257,12 @@ class GCSStorageManager(_cloud.CloudStorageManager):
                 if failures >= ATTEMPTS:
                     raise self._error(f"{what}: the upload session failed {failures} times in a "
                                       f"row: {data.decode(errors='replace')[:300]}")
-                logger.warning(f"{what}: chunk at byte {offset} failed ({status or data!r}); "
-                               "asking the session what it holds and going on from there")
+                # The chunk is sent again from its first byte: GCS ignores bytes it already
+                # holds and answers with what it holds. (Asking first, with "bytes */size",
+                # is what GCS documents too, but fake-gcs-server ends the upload on that.)
+                logger.warning(f"{what}: the chunk at byte {offset} failed "
+                               f"({status or data.decode(errors='replace')}); sending it again")
                 _backoff(failures - 1)
-                offset = self._session_offset(session_url, size, what)
-                if offset < 0:
-                    return  # the session holds the whole object
-
-    def _session_offset(self, session_url: str, size: int, what: str) -> int:
-        """How many bytes the resumable session holds (-1: the upload is complete)."""
-        status, h, _ = self._request("PUT", session_url, what, b"",
-                                     {"Content-Range": f"bytes */{size}"}, ok=(200, 201, 308))
-        if status in (200, 201):
-            return -1
-        return _committed(h.get("range"))
 
     def _get_file(self, key: str, path: str, size: int) -> None:
         what = f"download {key}"
@@ -299,7 +315,9 @@ class GCSStorageManager(_cloud.CloudStorageManager):
     def _translate(self, e: BaseException, what: str) -> Optional[_cloud.StorageError]:
         if not isinstance(e, _HTTPError):
             return None
-        if e.status == 404 and (what.startswith("list") or "bucket" in e.message.lower()):
+        if e.status == 404 and not what.startswith("download"):
+            # Only a bucket is missing for a list, an upload or the access check (a missing
+            # object is no error to a delete).
             return self._error(f"{what}: the bucket does not exist (HTTP 404: {e.message})")
         if e.status == 401:
             source = self._credentials.source if self._credentials else "no credentials"
@@ -311,8 +329,32 @@ class GCSStorageManager(_cloud.CloudStorageManager):
         return self._error(f"{what}: HTTP {e.status}: {e.reason or e.message}")
 
 
+class _Slice:
+    """``length`` bytes of a file from where it stands, read as http.client sends a body."""
+
+    def __init__(self, f: Any, length: int) -> None:
+        self._f = f
+        self._left = length
+
+    def read(self, n: int = -1) -> bytes:
+        if self._left <= 0:
+            return b""
+        n = self._left if n is None or n < 0 else min(n, self._left)
+        data = self._f.read(n)
+        self._left -= len(data)
+        return data
+
+
 def _q(s: str) -> str:
     return urllib.parse.quote(s, safe="")
+
+
+def _stored_size(body: bytes) -> Optional[int]:
+    """The size of the object a finished upload's answer describes, if it says."""
+    try:
+        return int(json.loads(body)["size"])
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def _committed(rng: Optional[str]) -> int:

@@ -58,6 +58,7 @@ class S3StorageManager(_cloud.CloudStorageManager):
             )
 
         self._client = client(10)
+        self._client.meta.events.register("before-send.s3", _no_expect_without_body)
         # The check at a trial's start fails fast: a wrong endpoint is not worth a minute of
         # backing off.
         self._probe_client = client(2)
@@ -67,6 +68,10 @@ class S3StorageManager(_cloud.CloudStorageManager):
             max_concurrency=_cloud.CONCURRENCY,
             use_threads=True,
         )
+        _retry_broken_downloads()
+        # One transfer manager for every file: managers made per call, running at once on one
+        # client, trip over each other's event handlers (a part's response loses its ETag).
+        self._transfers = boto3.s3.transfer.S3Transfer(client=self._client, config=self._transfer)
 
     def _probe(self) -> None:
         self._probe_client.list_objects_v2(
@@ -74,13 +79,13 @@ class S3StorageManager(_cloud.CloudStorageManager):
         )
 
     def _put_file(self, path: str, key: str, size: int) -> None:
-        self._client.upload_file(path, self.bucket, key, Config=self._transfer)
+        self._transfers.upload_file(path, self.bucket, key)
 
     def _put_empty(self, key: str) -> None:
         self._client.put_object(Bucket=self.bucket, Key=key, Body=b"")
 
     def _get_file(self, key: str, path: str, size: int) -> None:
-        self._client.download_file(self.bucket, key, path, Config=self._transfer)
+        self._transfers.download_file(self.bucket, key, path)
 
     def _list(self, prefix: str) -> Dict[str, int]:
         out: Dict[str, int] = {}
@@ -134,6 +139,32 @@ class S3StorageManager(_cloud.CloudStorageManager):
         else:
             return None
         return self._error(f"{what}: {_explain(code, message)}")
+
+
+def _retry_broken_downloads() -> None:
+    """Make s3transfer retry a part whose download broke off mid-body. botocore 1.29 reports that
+    as ResponseStreamingError, which s3transfer before 0.6.1 (Debian bookworm's 0.6.0) does not
+    count as retryable: a reset connection failed the whole download. Later versions list it
+    themselves, and then this does nothing."""
+    try:
+        import botocore.exceptions
+        import s3transfer.download
+    except ImportError:
+        return
+    streaming = getattr(botocore.exceptions, "ResponseStreamingError", None)
+    retryable = getattr(s3transfer.download, "S3_RETRYABLE_DOWNLOAD_ERRORS", None)
+    if streaming is None or not isinstance(retryable, tuple) or streaming in retryable:
+        return
+    s3transfer.download.S3_RETRYABLE_DOWNLOAD_ERRORS = retryable + (streaming,)
+
+
+def _no_expect_without_body(request: Any, **_: Any) -> None:
+    """Drop "Expect: 100-continue" from requests with an empty body (botocore adds it to every
+    upload). MinIO answers such a request at once, and botocore (1.29) then leaves its connection
+    in a state where a later request on it, from the pool, gets an answer with no headers: a
+    multipart upload running beside an empty object's failed with KeyError 'ETag'."""
+    if str(request.headers.get("Content-Length", "")) == "0" and "Expect" in request.headers:
+        del request.headers["Expect"]
 
 
 def _explain(code: str, message: str) -> str:

@@ -3,7 +3,7 @@ s3, gcs and azure (object stores) in ``_cloud`` and its backends, built by ``bui
 """
 
 import contextlib
-import fnmatch
+import glob
 import logging
 import os
 import pathlib
@@ -162,11 +162,17 @@ class SharedFSStorageManager:
         if not globs or "**/*" in globs:
             shutil.rmtree(path)
             return {}
-        for rel, _ in list(list_directory(path).items()):
-            if rel.endswith("/"):
-                continue
-            if any(fnmatch.fnmatch(rel, g) for g in globs):
-                (path / rel).unlink()
+        # Python's glob rules, as Determined applies them to every storage type: "*" stops at
+        # "/", "**" spans directories, and a directory matched goes with all it holds.
+        root = os.path.realpath(path)
+        for g in globs:
+            for hit in glob.glob(os.path.join(glob.escape(str(path)), g), recursive=True):
+                if os.path.realpath(hit) == root:
+                    continue
+                if os.path.isdir(hit) and not os.path.islink(hit):
+                    shutil.rmtree(hit, ignore_errors=True)
+                elif os.path.lexists(hit):
+                    os.remove(hit)
         return list_directory(path)
 
     def list(self, storage_id: str) -> Dict[str, int]:

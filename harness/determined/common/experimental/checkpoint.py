@@ -183,7 +183,14 @@ class Checkpoint:
 
         assert self.training is not None
         storage = self.training.experiment_config.get("checkpoint_storage") or {}
+        # The master masks storage secrets as "********": without them, the storage's own
+        # credentials on this machine (the environment, ~/.aws, an instance role) are used.
+        storage = {k: v for k, v in storage.items() if v != "********"}
         manager = _storage.build(storage)
+        if not manager.direct_access:
+            # A bucket: this machine reads it with the experiment's keys, or its own.
+            manager.download(self.uuid, dst, selector)
+            return
         src = pathlib.Path(manager.base_path) / self.uuid
         if not src.is_dir():
             raise FileNotFoundError(
