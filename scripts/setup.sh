@@ -23,6 +23,9 @@ if [ "$what" = test ]; then
   /usr/bin/python3 -c 'import torch, sklearn' 2>/dev/null || need_apt+=(python3-torch python3-sklearn)
   # The PyTorch Trial API's tests train Determined's MNIST tutorial shape on torchvision.
   /usr/bin/python3 -c 'import torchvision' 2>/dev/null || need_apt+=(python3-torchvision)
+  # Checkpoints in buckets: the harness stores to S3 with boto3 and to Azure with its SDK.
+  /usr/bin/python3 -c 'import boto3' 2>/dev/null || need_apt+=(python3-boto3)
+  /usr/bin/python3 -c 'import azure.storage.blob' 2>/dev/null || need_apt+=(python3-azure)
   # Notebooks run Debian's Jupyter (the classic notebook server).
   /usr/bin/python3 -c 'import notebook' 2>/dev/null || need_apt+=(jupyter-notebook)
   # e2e drives det shell start in a real terminal under tmux.
