@@ -184,12 +184,6 @@ func TestATensorBoardOverABucketSyncsAndServesItsTrialsFiles(t *testing.T) {
 	for name, newStorage := range bucketStorages(t) {
 		t.Run(name, func(t *testing.T) {
 			bs := newStorage(t)
-			// The harness writes a trial's TensorBoard files into
-			// /tmp/tensorboard-<allocation>-<rank> (Determined's path, made
-			// for a container's own /tmp): every test master's first trial
-			// is trial-1.1, under a Unix user of its own.
-			os.RemoveAll("/tmp/tensorboard-trial-1.1-0")
-			t.Cleanup(func() { os.RemoveAll("/tmp/tensorboard-trial-1.1-0") })
 			m := handlerstest.Start(t, handlerstest.Options{})
 			token := login(t, m, "admin", "")
 			dir := t.TempDir()

@@ -468,10 +468,12 @@ class TrialInBucketTest(MasterTestCase):
         self.assertEqual(set(remaining), {"a", "metadata.json"})
 
     def test_auto_mode_uploads_tensorboard_files_after_each_report(self) -> None:
-        shutil.rmtree(f"/tmp/tensorboard-{ALLOC}-0", ignore_errors=True)
         with det.core.init() as ctx:
             tb = ctx.train.get_tensorboard_path()
-            self.assertTrue(str(tb).startswith("/tmp/tensorboard-"), tb)
+            # A fresh private directory, never a fixed path another user could make first.
+            self.assertEqual(str(tb.parent), tempfile.gettempdir())
+            self.assertTrue(tb.name.startswith(f"tensorboard-{ALLOC}-0-"), tb)
+            self.assertEqual(tb.stat().st_mode & 0o777, 0o700)
             (tb / "events.out.tfevents.1").write_text("step 1")
             ctx.train.report_training_metrics(1, {"loss": 1.0})
         base = "cluster-1/tensorboard/experiment/7/trial/11"

@@ -1,7 +1,8 @@
 """TensorBoard files of a trial whose checkpoint storage is a bucket.
 
-The trial writes them under a local directory (``/tmp/tensorboard-<allocation>-<rank>``, as
-Determined does); ``sync`` uploads the files that are new or changed since the last sync to
+The trial writes them under a local directory of its own (``$TMPDIR/tensorboard-<allocation>-
+<rank>-XXXX``, made fresh and private: Determined's fixed ``/tmp/tensorboard-<allocation>-<rank>``
+could be made first by another user of the machine, or by another master's task of the same name); ``sync`` uploads the files that are new or changed since the last sync to
 ``<prefix>/<cluster_id>/tensorboard/experiment/<experiment_id>/trial/<trial_id>/<path>``, the
 layout Determined uses and the master's TensorBoards read. With shared_fs or directory storage the
 trial writes into storage directly and none of this is needed.
@@ -10,6 +11,7 @@ trial writes into storage directly and none of this is needed.
 import logging
 import os
 import pathlib
+import tempfile
 import threading
 from typing import Callable, Dict, List, Tuple
 
@@ -27,8 +29,8 @@ def sync_path(cluster_id: str, experiment_id: int, trial_id: int) -> str:
 
 
 def local_path(allocation_id: str, rank: int) -> pathlib.Path:
-    """The local directory a trial's worker writes TensorBoard files into."""
-    return pathlib.Path("/tmp", f"tensorboard-{allocation_id}-{rank}")
+    """A new directory, mode 0700, for a trial's worker to write TensorBoard files into."""
+    return pathlib.Path(tempfile.mkdtemp(prefix=f"tensorboard-{allocation_id}-{rank}-"))
 
 
 class TensorboardUploader:
