@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -75,8 +76,11 @@ const (
 	    row_number() OVER (PARTITION BY a.trial_id ORDER BY a.steps_completed, a.id) - 1 AS i,
 	    count(*) OVER (PARTITION BY a.trial_id) AS n
 	  FROM a WHERE a.wanted)` + seriesKept + `
-	SELECT k.trial_id, k.steps_completed, k.v FROM kept k
-	UNION ALL SELECT DISTINCT a.trial_id, NULL::bigint, NULL::float8 FROM a
+	SELECT k.trial_id, k.steps_completed, k.v, m.reported_at,
+	  COALESCE(CASE WHEN jsonb_typeof(m.metrics->'avg_metrics'->'epochs') = 'number' THEN (m.metrics->'avg_metrics'->>'epochs')::float8 END,
+	    CASE WHEN jsonb_typeof(m.metrics->'avg_metrics'->'epoch') = 'number' THEN (m.metrics->'avg_metrics'->>'epoch')::float8 END)
+	FROM kept k JOIN metrics m ON m.id = k.id
+	UNION ALL SELECT DISTINCT a.trial_id, NULL::bigint, NULL::float8, NULL::timestamptz, NULL::float8 FROM a
 	ORDER BY 1, 2 NULLS FIRST`
 )
 
@@ -117,13 +121,14 @@ func (db *DB) ExperimentSeries(ctx context.Context, experimentID int64, s Series
 	out := []resolute.TrialSeries{}
 	var trialID int64
 	var step *int64
-	var value *float64
-	_, err = pgx.ForEachRow(rows, []any{&trialID, &step, &value}, func() error {
+	var value, epoch *float64
+	var at *time.Time
+	_, err = pgx.ForEachRow(rows, []any{&trialID, &step, &value, &at, &epoch}, func() error {
 		if len(out) == 0 || out[len(out)-1].TrialID != trialID {
 			out = append(out, resolute.TrialSeries{TrialID: trialID})
 		}
 		if step != nil {
-			out[len(out)-1].Points = append(out[len(out)-1].Points, resolute.MetricPoint{StepsCompleted: *step, Value: *value})
+			out[len(out)-1].Points = append(out[len(out)-1].Points, resolute.MetricPoint{StepsCompleted: *step, Value: *value, ReportedAt: *at, Epoch: epoch})
 		}
 		return nil
 	})

@@ -60,11 +60,11 @@ func (s *Server) trialCharts(r *http.Request, t resolute.Trial, metric string) (
 
 // chartOf is the chart of an experiment offering the metric names by group,
 // the searcher's metric on validation first (offered even before any trial
-// reports it).
+// reports it), so that its panel comes first.
 func chartOf(e resolute.Experiment, metric string, names map[string][]string) *views.ExperimentChart {
 	c := &views.ExperimentChart{ExperimentID: e.ID, Group: "validation", Metric: metric}
-	if metric != "" && !slices.Contains(names["validation"], metric) {
-		names["validation"] = append([]string{metric}, names["validation"]...)
+	if metric != "" {
+		names["validation"] = append([]string{metric}, slices.DeleteFunc(slices.Clone(names["validation"]), func(n string) bool { return n == metric })...)
 	}
 	for _, g := range []string{"validation", "training"} {
 		if len(names[g]) > 0 {

@@ -1,393 +1,669 @@
-// Metric charts drawn with uPlot from the JSON API. A [data-chart=trial]
-// element charts every metric of one group of a trial against batches; a
-// [data-chart=experiment] element charts the metric its select picks, one
-// line per trial, and a click on a line or its legend entry opens the
-// trial. With data-experiments (the compare page) it charts several
-// experiments' trials, labelled and coloured by experiment, and with
-// data-trials only those trials. Each asks for about as many points as it is wide (the server
-// downsamples) and, when its trial or experiment reports (pushed as its
-// data-live topic, see app.js) while it sits inside a live region (an
-// [hx-get] ancestor: the trial or experiment still runs), fetches only the
-// points past its last (after_step) and appends them. Dragging
-// across a chart zooms into those batches and fetches them in detail (again
-// about as many points as the chart is wide); a double-click zooms back out.
-// The elements carry hx-preserve, so those polls keep them and their
-// canvases.
+// Metric charts drawn with uPlot from the JSON API: one component, a grid
+// of panels ([data-chart] elements), one panel per metric, each with its
+// own y axis, its own log scale and smoothing, a tooltip at the cursor
+// with every line's value there at full precision (sorted by value, the
+// hovered line highlighted), and one legend for the grid that collapses
+// and filters when there are many lines. The x axis is batches, epochs
+// (when the reports carry "epochs" or "epoch") or wall time.
+//
+// - [data-chart=experiment]: a panel per metric the experiment's trials
+//   reported (its <template data-metrics> options, and those a live
+//   region's refresh brings in #experiment-chart-options), a line per
+//   trial; with data-experiments (the compare page) several experiments'
+//   trials, coloured by experiment, with data-trials only those trials. A
+//   panel fetches its metric when it first scrolls into view.
+// - [data-chart=trial]: a panel per metric name of one trial's groups
+//   (data-groups), a line per group (training and validation loss share a
+//   panel).
+// - [data-chart=system]: a panel per system metric group of a trial, over
+//   wall time, a line per metric.
+//
+// Each asks for about as many points as a panel is wide (the server
+// downsamples) and, told its trial or experiment reported (its data-live
+// topic, see app.js) while it sits inside a live region (an [hx-get]
+// ancestor), fetches only the points past its last (after_step) and
+// appends them. Dragging across a panel zooms into those batches and
+// fetches them in detail; a double-click zooms back out. The elements
+// carry hx-preserve, so the live region's polls keep them.
 (() => {
-  const colors = ["#2b6cb0", "#b42318", "#1e7a46", "#9a6700", "#6b46c1", "#0e7490", "#be185d", "#4d7c0f", "#475569", "#c2410c"];
-  const height = 260;
+  const palette = ["#2b6cb0", "#b42318", "#1e7a46", "#9a6700", "#6b46c1", "#0e7490", "#be185d", "#4d7c0f", "#475569", "#c2410c",
+    "#1d4ed8", "#991b1b", "#15803d", "#a16207", "#7e22ce", "#0f766e", "#9d174d", "#3f6212", "#334155", "#9a3412"];
+  const collapseAt = 8; // more lines than this and the legend folds
+  const tipRows = 20; // the most lines a tooltip lists
+  const height = () => (window.innerWidth < 600 ? 240 : 320);
+  const xlabels = { batches: "Batches", epochs: "Epochs", time: "Time" };
+  const mk = (tag, cls, text) => {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text != null) e.textContent = text;
+    return e;
+  };
 
-  // trialColumns turns a group's reports into uPlot's columns: batches,
-  // then one per numeric metric.
-  function trialColumns(reports) {
-    const avg = (r) => (r.metrics && r.metrics.avg_metrics) || {};
-    const names = [...new Set(reports.flatMap((r) => Object.keys(avg(r)).filter((k) => typeof avg(r)[k] === "number")))].sort();
-    const data = [reports.map((r) => r.stepsCompleted)];
-    for (const n of names) data.push(reports.map((r) => (typeof avg(r)[n] === "number" ? avg(r)[n] : null)));
-    return { labels: names, data };
+  // tickLabels writes each split with the fewest significant digits that
+  // name it exactly, so that close ticks (0.0100, 0.0102) read apart.
+  function tickLabels(splits) {
+    const vs = splits.filter((v) => v != null);
+    let gap = Infinity;
+    for (let i = 1; i < vs.length; i++) gap = Math.min(gap, Math.abs(vs[i] - vs[i - 1]));
+    if (!Number.isFinite(gap) || gap === 0) gap = Math.abs(vs[0] || 1);
+    const short = (v) => {
+      const a = Math.abs(v);
+      return a !== 0 && (a >= 1e6 || a < 1e-4) ? v.toExponential().replace("e+", "e") : String(v);
+    };
+    for (let p = 1; p <= 15; p++) {
+      const ls = splits.map((v) => (v == null ? null : +v.toPrecision(p)));
+      if (ls.every((l, i) => l == null || Math.abs(l - splits[i]) <= gap * 1e-6)) return ls.map((l) => (l == null ? "" : short(l)));
+    }
+    return splits.map((v) => (v == null ? "" : short(v)));
   }
 
-  // experimentColumns aligns trials' series on the union of their batches;
-  // trials tagged with exp (an index into exps) are labelled and coloured
-  // by experiment.
-  function experimentColumns(trials, exps) {
-    const xs = [...new Set(trials.flatMap((t) => t.points.map((p) => p.stepsCompleted)))].sort((a, b) => a - b);
-    const at = new Map(xs.map((x, i) => [x, i]));
-    const data = [xs];
-    for (const t of trials) {
-      const col = new Array(xs.length).fill(null);
-      for (const p of t.points) col[at.get(p.stepsCompleted)] = p.value;
-      data.push(col);
+  // linSplits are about n round ticks between min and max.
+  function linSplits(min, max, n) {
+    const raw = (max - min || Math.abs(max) || 1) / n;
+    const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw);
+    const out = [];
+    for (let v = Math.ceil(min / step) * step; v <= max + step * 1e-9; v += step) out.push(+v.toPrecision(12));
+    return out;
+  }
+  // logSplits are powers of ten (and 2 and 5 times them over few
+  // decades); a range within a decade or so gets round linear ticks.
+  function logSplits(min, max, n) {
+    if (!(min > 0) || max / min < 20) return linSplits(min, max, n);
+    const decades = Math.log10(max / min), out = [];
+    const ms = decades <= 3 ? [1, 2, 5] : [1];
+    for (let e = Math.floor(Math.log10(min)); e <= Math.ceil(Math.log10(max)); e++) {
+      for (const m of ms) {
+        const v = +(m * Math.pow(10, e)).toPrecision(12);
+        if (v >= min * (1 - 1e-9) && v <= max * (1 + 1e-9)) out.push(v);
+      }
     }
-    const multi = exps.length > 1;
-    return {
-      labels: trials.map((t) => (multi ? "exp " + exps[t.exp] + " / trial " : "Trial ") + t.trialId),
-      colors: trials.map((t, i) => colors[(multi ? t.exp : i) % colors.length]),
-      ids: trials.map((t) => t.trialId), data,
+    const every = Math.ceil(out.length / Math.max(2, n));
+    return out.filter((_, i) => i % every === 0);
+  }
+  // yRange pads the data's range a little, and never flattens one value.
+  function yRange(log) {
+    return (u, min, max) => {
+      if (min == null || max == null) return [0, 1];
+      if (log) {
+        const r = max > min ? Math.pow(max / min, 0.05) : 1.1;
+        return [min / r, max * r];
+      }
+      const pad = max > min ? (max - min) * 0.05 : Math.abs(min) * 0.1 || 1;
+      return [min - pad, max + pad];
     };
   }
 
-  function setup(el) {
-    const plot = el.querySelector(".chart-plot");
-    const empty = el.querySelector(".chart-empty");
-    const logBox = el.querySelector("input[data-log]");
-    const smoothBox = el.querySelector("select[data-smooth]");
-    const picker = el.querySelector("select[data-metric-picker]");
-    const experiment = el.dataset.chart === "experiment";
-    const exps = (el.dataset.experiments || "").split(" ").filter(Boolean);
-    let u = null, shape = "", cols = null, metric = el.dataset.metric || "", timer = 0, focused = null;
-    // What was fetched: a trial chart's reports, an experiment chart's trials.
-    let reports = [], trials = [];
-    let zoom = null; // {min, max}: the batches a drag zoomed into, fetched in detail
+  // smooth is each column as a debiased exponential moving average
+  // (TensorBoard's smoothing) over its points, gaps left as gaps.
+  function smooth(col, w) {
+    if (!w) return col;
+    let last = 0, n = 0;
+    return col.map((v) => {
+      if (v == null || !Number.isFinite(v)) return v;
+      last = last * w + (1 - w) * v;
+      n++;
+      return last / (1 - Math.pow(w, n));
+    });
+  }
 
-    const width = () => Math.max(240, plot.clientWidth);
+  // A Panel is one metric's chart: its series (a key, label, colour,
+  // link and points {s: batches, t: seconds, e: epochs, v: value}), drawn
+  // against the grid's x axis.
+  class Panel {
+    constructor(grid, key, title, id) {
+      this.grid = grid;
+      this.key = key;
+      this.series = new Map();
+      this.u = null;
+      this.shape = "";
+      this.focused = null;
+      this.fig = mk("figure", "panel chart");
+      this.fig.id = id;
+      this.fig.dataset.metric = key;
+      const cap = mk("figcaption");
+      this.fig.append(cap);
+      cap.append(mk("strong", "chart-title", title));
+      const sm = mk("label", "smoothing", "Smoothing ");
+      this.smooth = mk("select");
+      this.smooth.dataset.smooth = "";
+      for (const w of ["0", "0.6", "0.8", "0.9", "0.95", "0.99"]) this.smooth.append(new Option(w === "0" ? "none" : w, w));
+      sm.append(this.smooth);
+      const lg = mk("label", "log-toggle");
+      this.log = mk("input");
+      this.log.type = "checkbox";
+      this.log.dataset.log = "";
+      lg.append(this.log, " Log");
+      cap.append(sm, lg);
+      this.plot = mk("div", "chart-plot");
+      this.empty = mk("p", "muted chart-empty", "No points yet.");
+      this.fig.append(this.plot, this.empty);
+      this.smooth.addEventListener("change", () => this.draw());
+      this.log.addEventListener("change", () => { this.shape = ""; this.draw(); });
+    }
 
-    function url(after) {
-      const q = new URLSearchParams({ max_points: String(width()) });
-      if (after != null && after >= 0) q.set("after_step", String(after)); // -1: it has none yet
-      if (zoom) {
-        q.set("min_batches", String(Math.floor(zoom.min)));
-        q.set("max_batches", String(Math.ceil(zoom.max)));
+    width() { return Math.max(240, this.plot.clientWidth || this.grid.el.clientWidth || 240); }
+
+    // columns aligns the series on the union of their x values (rounded
+    // to about two per pixel where there are far more).
+    columns() {
+      const mode = this.grid.xmode;
+      const xOf = mode === "epochs" ? (p) => p.e : mode === "time" ? (p) => p.t : (p) => p.s;
+      const ss = [...this.series.values()];
+      let xs = [...new Set(ss.flatMap((s) => s.pts.map(xOf)).filter((x) => x != null))].sort((a, b) => a - b);
+      let round = (x) => x;
+      if (xs.length > 4 * this.width()) {
+        const q = (xs[xs.length - 1] - xs[0]) / (2 * this.width());
+        round = (x) => xs[0] + Math.round((x - xs[0]) / q) * q;
+        xs = [...new Set(xs.map(round))];
       }
-      if (experiment) {
-        const o = picker.selectedOptions[0];
-        q.set("group", o.dataset.group);
-        q.set("metric", o.dataset.metric);
-      } else {
-        q.set("group", el.dataset.group);
-        if (metric) q.set("metric", metric);
+      const at = new Map(xs.map((x, i) => [x, i]));
+      const data = [xs];
+      for (const s of ss) {
+        const col = new Array(xs.length).fill(null);
+        for (const p of s.pts) if (xOf(p) != null && p.v != null) col[at.get(round(xOf(p)))] = p.v;
+        data.push(col);
       }
+      return { ss, data };
+    }
+
+    // shown is what uPlot draws: smoothed, and without what a log scale
+    // cannot show.
+    shown() {
+      const w = Number(this.smooth.value), log = this.log.checked;
+      return this.cols.data.map((c, i) => (i === 0 ? c : smooth(c, w).map((v) => (log && !(v > 0) ? null : v))));
+    }
+
+    draw() {
+      this.cols = this.columns();
+      const { ss, data } = this.cols;
+      this.empty.hidden = data[0].length > 0;
+      this.fig.dataset.points = String(data.slice(1).reduce((n, c) => n + c.filter((v) => v != null).length, 0));
+      const next = ss.map((s) => s.key).join(" ") + this.log.checked + this.grid.xmode;
+      if (this.u && next === this.shape) {
+        const xs = this.u.data[0], x = this.u.scales.x;
+        this.u.setData(this.shown(), !(x.min > xs[0] || x.max < xs[xs.length - 1]));
+        this.showSeries();
+        return;
+      }
+      if (this.u) this.u.destroy();
+      this.u = null;
+      this.shape = next;
+      if (!data[0].length) return;
+      this.u = new uPlot(this.options(), this.shown(), this.plot);
+      this.tip = mk("div", "chart-tip");
+      this.tip.hidden = true;
+      this.u.over.append(this.tip);
+      this.u.over.addEventListener("mouseleave", () => { this.tip.hidden = true; });
+      this.u.over.addEventListener("dblclick", () => this.grid.unzoom());
+      this.u.over.addEventListener("click", () => {
+        const s = this.focused && this.cols.ss[this.focused - 1];
+        if (s && s.href) location.href = s.href;
+      });
+    }
+
+    showSeries() {
+      this.cols.ss.forEach((s, i) => {
+        const on = this.grid.visible(s.key);
+        if (this.u.series[i + 1].show !== on) this.u.setSeries(i + 1, { show: on });
+      });
+    }
+
+    options() {
+      const log = this.log.checked, mode = this.grid.xmode, fig = this.fig;
+      const size = (u, vals) => (vals ? Math.max(40, 16 + 7 * Math.max(...vals.map((v) => String(v).length))) : 40);
+      return {
+        width: this.width(), height: height(),
+        legend: { show: false },
+        cursor: { focus: { prox: 30 }, drag: { x: true, y: false } },
+        focus: { alpha: 0.25 },
+        scales: { x: { time: mode === "time" }, y: { distr: log ? 3 : 1, range: yRange(log) } },
+        axes: [
+          mode === "time" ? { label: xlabels[mode] } : { label: xlabels[mode], values: (u, sp) => tickLabels(sp) },
+          {
+            size,
+            splits: (u, ai, min, max) => (log ? logSplits : linSplits)(min, max, Math.max(3, Math.round(height() / 60))),
+            values: (u, sp) => {
+              const l = tickLabels(sp);
+              fig.dataset.yTicks = l.join(" ");
+              return l;
+            },
+          },
+        ],
+        series: [{ label: xlabels[mode] }].concat(this.cols.ss.map((s) => ({
+          label: s.label, stroke: s.color, width: 1.5, spanGaps: true, points: { size: 4 }, show: this.grid.visible(s.key),
+        }))),
+        hooks: {
+          setCursor: [(u) => this.showTip(u)],
+          setSeries: [(u, i, o) => {
+            if (o && "focus" in o) {
+              this.focused = i;
+              u.over.style.cursor = i && this.cols.ss[i - 1] && this.cols.ss[i - 1].href ? "pointer" : "";
+              this.showTip(u);
+            }
+          }],
+          setSelect: [(u) => {
+            if (u.select.width < 2 || mode !== "batches") return;
+            this.grid.zoomTo(u.posToVal(u.select.left, "x"), u.posToVal(u.select.left + u.select.width, "x"));
+          }],
+        },
+      };
+    }
+
+    // showTip lists every shown line's value at the cursor, as reported
+    // (and smoothed, when smoothing), largest first; with many lines, the
+    // ones nearest the cursor.
+    showTip(u) {
+      const i = u.cursor.idx, tip = this.tip;
+      if (!tip) return;
+      if (i == null || u.cursor.left == null || u.cursor.left < 0) {
+        tip.hidden = true;
+        return;
+      }
+      const sm = Number(this.smooth.value) ? u.data : null;
+      let rows = [];
+      this.cols.ss.forEach((s, k) => {
+        const v = this.cols.data[k + 1][i];
+        if (v != null && u.series[k + 1].show) rows.push({ s, v, k: k + 1, m: sm && sm[k + 1][i] });
+      });
+      if (!rows.length) {
+        tip.hidden = true;
+        return;
+      }
+      const more = rows.length - tipRows;
+      if (more > 0) {
+        const y = u.posToVal(u.cursor.top, "y");
+        rows = rows.sort((a, b) => Math.abs(a.v - y) - Math.abs(b.v - y)).slice(0, tipRows);
+      }
+      rows.sort((a, b) => b.v - a.v);
+      const x = this.cols.data[0][i], mode = this.grid.xmode;
+      const head = mk("div", "tip-head", mode === "time" ? new Date(x * 1000).toLocaleString() : xlabels[mode] + " " + x);
+      tip.replaceChildren(head);
+      for (const r of rows) {
+        const row = mk("div", "tip-row" + (r.k === this.focused ? " on" : ""));
+        const sw = mk("i");
+        sw.style.background = r.s.color;
+        row.append(sw, mk("span", "tip-label", r.s.label), mk("b", "tip-value", String(r.v)));
+        if (r.m != null) row.append(mk("span", "muted", " ~" + String(+r.m.toPrecision(6))));
+        tip.append(row);
+      }
+      if (more > 0) tip.append(mk("div", "muted", "+" + more + " more"));
+      tip.hidden = false;
+      const w = tip.offsetWidth, h = tip.offsetHeight, ow = u.over.clientWidth, oh = u.over.clientHeight;
+      let left = u.cursor.left + 14, top = u.cursor.top + 14;
+      if (left + w > ow) left = Math.max(0, u.cursor.left - w - 14);
+      if (top + h > oh) top = Math.max(0, oh - h);
+      tip.style.left = left + "px";
+      tip.style.top = top + "px";
+    }
+
+    resize() { if (this.u) this.u.setSize({ width: this.width(), height: height() }); }
+  }
+
+  // A Grid is the panels of one [data-chart] element, their shared x axis
+  // and legend, and what loads them (src, see the sources below).
+  class Grid {
+    constructor(el, src) {
+      this.el = el;
+      this.src = src;
+      this.panels = new Map();
+      this.xmode = src.xmodes[0];
+      this.zoom = null;
+      this.hidden = new Set();
+      this.filter = "";
+      this.bar = mk("div", "chart-bar");
+      this.xsel = mk("select");
+      this.xsel.dataset.xaxis = "";
+      this.xsel.setAttribute("aria-label", "X axis");
+      const xl = mk("label", "chart-x", "X axis ");
+      xl.append(this.xsel);
+      this.legend = mk("div", "chart-legend");
+      this.bar.append(xl, this.legend);
+      if (src.xmodes.length < 2) xl.hidden = true;
+      this.body = mk("div", "charts chart-grid");
+      el.append(this.bar, this.body);
+      this.empty = el.querySelector(".chart-empty");
+      this.xsel.addEventListener("change", () => {
+        this.xmode = this.xsel.value;
+        this.panels.forEach((p) => p.draw());
+      });
+      this.seen = new IntersectionObserver((es) => es.forEach((e) => e.isIntersecting && this.visibleNow(e.target)), { rootMargin: "200px" });
+      this.xmodes();
+    }
+
+    xmodes() {
+      const have = this.src.xmodes.concat(this.anyEpochs() ? ["epochs"] : []);
+      if ([...this.xsel.options].map((o) => o.value).join() === have.join()) return;
+      this.xsel.replaceChildren(...have.map((m) => new Option(xlabels[m], m, false, m === this.xmode)));
+    }
+    anyEpochs() {
+      for (const p of this.panels.values()) for (const s of p.series.values()) if (s.pts.some((q) => q.e != null)) return true;
+      return false;
+    }
+
+    visible(key) {
+      return !this.hidden.has(key) && (!this.filter || this.labels.get(key).toLowerCase().includes(this.filter));
+    }
+
+    // panel is the panel of key, made (in order) when first needed.
+    panel(key, title, id) {
+      let p = this.panels.get(key);
+      if (!p) {
+        p = new Panel(this, key, title, id);
+        this.panels.set(key, p);
+        this.body.append(p.fig);
+        if (this.empty) this.empty.hidden = true;
+      }
+      return p;
+    }
+
+    visibleNow(fig) {
+      this.seen.unobserve(fig);
+      const p = [...this.panels.values()].find((q) => q.fig === fig);
+      if (p && this.src.loadPanel) this.src.loadPanel(this, p);
+    }
+
+    // redraw draws the panels and the legend after a fetch.
+    redraw(panels) {
+      (panels || this.panels).forEach((p) => p.draw());
+      this.xmodes();
+      this.drawLegend();
+    }
+
+    // drawLegend lists every line once: inline when few, folded with a
+    // filter when many. A click hides or shows a line in every panel.
+    drawLegend() {
+      const all = new Map();
+      for (const p of this.panels.values()) for (const s of p.series.values()) if (!all.has(s.key)) all.set(s.key, s);
+      this.labels = new Map([...all].map(([k, s]) => [k, s.label]));
+      const have = [...all.keys()].join(" ");
+      if (have === this.legendKeys) return;
+      this.legendKeys = have;
+      const list = mk("ul", "legend-items");
+      for (const s of all.values()) {
+        const li = mk("li");
+        li.dataset.key = s.key;
+        const b = mk("button", "legend-toggle");
+        b.type = "button";
+        b.title = "Show or hide";
+        b.setAttribute("aria-pressed", String(!this.hidden.has(s.key)));
+        const sw = mk("i");
+        sw.style.background = s.color;
+        b.append(sw);
+        b.addEventListener("click", () => {
+          if (this.hidden.has(s.key)) this.hidden.delete(s.key);
+          else this.hidden.add(s.key);
+          b.setAttribute("aria-pressed", String(!this.hidden.has(s.key)));
+          this.panels.forEach((p) => p.u && p.showSeries());
+        });
+        const label = s.href ? mk("a", null, s.label) : mk("span", null, s.label);
+        if (s.href) label.href = s.href;
+        li.append(b, label);
+        list.append(li);
+      }
+      if (all.size <= collapseAt) {
+        this.legend.replaceChildren(list);
+        return;
+      }
+      const d = mk("details", "legend-fold");
+      const open = this.legend.querySelector("details[open]");
+      d.open = !!open;
+      const sum = mk("summary", null, all.size + " " + this.src.noun + " · filter");
+      const f = mk("input");
+      f.type = "search";
+      f.placeholder = "Filter " + this.src.noun;
+      f.setAttribute("aria-label", "Filter " + this.src.noun);
+      f.value = this.filter;
+      f.addEventListener("input", () => {
+        this.filter = f.value.trim().toLowerCase();
+        list.querySelectorAll("li").forEach((li) => { li.hidden = !this.labels.get(li.dataset.key).toLowerCase().includes(this.filter); });
+        this.panels.forEach((p) => p.u && p.showSeries());
+      });
+      d.append(sum, f, list);
+      this.legend.replaceChildren(d);
+      if (this.filter) f.dispatchEvent(new Event("input"));
+    }
+
+    zoomTo(min, max) {
+      this.zoom = { min: Math.floor(min), max: Math.ceil(max) };
+      this.el.dataset.zoom = this.zoom.min + "-" + this.zoom.max;
+      this.src.load(this);
+    }
+    unzoom() {
+      if (!this.zoom) return;
+      this.zoom = null;
+      delete this.el.dataset.zoom;
+      this.panels.forEach((p) => { p.shape = ""; });
+      this.src.load(this);
+    }
+
+    // query is a series request's parameters.
+    query(extra) {
+      const q = new URLSearchParams({ max_points: String(this.body.clientWidth ? Math.max(240, Math.round(this.body.clientWidth / 2)) : 600) });
+      if (this.zoom) {
+        q.set("min_batches", String(this.zoom.min));
+        q.set("max_batches", String(this.zoom.max));
+      }
+      for (const [k, v] of Object.entries(extra)) if (v != null && v !== "") q.set(k, String(v));
       return "?" + q;
     }
 
-    // fetchJSON is one chart URL's body, or null if the server refused.
-    const fetchJSON = async (u, after) => {
-      const resp = await fetch(u + url(after), { headers: { Accept: "application/json" } });
-      return resp.ok ? resp.json() : null;
-    };
-
-    // fetchTrials gets the trials' series, from every compared experiment,
-    // only those of data-trials if it names some.
-    async function fetchTrials() {
-      const only = el.dataset.trials && el.dataset.trials.split(" ").map(Number);
-      const bodies = exps.length < 2 ? [await fetchJSON(el.dataset.url)]
-        : await Promise.all(exps.map((id) => fetchJSON("/api/v1/experiments/" + id + "/metrics")));
-      return bodies.flatMap((b, exp) => b.trials.map((t) => ({ ...t, exp }))).filter((t) => !only || only.includes(t.trialId));
-    }
-
-    // logged drops values a log scale cannot show.
-    const logged = (data) => (logBox.checked ? data.map((c, i) => (i === 0 ? c : c.map((v) => (v > 0 ? v : null)))) : data);
-
-    // smoothed is each series as a debiased exponential moving average
-    // (TensorBoard's smoothing) over its points, gaps left as gaps.
-    const smoothed = (data) => {
-      const w = smoothBox ? Number(smoothBox.value) : 0;
-      if (!w) return data;
-      return data.map((c, i) => {
-        if (i === 0) return c;
-        let last = 0, n = 0;
-        return c.map((v) => {
-          if (v == null || !Number.isFinite(v)) return v;
-          last = last * w + (1 - w) * v;
-          n++;
-          return last / (1 - Math.pow(w, n));
-        });
-      });
-    };
-    const shown = (data) => logged(smoothed(data));
-
-    function options() {
-      const opts = {
-        width: width(), height,
-        scales: { x: { time: false }, y: { distr: logBox.checked ? 3 : 1 } },
-        axes: [{ label: "Batches" }, { size: 64 }],
-        series: [{ label: "Batches" }].concat(cols.labels.map((label, i) => ({
-          label, stroke: cols.colors ? cols.colors[i] : colors[i % colors.length], width: 1.5, spanGaps: true, points: { size: 4 },
-        }))),
+    // live calls fn when the grid's topic reports while it sits in a live
+    // region, one at a time (coalescing what comes meanwhile), and reloads
+    // every 30 s there.
+    live(fn) {
+      let busy = false, again = false;
+      const run = async () => {
+        if (busy) { again = true; return; }
+        busy = true;
+        try { await fn(); } finally {
+          busy = false;
+          if (again) { again = false; run(); }
+        }
       };
-      opts.hooks = {
-        // A drag selects batches: fetch them in detail.
-        setSelect: [(u) => {
-          if (u.select.width < 2) return;
-          zoom = { min: u.posToVal(u.select.left, "x"), max: u.posToVal(u.select.left + u.select.width, "x") };
-          el.dataset.zoom = Math.floor(zoom.min) + "-" + Math.ceil(zoom.max);
-          load();
-        }],
-      };
-      if (experiment) {
-        opts.cursor = { focus: { prox: 24 } };
-        opts.focus = { alpha: 0.3 };
-        opts.hooks.setSeries = [(u, i, o) => { if (o && "focus" in o) { focused = i; u.over.style.cursor = i ? "pointer" : ""; } }];
-      }
-      return opts;
-    }
-
-    function draw() {
-      empty.hidden = cols.data[0].length > 0;
-      const next = cols.labels.join("\n") + logBox.checked;
-      if (u && next === shape) {
-        // A refresh keeps a range the reader zoomed into (drag; double-click resets).
-        const xs = u.data[0], x = u.scales.x;
-        u.setData(shown(cols.data), !(x.min > xs[0] || x.max < xs[xs.length - 1]));
-        return;
-      }
-      if (u) u.destroy();
-      u = null;
-      shape = next;
-      if (!empty.hidden) return;
-      u = new uPlot(options(), shown(cols.data), plot);
-      u.over.addEventListener("dblclick", () => {
-        if (!zoom) return;
-        zoom = null;
-        delete el.dataset.zoom;
-        shape = ""; // a new chart over all batches, not the zoomed scale
-        load();
+      if (this.el.dataset.live) document.body.addEventListener("live:" + this.el.dataset.live, () => {
+        if (this.el.isConnected && this.el.closest("[hx-get]")) run();
       });
-      if (experiment) {
-        const trialPage = (i) => el.dataset.trialUrl + cols.ids[i - 1];
-        u.over.addEventListener("click", () => { if (focused) location.href = trialPage(focused); });
-        u.root.querySelectorAll(".u-legend .u-series").forEach((row, i) => {
-          const label = row.querySelector(".u-label");
-          if (i === 0 || !label) return;
-          const a = document.createElement("a");
-          a.href = trialPage(i);
-          a.textContent = label.textContent;
-          a.addEventListener("click", (e) => e.stopPropagation());
-          label.replaceChildren(a);
-        });
-      }
+      setInterval(() => { if (this.el.isConnected && this.el.closest("[hx-get]")) this.src.load(this); }, 30000);
+      // The final data, once the region stops being polled.
+      let was = !!this.el.closest("[hx-get]");
+      document.addEventListener("htmx:afterSettle", () => {
+        const now = !!this.el.closest("[hx-get]");
+        if (was && !now) this.src.load(this);
+        was = now;
+        if (this.src.added) this.src.added(this);
+      });
     }
+  }
 
-    // While the chart is live it appends what its trial or experiment
-    // reported (the pushed "live:<data-live>", see app.js), one fetch at a
-    // time, and loads again in full every 30 s (and when zoomed, at most
-    // every 2 s).
-    let loading = false, dirty = false, lastLoad = 0;
-    function soon() {
-      clearTimeout(timer);
-      if (zoom) timer = setTimeout(load, Math.max(0, lastLoad + 2000 - Date.now()));
-      else timer = setTimeout(append, 0);
-    }
-    if (el.dataset.live) document.body.addEventListener("live:" + el.dataset.live, () => {
-      if (!el.isConnected || !el.closest("[hx-get]")) return;
-      dirty = true;
-      if (!loading) soon();
-    });
-    const lastStep = (points) => (points.length ? points[points.length - 1].stepsCompleted : -1);
-    // append fetches the points past the last one the chart has and draws
-    // them; a new trial, or a series grown past twice the chart's width,
-    // loads in full (downsampled) instead.
-    async function append() {
-      if (!cols || (experiment && !picker.value)) return load();
-      loading = true;
-      dirty = false;
+  const json = async (url) => {
+    const r = await fetch(url, { headers: { Accept: "application/json" } });
+    return r.ok ? r.json() : null;
+  };
+  const point = (s, v, time, e) => ({ s, v, t: time ? Date.parse(time) / 1000 : null, e: typeof e === "number" ? e : null });
+  const lastStep = (s) => (s.pts.length ? s.pts[s.pts.length - 1].s : -1);
+  const slug = (s) => s.replace(/[^A-Za-z0-9_-]+/g, "_");
+
+  // experiment charts a panel per metric, a line per trial, each panel
+  // fetched when it first shows and appended to when the experiment
+  // reports.
+  function experiment(el) {
+    const exps = (el.dataset.experiments || "").split(" ").filter(Boolean);
+    const only = el.dataset.trials ? el.dataset.trials.split(" ").map(Number) : null;
+    const multi = exps.length > 1;
+    const src = { xmodes: ["batches", "time"], noun: multi ? "lines" : "trials" };
+    const metrics = new Map(); // key → {group, name}
+    const addMetrics = (grid, root) => {
+      if (!root) return;
+      const opts = [...root.querySelectorAll("option")];
+      const names = opts.map((o) => o.dataset.metric);
+      for (const o of opts) {
+        const key = o.dataset.group + "/" + o.dataset.metric;
+        if (metrics.has(key)) continue;
+        metrics.set(key, { group: o.dataset.group, name: o.dataset.metric });
+        const twice = names.filter((n) => n === o.dataset.metric).length > 1;
+        const p = grid.panel(key, o.dataset.metric + (twice ? " (" + o.dataset.group + ")" : ""), "chart-" + slug(o.dataset.group + "-" + o.dataset.metric));
+        p.fig.dataset.group = o.dataset.group;
+        grid.seen.observe(p.fig);
+      }
+    };
+    const fetchPanel = async (grid, p, after) => {
+      const m = metrics.get(p.key);
+      const q = grid.query({ group: m.group, metric: m.name, after_step: after });
+      const urls = multi ? exps.map((id) => "/api/v1/experiments/" + id + "/metrics" + q) : [el.dataset.url + q];
+      const bodies = await Promise.all(urls.map(json));
+      return bodies.flatMap((b, x) => (b ? b.trials : []).filter((t) => !only || only.includes(t.trialId)).map((t, i) => ({
+        key: (multi ? exps[x] + ":" : "") + t.trialId,
+        label: (multi ? "exp " + exps[x] + " / trial " : "Trial ") + t.trialId,
+        color: palette[(multi ? x : i) % palette.length],
+        href: (el.dataset.trialUrl || "/trials/") + t.trialId,
+        pts: t.points.map((q) => point(q.stepsCompleted, q.value, q.reportTime, q.epoch)),
+      })));
+    };
+    src.loadPanel = async (grid, p) => {
+      p.loaded = true;
+      const got = await fetchPanel(grid, p);
+      p.series = new Map(got.map((s) => [s.key, s]));
+      grid.redraw([p]);
+    };
+    src.load = (grid) => Promise.all([...grid.panels.values()].filter((p) => p.loaded).map((p) => src.loadPanel(grid, p)));
+    src.append = async (grid) => {
+      for (const p of grid.panels.values()) {
+        if (!p.loaded) continue;
+        if (grid.zoom) { await src.loadPanel(grid, p); continue; }
+        const have = [...p.series.values()];
+        const after = have.length ? Math.min(...have.map(lastStep)) : -1;
+        const got = await fetchPanel(grid, p, after);
+        if (got.some((s) => !p.series.has(s.key)) || have.some((s) => s.pts.length > 2 * p.width())) {
+          await src.loadPanel(grid, p);
+          continue;
+        }
+        for (const s of got) {
+          const h = p.series.get(s.key), last = lastStep(h);
+          h.pts.push(...s.pts.filter((q) => q.s > last));
+        }
+        grid.redraw([p]);
+      }
+    };
+    src.added = (grid) => addMetrics(grid, document.getElementById("experiment-chart-options")?.content);
+    src.start = (grid) => {
+      addMetrics(grid, el.querySelector("template[data-metrics]")?.content);
+      src.added(grid);
+      grid.live(() => src.append(grid));
+    };
+    return src;
+  }
+
+  // trial charts a panel per metric name of a trial's groups, a line per
+  // group; one fetch per group gives every panel its points.
+  function trial(el) {
+    const groups = el.dataset.groups.split(" ").filter(Boolean);
+    const src = { xmodes: ["batches", "time"], noun: "lines" };
+    const reports = new Map(groups.map((g) => [g, []]));
+    const fetchGroup = (grid, g, after) => json(el.dataset.url + grid.query({ group: g, after_step: after, metric: g === "validation" ? el.dataset.metric : "" }));
+    const build = (grid) => {
+      const names = new Map(); // name → groups
+      for (const [g, rs] of reports) {
+        for (const r of rs) {
+          const m = (r.metrics && r.metrics.avg_metrics) || {};
+          for (const [k, v] of Object.entries(m)) if (typeof v === "number") (names.get(k) || names.set(k, new Set()).get(k)).add(g);
+        }
+      }
+      for (const name of [...names.keys()].sort()) {
+        const p = grid.panel(name, name, "chart-" + slug(name));
+        p.series = new Map([...names.get(name)].map((g) => [g, {
+          key: g, label: g, color: palette[groups.indexOf(g) % palette.length],
+          pts: reports.get(g).filter((r) => typeof r.metrics.avg_metrics[name] === "number").map((r) => {
+            const m = r.metrics.avg_metrics;
+            return point(r.stepsCompleted, m[name], r.reportTime, m.epochs != null ? m.epochs : m.epoch);
+          }),
+        }]));
+      }
+      grid.redraw();
+    };
+    src.load = async (grid) => {
+      const bodies = await Promise.all(groups.map((g) => fetchGroup(grid, g)));
+      groups.forEach((g, i) => reports.set(g, bodies[i] ? bodies[i].metrics : []));
+      build(grid);
+    };
+    src.append = async (grid) => {
+      if (grid.zoom) return src.load(grid);
       let full = false;
-      try {
-        if (experiment) {
-          const after = trials.length ? Math.min(...trials.map((t) => lastStep(t.points))) : -1;
-          const body = await fetchJSON(el.dataset.url, after);
-          if (!body) return;
-          const only = el.dataset.trials && el.dataset.trials.split(" ").map(Number);
-          const got = body.trials.filter((t) => !only || only.includes(t.trialId));
-          const known = new Map(trials.map((t) => [t.trialId, t]));
-          full = got.some((t) => !known.has(t.trialId));
-          for (const t of got) {
-            const have = known.get(t.trialId);
-            if (have) have.points.push(...t.points.filter((p) => p.stepsCompleted > lastStep(have.points)));
-          }
-          full = full || trials.some((t) => t.points.length > 2 * width());
-          if (!full) cols = experimentColumns(trials, exps);
-        } else {
-          const body = await fetchJSON(el.dataset.url, lastStep(reports));
-          if (!body) return;
-          reports.push(...body.metrics.filter((r) => r.stepsCompleted > lastStep(reports)));
-          full = reports.length > 2 * width();
-          if (!full) cols = trialColumns(reports);
-        }
-        if (!full) draw();
-      } finally {
-        loading = false;
-        if (full) load();
-        else if (dirty) soon();
-        else if (el.closest("[hx-get]")) timer = setTimeout(load, 30000);
+      for (const g of groups) {
+        const rs = reports.get(g), last = rs.length ? rs[rs.length - 1].stepsCompleted : -1;
+        const body = await fetchGroup(grid, g, last);
+        if (body) rs.push(...body.metrics.filter((r) => r.stepsCompleted > last));
+        full = full || rs.length > 2 * grid.body.clientWidth;
       }
-    }
-    async function load() {
-      clearTimeout(timer);
-      if (experiment && !picker.value) {
-        empty.hidden = false; // no metric to pick yet
-        return;
-      }
-      loading = true;
-      dirty = false;
-      lastLoad = Date.now();
-      try {
-        if (experiment) cols = experimentColumns(trials = await fetchTrials(), exps);
-        else cols = trialColumns(reports = (await fetchJSON(el.dataset.url)).metrics);
-        if (!metric && cols.labels.length) metric = cols.labels[0]; // keeps its spikes in the downsampling
-        draw();
-      } finally {
-        loading = false;
-        clearTimeout(timer);
-        if (el.closest("[hx-get]")) {
-          if (dirty) soon();
-          else timer = setTimeout(load, 30000);
-        }
-      }
-    }
-
-    // afterSwap runs after each refresh of a live region: it adds the
-    // metrics reported since the page loaded (#experiment-chart-options) to
-    // the kept picker, and draws the final data once the region stops
-    // being polled.
-    let live = !!el.closest("[hx-get]");
-    function afterSwap() {
-      let reload = live && !el.closest("[hx-get]");
-      live = !!el.closest("[hx-get]");
-      const tpl = document.getElementById("experiment-chart-options");
-      if (picker && tpl) {
-        const empty = !picker.value;
-        const have = new Set([...picker.options].map((o) => o.value));
-        for (const o of tpl.content.querySelectorAll("option")) {
-          if (have.has(o.value)) continue;
-          let group = [...picker.querySelectorAll("optgroup")].find((g) => g.label === o.dataset.group);
-          if (!group) {
-            group = document.createElement("optgroup");
-            group.label = o.dataset.group;
-            picker.append(group);
-          }
-          const added = o.cloneNode(true);
-          added.selected = false;
-          group.append(added);
-        }
-        if (empty && picker.options.length) {
-          picker.selectedIndex = 0; // the first metric reported
-          reload = true;
-        }
-      }
-      if (reload) { shape = ""; load(); }
-    }
-
-    logBox.addEventListener("change", () => cols && draw());
-    if (smoothBox) smoothBox.addEventListener("change", () => cols && u && u.setData(shown(cols.data), false));
-    if (picker) picker.addEventListener("change", () => { shape = ""; load(); });
-    document.addEventListener("htmx:afterSettle", afterSwap);
-    window.addEventListener("resize", () => u && u.setSize({ width: width(), height }));
-    load();
+      if (full) return src.load(grid);
+      build(grid);
+    };
+    src.start = (grid) => {
+      src.load(grid);
+      grid.live(() => src.append(grid));
+    };
+    return src;
   }
 
-  // systemColumns turns a group's system metric reports (the profiler's:
-  // {agent: {name: value | {gpu or mount: {name: value}}}}) into uPlot's
-  // columns: report times in seconds, then one per metric, named after its
-  // GPU or mount where it has one, and its agent where there are several.
-  function systemColumns(reports) {
-    const avg = (r) => (r.metrics && r.metrics.avg_metrics) || {};
-    const multi = new Set(reports.flatMap((r) => Object.keys(avg(r)))).size > 1;
-    const names = new Set();
-    const rows = reports.map((r) => {
-      const flat = {};
-      for (const [agent, m] of Object.entries(avg(r))) {
-        const pre = multi ? agent + " " : "";
-        for (const [k, v] of Object.entries(m || {})) {
-          if (typeof v === "number") flat[pre + k] = v;
-          else if (v && typeof v === "object") {
-            for (const [k2, v2] of Object.entries(v)) if (typeof v2 === "number") flat[pre + k2 + " (" + k + ")"] = v2;
+  // system charts a panel per group of a trial's system metrics (the
+  // profiler's: {agent: {name: value | {gpu or mount: {name: value}}}})
+  // over wall time, a line per metric, named after its GPU or mount where
+  // it has one and its agent where there are several.
+  function system(el) {
+    const groups = el.dataset.groups.split(" ").filter(Boolean);
+    const titles = JSON.parse(el.dataset.titles || "{}");
+    const src = { xmodes: ["time"], noun: "metrics" };
+    const series = (reports) => {
+      const avg = (r) => (r.metrics && r.metrics.avg_metrics) || {};
+      const multi = new Set(reports.flatMap((r) => Object.keys(avg(r)))).size > 1;
+      const out = new Map();
+      const add = (name, r, v) => {
+        if (!out.has(name)) out.set(name, { key: name, label: name, pts: [] });
+        out.get(name).pts.push(point(r.stepsCompleted, v, r.reportTime));
+      };
+      for (const r of reports) {
+        for (const [agent, m] of Object.entries(avg(r))) {
+          const pre = multi ? agent + " " : "";
+          for (const [k, v] of Object.entries(m || {})) {
+            if (typeof v === "number") add(pre + k, r, v);
+            else if (v && typeof v === "object") for (const [k2, v2] of Object.entries(v)) if (typeof v2 === "number") add(pre + k2 + " (" + k + ")", r, v2);
           }
         }
       }
-      Object.keys(flat).forEach((n) => names.add(n));
-      return [Date.parse(r.reportTime) / 1000, flat];
-    });
-    const labels = [...names].sort();
-    return { labels, data: [rows.map((r) => r[0])].concat(labels.map((n) => rows.map((r) => (n in r[1] ? r[1][n] : null)))) };
+      return new Map([...out.entries()].sort().map(([k, s], i) => [k, { ...s, color: palette[i % palette.length] }]));
+    };
+    src.load = async (grid) => {
+      const bodies = await Promise.all(groups.map((g) => json(el.dataset.url + grid.query({ group: g }))));
+      groups.forEach((g, i) => {
+        const p = grid.panel(g, titles[g] || g, "system-" + slug(g));
+        if (bodies[i]) p.series = series(bodies[i].metrics);
+      });
+      grid.redraw();
+    };
+    src.start = (grid) => {
+      src.load(grid);
+      grid.live(() => src.load(grid));
+    };
+    return src;
   }
 
-  // setupSystem draws a [data-chart=system] element: one group of a trial's
-  // system metrics over time. It fetches the group again (about as many
-  // points as it is wide) when the trial's profiler reports (its data-live
-  // topic) while it sits in a live region, and every 30 s there.
-  function setupSystem(el) {
-    if (el.dataset.ready) return;
+  const kinds = { experiment, trial, system };
+  function setup(el) {
+    if (el.dataset.ready || !kinds[el.dataset.chart]) return;
     el.dataset.ready = "true";
-    const plot = el.querySelector(".chart-plot");
-    const empty = el.querySelector(".chart-empty");
-    const logBox = el.querySelector("input[data-log]");
-    let u = null, shape = "", cols = null, timer = 0, loading = false, dirty = false;
-    const width = () => Math.max(240, plot.clientWidth);
-    const logged = (data) => (logBox.checked ? data.map((c, i) => (i === 0 ? c : c.map((v) => (v > 0 ? v : null)))) : data);
-    function draw() {
-      empty.hidden = cols.data[0].length > 0;
-      el.dataset.points = String(cols.data[0].length);
-      const next = cols.labels.join("\n") + logBox.checked;
-      if (u && next === shape) return u.setData(logged(cols.data));
-      if (u) u.destroy();
-      u = null;
-      shape = next;
-      if (!empty.hidden) return;
-      u = new uPlot({
-        width: width(), height,
-        // One report alone spans a couple of minutes, not uPlot's years.
-        scales: { x: { time: true, range: (u, min, max) => (u.data[0].length === 1 ? [u.data[0][0] - 60, u.data[0][0] + 60] : [min, max]) }, y: { distr: logBox.checked ? 3 : 1 } },
-        axes: [{}, { size: 72 }],
-        series: [{ label: "Time" }].concat(cols.labels.map((label, i) => ({
-          label, stroke: colors[i % colors.length], width: 1.5, spanGaps: true, points: { size: 4 },
-        }))),
-      }, logged(cols.data), plot);
-    }
-    async function load() {
-      clearTimeout(timer);
-      loading = true;
-      dirty = false;
-      try {
-        const q = new URLSearchParams({ group: el.dataset.group, max_points: String(width()) });
-        const resp = await fetch(el.dataset.url + "?" + q, { headers: { Accept: "application/json" } });
-        if (resp.ok) {
-          cols = systemColumns((await resp.json()).metrics);
-          draw();
-        }
-      } finally {
-        loading = false;
-        if (dirty) timer = setTimeout(load, 0);
-        else if (el.closest("[hx-get]")) timer = setTimeout(load, 30000);
-      }
-    }
-    if (el.dataset.live) document.body.addEventListener("live:" + el.dataset.live, () => {
-      if (!el.isConnected || !el.closest("[hx-get]")) return;
-      if (loading) dirty = true;
-      else load();
-    });
-    logBox.addEventListener("change", () => cols && draw());
-    window.addEventListener("resize", () => u && u.setSize({ width: width(), height }));
-    load();
+    const src = kinds[el.dataset.chart](el);
+    const grid = new Grid(el, src);
+    src.start(grid);
+    window.addEventListener("resize", () => grid.panels.forEach((p) => p.resize()));
   }
 
   if (window.uPlot) {
-    document.querySelectorAll("[data-chart]").forEach((el) => (el.dataset.chart === "system" ? setupSystem(el) : setup(el)));
-    // A system chart that a live region's refresh brings (the profiler was
+    document.querySelectorAll("[data-chart]").forEach(setup);
+    // A chart that a live region's refresh brings (the profiler was
     // turned on after the page loaded) is set up as it arrives.
     document.addEventListener("htmx:load", (e) => {
       const root = e.target instanceof Element ? e.target : document;
-      root.querySelectorAll('[data-chart="system"]').forEach(setupSystem);
+      root.querySelectorAll("[data-chart]").forEach(setup);
     });
   }
 })();
