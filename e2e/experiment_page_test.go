@@ -62,41 +62,41 @@ func TestAnExperimentIsCreatedFromPastedYAMLAndFiles(t *testing.T) {
 		t.Fatal("the page reloaded to show the run finish")
 	}
 
-	// The overview's chart switches metrics.
+	// The overview charts a panel per metric, the searcher's first.
 	chart := page.Locator("#experiment-chart")
-	must(t, expect(t, chart.Locator(".uplot canvas")).ToBeVisible())
-	must(t, expect(t, page.Locator("#chart-metric")).ToHaveValue("validation/validation_loss"))
-	_, err = page.Locator("#chart-metric").SelectOption(playwright.SelectOptionValues{Values: &[]string{"training/loss"}})
-	must(t, err)
-	must(t, expect(t, chart.Locator(".u-legend")).ToContainText("Trial"))
-	must(t, expect(t, chart.Locator(".uplot canvas")).ToBeVisible())
+	panel := chart.Locator("figure.chart").First()
+	must(t, expect(t, panel).ToHaveId("chart-validation-validation_loss"))
+	must(t, expect(t, panel.Locator(".uplot canvas")).ToBeVisible())
+	must(t, expect(t, chart.Locator("#chart-training-loss .uplot canvas")).ToBeVisible())
+	must(t, expect(t, chart.Locator(".chart-legend")).ToContainText("Trial"))
 
 	// Smoothing changes the value shown at the last point. (The chart
-	// redraws when data arrives, which clears the legend: read until set.)
-	valueAt := func() string {
+	// redraws when data arrives: read until set.)
+	valueAt := func(sel string) string {
 		for range 40 {
-			box, _ := chart.Locator(".u-over").BoundingBox()
+			box, _ := panel.Locator(".u-over").BoundingBox()
 			if box != nil {
 				page.Mouse().Move(0, 0)
-				chart.Locator(".u-over").Hover(playwright.LocatorHoverOptions{Position: &playwright.Position{X: box.Width - 1, Y: box.Height / 2}})
-				v, _ := chart.Locator(".u-legend .u-series").Nth(1).Locator(".u-value").TextContent()
-				if _, err := strconv.ParseFloat(v, 64); err == nil {
+				panel.Locator(".u-over").Hover(playwright.LocatorHoverOptions{Position: &playwright.Position{X: box.Width - 1, Y: box.Height / 2}})
+				v, _ := panel.Locator(".chart-tip .tip-row " + sel).First().TextContent()
+				if _, err := strconv.ParseFloat(strings.TrimPrefix(strings.TrimSpace(v), "~"), 64); err == nil {
 					return v
 				}
 			}
 			page.WaitForTimeout(250)
 		}
-		t.Fatal("the chart's legend shows no value at the last point")
+		t.Fatal("the chart's tooltip shows no value at the last point")
 		return ""
 	}
-	raw := valueAt()
-	_, err = page.Locator("#smooth-experiment").SelectOption(playwright.SelectOptionValues{Values: &[]string{"0.9"}})
+	raw := valueAt(".tip-value")
+	_, err = panel.Locator("select[data-smooth]").SelectOption(playwright.SelectOptionValues{Values: &[]string{"0.9"}})
 	must(t, err)
-	smoothed := valueAt()
-	for i := 0; i < 20 && smoothed == raw; i++ {
+	smoothed := valueAt(".muted")
+	for i := 0; i < 20 && strings.TrimPrefix(strings.TrimSpace(smoothed), "~") == raw; i++ {
 		page.WaitForTimeout(250)
-		smoothed = valueAt()
+		smoothed = valueAt(".muted")
 	}
+	smoothed = strings.TrimPrefix(strings.TrimSpace(smoothed), "~")
 	if smoothed == raw {
 		t.Fatalf("smoothing 0.9 shows %s at the last point, as without it", raw)
 	}
