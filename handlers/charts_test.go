@@ -190,3 +190,33 @@ func TestChartsAreOnTheTrialAndExperimentPagesOnly(t *testing.T) {
 		t.Error("the experiment list, which draws no chart, loads uPlot")
 	}
 }
+
+// TestAChartOfManyTrialsGetsFewerPointsATrial: 200 trials of 400 reports
+// each, charted 600 wide, come back at about 30,000 points in all (150 a
+// trial, downsampled with each series' ends), not 80,000.
+func TestAChartOfManyTrialsGetsFewerPointsATrial(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	token := login(t, m, "admin", "")
+	losses := make([][]float64, 200)
+	for i := range losses {
+		losses[i] = make([]float64, 400)
+		for j := range losses[i] {
+			losses[i][j] = float64(i + j)
+		}
+	}
+	e, _ := experimentWithMetrics(t, m, losses...)
+	var got resolute.ExperimentMetricsResponse
+	if code := api(t, m, "GET", "/api/v1/experiments/"+itoa(e.ID)+"/metrics?group=validation&metric=loss&max_points=600", token, "", &got); code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	total := 0
+	for _, tr := range got.Trials {
+		total += len(tr.Points)
+		if n := len(tr.Points); n > 160 || tr.Points[0].StepsCompleted != 10 || tr.Points[n-1].StepsCompleted != 4000 {
+			t.Fatalf("trial %d: %d points from %d to %d, want at most about 150 with its ends", tr.TrialID, n, tr.Points[0].StepsCompleted, tr.Points[n-1].StepsCompleted)
+		}
+	}
+	if len(got.Trials) != 200 || total > 32_000 {
+		t.Errorf("%d trials, %d points in all", len(got.Trials), total)
+	}
+}
