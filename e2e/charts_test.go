@@ -45,7 +45,7 @@ func TestMetricChartsAreAGridOfPanels(t *testing.T) {
 			loss := lossAt(i, step)
 			reports = append(reports,
 				resolute.MetricsReport{TrialID: tr.ID, StepsCompleted: step, Group: "validation",
-					Metrics: json.RawMessage(fmt.Sprintf(`{"avg_metrics": {"validation_loss": %s, "batches": %d}}`, strconv.FormatFloat(loss, 'g', -1, 64), step*8))},
+					Metrics: json.RawMessage(fmt.Sprintf(`{"avg_metrics": {"validation_loss": %s, "batches": %d, "epochs": %g}}`, strconv.FormatFloat(loss, 'g', -1, 64), step*8, float64(step)/20))},
 				resolute.MetricsReport{TrialID: tr.ID, StepsCompleted: step, Group: "training",
 					Metrics: json.RawMessage(`{"avg_metrics": {"loss": 9}}`)})
 		}
@@ -64,7 +64,7 @@ func TestMetricChartsAreAGridOfPanels(t *testing.T) {
 	loss := grid.Locator("#chart-validation-validation_loss")
 	batches := grid.Locator("#chart-validation-batches")
 	must(t, expect(t, grid.Locator("figure.chart").First()).ToHaveId("chart-validation-validation_loss"))
-	must(t, expect(t, grid.Locator("figure.chart")).ToHaveCount(3))
+	must(t, expect(t, grid.Locator("figure.chart")).ToHaveCount(4))
 	must(t, expect(t, loss.Locator(".chart-title")).ToHaveText("validation_loss"))
 	must(t, expect(t, loss.Locator(".uplot canvas")).ToBeVisible())
 	must(t, expect(t, batches.Locator(".uplot canvas")).ToBeVisible())
@@ -111,13 +111,22 @@ func TestMetricChartsAreAGridOfPanels(t *testing.T) {
 	}
 	must(t, legend.Locator("input[type=search]").Fill(""))
 
+	// The reports name their epochs: the x axis can be epochs.
+	_, err = grid.Locator("select[data-xaxis]").SelectOption(playwright.SelectOptionValues{Values: &[]string{"epochs"}})
+	must(t, err)
+	tooltipAt(t, page, loss, 1, 0.5, len(want))
+	must(t, expect(t, loss.Locator(".chart-tip .tip-head")).ToHaveText("Epochs 2.5"))
+	_, err = grid.Locator("select[data-xaxis]").SelectOption(playwright.SelectOptionValues{Values: &[]string{"batches"}})
+	must(t, err)
+
 	// A trial's page: a panel per metric name, training and validation
 	// together; new reports are appended (only the points past the last,
 	// after_step=50, are fetched).
 	_, err = page.Goto(m.URL + "/trials/" + strconv.FormatInt(trials[0].ID, 10))
 	must(t, err)
 	tgrid := page.Locator("#trial-charts")
-	must(t, expect(t, tgrid.Locator("figure.chart")).ToHaveCount(3))
+	must(t, expect(t, tgrid.Locator("figure.chart")).ToHaveCount(4))
+	must(t, expect(t, tgrid.Locator("figure.chart").First()).ToHaveId("chart-validation_loss"))
 	tloss := tgrid.Locator("#chart-validation_loss")
 	must(t, expect(t, tloss.Locator(".uplot canvas")).ToBeVisible())
 	appended := make(chan string, 10)

@@ -338,10 +338,14 @@
       return p;
     }
 
+    // visibleNow loads a panel that scrolled into view, one panel at a
+    // time: the first is drawn sooner than when all ask the server at
+    // once.
     visibleNow(fig) {
       this.seen.unobserve(fig);
       const p = [...this.panels.values()].find((q) => q.fig === fig);
-      if (p && this.src.loadPanel) this.src.loadPanel(this, p);
+      if (!p || !this.src.loadPanel) return;
+      this.queue = (this.queue || Promise.resolve()).then(() => this.src.loadPanel(this, p)).catch(() => {});
     }
 
     // redraw draws the panels and the legend after a fetch.

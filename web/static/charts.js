@@ -116,7 +116,9 @@
           for (const [k, v] of Object.entries(m)) if (typeof v === "number") (names.get(k) || names.set(k, new Set()).get(k)).add(g);
         }
       }
-      for (const name of [...names.keys()].sort()) {
+      // The searcher's metric first, then validation's, then the rest.
+      const rank = (n) => (n === el.dataset.metric ? 0 : names.get(n).has("validation") ? 1 : 2);
+      for (const name of [...names.keys()].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0))) {
         const p = grid.panel(name, name, "chart-" + slug(name));
         p.series = new Map([...names.get(name)].map((g) => [g, {
           key: g, label: g, color: palette[groups.indexOf(g) % palette.length],
