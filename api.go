@@ -240,6 +240,10 @@ type TrialSeries struct {
 type MetricPoint struct {
 	StepsCompleted int64   `json:"stepsCompleted"`
 	Value          float64 `json:"value"`
+	// ReportedAt is when the trial reported it (absent where not read).
+	ReportedAt time.Time `json:"reportTime,omitzero"`
+	// Epoch is the report's "epochs" (or "epoch") metric, if it has one.
+	Epoch *float64 `json:"epoch,omitempty"`
 }
 
 // PatchExperimentRequest edits an experiment; absent fields stay.

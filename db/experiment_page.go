@@ -89,7 +89,7 @@ func (q *Queries) ExperimentCheckpointCounts(ctx context.Context, experimentID i
 
 // ExperimentLatestMetricNames returns, by group, the names of the training
 // and validation metrics in each trial's latest report: cheap enough for a
-// page that polls, where ExperimentMetricNames reads every report.
+// page that polls, where ExperimentMetricNames reads the first reports too.
 func (q *Queries) ExperimentLatestMetricNames(ctx context.Context, experimentID int64) (map[string][]string, error) {
 	rows, err := q.q.ListExperimentLatestMetricNames(ctx, experimentID)
 	if err != nil {

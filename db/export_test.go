@@ -18,3 +18,10 @@ func (db *DB) MigrateDownTo(ctx context.Context, version int64) error {
 	_, err = provider.DownTo(ctx, version)
 	return err
 }
+
+// ExperimentSeriesSQL is the query ExperimentSeries runs, for a
+// benchmark's EXPLAIN.
+const ExperimentSeriesSQL = experimentSeriesSQL
+
+// Args are the query's arguments for the series of key.
+func (s Series) Args(key int64) []any { return s.args(key) }

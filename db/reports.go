@@ -165,8 +165,9 @@ func (q *Queries) ExperimentMetricSeries(ctx context.Context, experimentID int64
 	return out, nil
 }
 
-// ExperimentMetricNames returns the names of the metrics an experiment's
-// trials reported, by group, sorted.
+// ExperimentMetricNames returns the names of the training and validation
+// metrics an experiment's trials reported, by group, sorted: those of each
+// trial's first and latest report of the group.
 func (q *Queries) ExperimentMetricNames(ctx context.Context, experimentID int64) (map[string][]string, error) {
 	rows, err := q.q.ListExperimentMetricNames(ctx, experimentID)
 	if err != nil {

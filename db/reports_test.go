@@ -17,7 +17,7 @@ import (
 )
 
 // newTrial adds an experiment with one trial.
-func newTrial(t *testing.T, d *db.DB) resolute.Trial {
+func newTrial(t testing.TB, d *db.DB) resolute.Trial {
 	t.Helper()
 	ctx := context.Background()
 	admin, err := d.UserByUsername(ctx, "admin")

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -36,6 +37,7 @@ const (
 	seriesRows = `
 	SELECT m.id, m.trial_id, m.steps_completed,
 	  CASE WHEN jsonb_typeof(m.metrics->'avg_metrics'->$3::text) = 'number' THEN (m.metrics->'avg_metrics'->>$3::text)::float8 END AS v,
+	  NULL::timestamptz AS at, NULL::float8 AS ep,
 	  row_number() OVER (PARTITION BY m.trial_id ORDER BY m.steps_completed, m.id) - 1 AS i,
 	  count(*) OVER (PARTITION BY m.trial_id) AS n
 	FROM metrics m`
@@ -52,7 +54,7 @@ const (
 	    count(b.v) OVER (PARTITION BY b.trial_id, b.bucket) AS valued,
 	    min(b.i) OVER (PARTITION BY b.trial_id, b.bucket) AS first
 	  FROM b)
-	, kept AS (SELECT r.id, r.trial_id, r.steps_completed, r.v, r.i FROM r
+	, kept AS (SELECT r.id, r.trial_id, r.steps_completed, r.v, r.at, r.ep, r.i FROM r
 	  WHERE $7::int < 4 OR r.n <= $7::int OR r.i = 0 OR r.i = r.n - 1
 	    OR (r.v IS NOT NULL AND (r.lo = 1 OR r.hi = 1)) OR (r.valued = 0 AND r.i = r.first))`
 
@@ -67,16 +69,18 @@ const (
 	// An experiment's series: every trial that reported the metric is
 	// listed, even with no points in the range (a row without a step).
 	experimentSeriesSQL = `WITH a AS (
-	  SELECT m.id, m.trial_id, m.steps_completed, (m.metrics->'avg_metrics'->>$3::text)::float8 AS v,
+	  SELECT m.id, m.trial_id, m.steps_completed, (m.metrics->'avg_metrics'->>$3::text)::float8 AS v, m.reported_at AS at,
+	    COALESCE(CASE WHEN jsonb_typeof(m.metrics->'avg_metrics'->'epochs') = 'number' THEN (m.metrics->'avg_metrics'->>'epochs')::float8 END,
+	      CASE WHEN jsonb_typeof(m.metrics->'avg_metrics'->'epoch') = 'number' THEN (m.metrics->'avg_metrics'->>'epoch')::float8 END) AS ep,
 	    m.steps_completed >= $4 AND ($5::bigint < 0 OR m.steps_completed <= $5::bigint) AND m.steps_completed > $6::bigint AS wanted
 	  FROM metrics m JOIN trials t ON t.id = m.trial_id
 	  WHERE t.experiment_id = $1 AND m.group_name = $2 AND NOT m.hidden AND jsonb_typeof(m.metrics->'avg_metrics'->$3::text) = 'number')
-	, s AS (SELECT a.id, a.trial_id, a.steps_completed, a.v,
+	, s AS (SELECT a.id, a.trial_id, a.steps_completed, a.v, a.at, a.ep,
 	    row_number() OVER (PARTITION BY a.trial_id ORDER BY a.steps_completed, a.id) - 1 AS i,
 	    count(*) OVER (PARTITION BY a.trial_id) AS n
 	  FROM a WHERE a.wanted)` + seriesKept + `
-	SELECT k.trial_id, k.steps_completed, k.v FROM kept k
-	UNION ALL SELECT DISTINCT a.trial_id, NULL::bigint, NULL::float8 FROM a
+	SELECT k.trial_id, k.steps_completed, k.v, k.at, k.ep FROM kept k
+	UNION ALL SELECT DISTINCT a.trial_id, NULL::bigint, NULL::float8, NULL::timestamptz, NULL::float8 FROM a
 	ORDER BY 1, 2 NULLS FIRST`
 )
 
@@ -117,13 +121,14 @@ func (db *DB) ExperimentSeries(ctx context.Context, experimentID int64, s Series
 	out := []resolute.TrialSeries{}
 	var trialID int64
 	var step *int64
-	var value *float64
-	_, err = pgx.ForEachRow(rows, []any{&trialID, &step, &value}, func() error {
+	var value, epoch *float64
+	var at *time.Time
+	_, err = pgx.ForEachRow(rows, []any{&trialID, &step, &value, &at, &epoch}, func() error {
 		if len(out) == 0 || out[len(out)-1].TrialID != trialID {
 			out = append(out, resolute.TrialSeries{TrialID: trialID})
 		}
 		if step != nil {
-			out[len(out)-1].Points = append(out[len(out)-1].Points, resolute.MetricPoint{StepsCompleted: *step, Value: *value})
+			out[len(out)-1].Points = append(out[len(out)-1].Points, resolute.MetricPoint{StepsCompleted: *step, Value: *value, ReportedAt: *at, Epoch: epoch})
 		}
 		return nil
 	})

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db"
@@ -116,7 +117,39 @@ func TestExperimentSeriesAreDownsampledPerTrial(t *testing.T) {
 	if !slices.ContainsFunc(points, func(p resolute.MetricPoint) bool { return p.StepsCompleted == 537 && p.Value == -50 }) {
 		t.Fatalf("the dip at 537 is lost: %v", points)
 	}
-	if diff := cmp.Diff([]resolute.MetricPoint{{StepsCompleted: 0, Value: 3}, {StepsCompleted: 1, Value: 2}, {StepsCompleted: 2, Value: 1}}, got[1].Points); diff != "" {
+	if diff := cmp.Diff([]resolute.MetricPoint{{StepsCompleted: 0, Value: 3}, {StepsCompleted: 1, Value: 2}, {StepsCompleted: 2, Value: 1}}, got[1].Points,
+		cmpopts.IgnoreFields(resolute.MetricPoint{}, "ReportedAt")); diff != "" {
 		t.Errorf("a short series (-want +got):\n%s", diff)
+	}
+	if slices.ContainsFunc(got[1].Points, func(p resolute.MetricPoint) bool { return p.ReportedAt.IsZero() }) {
+		t.Errorf("a point without its report time: %v", got[1].Points)
+	}
+}
+
+func TestExperimentSeriesCarryTheEpochsTheReportsName(t *testing.T) {
+	d := bootstrapped(t)
+	tr := newTrial(t, d)
+	err := d.InsertMetrics(context.Background(), []resolute.MetricsReport{
+		{TrialID: tr.ID, TrialRunID: 1, StepsCompleted: 10, Group: "validation", Metrics: json.RawMessage(`{"avg_metrics": {"loss": 0.5, "epochs": 1.5}}`)},
+		{TrialID: tr.ID, TrialRunID: 1, StepsCompleted: 20, Group: "validation", Metrics: json.RawMessage(`{"avg_metrics": {"loss": 0.4, "epoch": 3}}`)},
+		{TrialID: tr.ID, TrialRunID: 1, StepsCompleted: 30, Group: "validation", Metrics: json.RawMessage(`{"avg_metrics": {"loss": 0.3, "epochs": "three"}}`)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.ExperimentSeries(context.Background(), tr.ExperimentID, db.Series{Group: "validation", Metric: "loss", MaxSteps: -1, AfterStep: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var epochs []any
+	for _, p := range got[0].Points {
+		if p.Epoch == nil {
+			epochs = append(epochs, nil)
+		} else {
+			epochs = append(epochs, *p.Epoch)
+		}
+	}
+	if diff := cmp.Diff([]any{1.5, 3.0, nil}, epochs); diff != "" {
+		t.Errorf("epochs (-want +got):\n%s", diff)
 	}
 }

@@ -54,7 +54,7 @@ func TestComparingTwoExperimentsFromTheList(t *testing.T) {
 
 	chart := page.Locator("#experiment-chart")
 	must(t, expect(t, chart.Locator(".uplot canvas")).ToBeVisible())
-	must(t, expect(t, chart.Locator(".u-legend")).ToContainText("exp "+ids[1]+" / trial"))
+	must(t, expect(t, chart.Locator(".chart-legend")).ToContainText("exp "+ids[1]+" / trial"))
 	must(t, expect(t, page.Locator("#compare-name")).ToContainText("cmp1"))
 	lr := page.Locator(`[id="config-hyperparameters.lr.val"]`)
 	must(t, expect(t, lr).ToContainText("0.01"))
@@ -65,6 +65,6 @@ func TestComparingTwoExperimentsFromTheList(t *testing.T) {
 	// Trials compare too, charted alone.
 	_, err = page.Goto(m.URL + "/compare?trials=" + trials[0] + "," + trials[1])
 	must(t, err)
-	must(t, expect(t, chart.Locator(".u-legend")).ToContainText("exp "+ids[1]+" / trial "+trials[1]))
-	must(t, expect(t, chart.Locator(".u-legend .u-series")).ToHaveCount(3))
+	must(t, expect(t, chart.Locator(".chart-legend")).ToContainText("exp "+ids[1]+" / trial "+trials[1]))
+	must(t, expect(t, chart.Locator(".chart-legend li")).ToHaveCount(2))
 }

@@ -169,8 +169,9 @@ searcher: {name: single, metric: loss}
 		}
 	})
 	visit("/trials/"+strconv.FormatInt(trials[0].ID, 10), func() {
-		must(t, expect(t, page.Locator("#chart-validation .uplot canvas")).ToBeVisible())
-		must(t, page.Locator("#chart-validation .u-over").Hover())
+		must(t, expect(t, page.Locator("#chart-loss .uplot canvas")).ToBeVisible())
+		must(t, page.Locator("#chart-loss .u-over").Hover())
+		must(t, expect(t, page.Locator("#chart-loss .chart-tip")).ToBeVisible()) // placed by setting its style
 	})
 	visit(fmt.Sprintf("/compare?experiments=%d,%s", e.ID, strings.TrimPrefix(jobs[0], "experiment-")), nil)
 	visit("/experiments/new", func() {

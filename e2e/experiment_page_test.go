@@ -62,41 +62,41 @@ func TestAnExperimentIsCreatedFromPastedYAMLAndFiles(t *testing.T) {
 		t.Fatal("the page reloaded to show the run finish")
 	}
 
-	// The overview's chart switches metrics.
+	// The overview charts a panel per metric, the searcher's first.
 	chart := page.Locator("#experiment-chart")
-	must(t, expect(t, chart.Locator(".uplot canvas")).ToBeVisible())
-	must(t, expect(t, page.Locator("#chart-metric")).ToHaveValue("validation/validation_loss"))
-	_, err = page.Locator("#chart-metric").SelectOption(playwright.SelectOptionValues{Values: &[]string{"training/loss"}})
-	must(t, err)
-	must(t, expect(t, chart.Locator(".u-legend")).ToContainText("Trial"))
-	must(t, expect(t, chart.Locator(".uplot canvas")).ToBeVisible())
+	panel := chart.Locator("figure.chart").First()
+	must(t, expect(t, panel).ToHaveId("chart-validation-validation_loss"))
+	must(t, expect(t, panel.Locator(".uplot canvas")).ToBeVisible())
+	must(t, expect(t, chart.Locator("#chart-training-loss .uplot canvas")).ToBeVisible())
+	must(t, expect(t, chart.Locator(".chart-legend")).ToContainText("Trial"))
 
 	// Smoothing changes the value shown at the last point. (The chart
-	// redraws when data arrives, which clears the legend: read until set.)
-	valueAt := func() string {
+	// redraws when data arrives: read until set.)
+	valueAt := func(sel string) string {
 		for range 40 {
-			box, _ := chart.Locator(".u-over").BoundingBox()
+			box, _ := panel.Locator(".u-over").BoundingBox()
 			if box != nil {
 				page.Mouse().Move(0, 0)
-				chart.Locator(".u-over").Hover(playwright.LocatorHoverOptions{Position: &playwright.Position{X: box.Width - 1, Y: box.Height / 2}})
-				v, _ := chart.Locator(".u-legend .u-series").Nth(1).Locator(".u-value").TextContent()
-				if _, err := strconv.ParseFloat(v, 64); err == nil {
+				panel.Locator(".u-over").Hover(playwright.LocatorHoverOptions{Position: &playwright.Position{X: box.Width - 1, Y: box.Height / 2}})
+				v, _ := panel.Locator(".chart-tip .tip-row " + sel).First().TextContent()
+				if _, err := strconv.ParseFloat(strings.TrimPrefix(strings.TrimSpace(v), "~"), 64); err == nil {
 					return v
 				}
 			}
 			page.WaitForTimeout(250)
 		}
-		t.Fatal("the chart's legend shows no value at the last point")
+		t.Fatal("the chart's tooltip shows no value at the last point")
 		return ""
 	}
-	raw := valueAt()
-	_, err = page.Locator("#smooth-experiment").SelectOption(playwright.SelectOptionValues{Values: &[]string{"0.9"}})
+	raw := valueAt(".tip-value")
+	_, err = panel.Locator("select[data-smooth]").SelectOption(playwright.SelectOptionValues{Values: &[]string{"0.9"}})
 	must(t, err)
-	smoothed := valueAt()
-	for i := 0; i < 20 && smoothed == raw; i++ {
+	smoothed := valueAt(".muted")
+	for i := 0; i < 20 && strings.TrimPrefix(strings.TrimSpace(smoothed), "~") == raw; i++ {
 		page.WaitForTimeout(250)
-		smoothed = valueAt()
+		smoothed = valueAt(".muted")
 	}
+	smoothed = strings.TrimPrefix(strings.TrimSpace(smoothed), "~")
 	if smoothed == raw {
 		t.Fatalf("smoothing 0.9 shows %s at the last point, as without it", raw)
 	}
@@ -240,6 +240,11 @@ func TestNotesLabelsAndPlotsOnAnExperimentsPage(t *testing.T) {
 	must(t, expect(t, page.Locator("#parallel-coordinates .axis-name")).ToHaveText([]string{"lr", "opt", "loss"}))
 	must(t, expect(t, page.Locator("#hparam-scatters .uplot canvas")).ToHaveCount(2))
 	must(t, expect(t, page.Locator("#scatter-opt .u-legend")).ToContainText("loss"))
+	// lr is searched on a log scale: its axis is labelled by decades and
+	// 2 and 5 times them; the metric's by round steps, not just its ends.
+	must(t, expect(t, page.Locator(`#parallel-coordinates g[data-axis="0"] .tick`)).ToHaveText([]string{"0.001", "0.002", "0.005", "0.01"}))
+	must(t, expect(t, page.Locator(`#parallel-coordinates g[data-axis="2"] .tick`)).ToHaveText([]string{"0.2", "0.3", "0.4", "0.5"}))
+	brushParallel(t, page, len(trials))
 	screenshot(t, page, "experiment-hyperparameters")
 	line := page.Locator(`#parallel-coordinates a[data-trial="` + strconv.FormatInt(trials[2].ID, 10) + `"]`)
 	must(t, expect(t, line).ToHaveAttribute("href", "/trials/"+strconv.FormatInt(trials[2].ID, 10)))
@@ -298,6 +303,55 @@ func TestNotesLabelsAndPlotsOnAnExperimentsPage(t *testing.T) {
 		must(t, err)
 		must(t, expect(t, phone.Locator("#experiment-tabs")).ToBeVisible())
 		noWiderThan(t, phone, 390)
+		if tab == "?tab=hyperparameters" {
+			// The whole plot, the metric's axis too, fits the phone, and
+			// brushes by touch as by mouse.
+			box, err := phone.Locator("#parallel-coordinates svg").BoundingBox()
+			must(t, err)
+			if box.X+box.Width > 390 {
+				t.Errorf("the parallel coordinates end at %.0f px on a 390 px screen", box.X+box.Width)
+			}
+			brushParallel(t, phone, len(trials))
+		}
 		screenshot(t, phone, "phone-experiment"+strings.ReplaceAll(tab, "?tab=", "-"))
 	}
+}
+
+// brushParallel drags along the metric's axis (loss: 0.2 at the bottom,
+// 0.5 at the top) of the fixture's parallel coordinates from below its
+// bottom to half way up: the four trials at 0.2 and 0.3 stay, in the plot
+// and in the table; a click on the axis clears the brush.
+func brushParallel(t *testing.T, page playwright.Page, trials int) {
+	t.Helper()
+	// (A vertical line has no width, which Playwright's BoundingBox
+	// waits out: ask the page.)
+	r, err := page.Evaluate(`(() => {
+		document.querySelector("#parallel-coordinates").scrollIntoView({block: "center"});
+		const r = document.querySelector('#parallel-coordinates g[data-axis="2"] line').getBoundingClientRect();
+		return [r.x, r.y, r.height].map(String);
+	})()`)
+	must(t, err)
+	var f [3]float64
+	for i, v := range r.([]any) {
+		f[i], err = strconv.ParseFloat(v.(string), 64)
+		must(t, err)
+	}
+	axis := struct{ Y, Height float64 }{f[1], f[2]}
+	x := f[0]
+	must(t, page.Mouse().Move(x, axis.Y+axis.Height+4))
+	must(t, page.Mouse().Down())
+	must(t, page.Mouse().Move(x, axis.Y+axis.Height*0.5, playwright.MouseMoveOptions{Steps: playwright.Int(6)}))
+	must(t, page.Mouse().Up())
+	svg := page.Locator("#parallel-coordinates svg")
+	must(t, expect(t, svg).ToHaveAttribute("data-selected", "4"))
+	must(t, expect(t, svg.Locator("a.dim")).ToHaveCount(trials-4))
+	must(t, expect(t, page.Locator("#hparam-trials tbody tr:visible")).ToHaveCount(4))
+	must(t, expect(t, page.Locator("#brush-count")).ToHaveText(fmt.Sprintf("4 of %d trials in the brushed ranges", trials)))
+	for _, loss := range []string{"0.4", "0.5"} {
+		must(t, expect(t, page.Locator("#hparam-trials tbody tr:visible td:last-child").GetByText(loss, playwright.LocatorGetByTextOptions{Exact: playwright.Bool(true)})).ToHaveCount(0))
+	}
+	screenshot(t, page, fmt.Sprintf("parallel-brushed-%d", int(page.ViewportSize().Width)))
+	must(t, page.Mouse().Click(x, axis.Y+axis.Height*0.25))
+	must(t, expect(t, page.Locator("#hparam-trials tbody tr:visible")).ToHaveCount(trials))
+	must(t, expect(t, svg.Locator("a.dim")).ToHaveCount(0))
 }

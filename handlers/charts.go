@@ -14,7 +14,8 @@ import (
 // metric=M[&group=validation&max_points=N&min_batches=A&max_batches=B&
 // after_step=S]: one metric of every trial, each trial's series (within
 // batches A..B, for a chart zoomed into them; past step S, what a chart
-// lacks) downsampled in SQL for a chart N wide (see db.Series).
+// lacks) downsampled in SQL for a chart N wide (see db.Series), to fewer
+// points a trial where there are many trials.
 func (s *Server) handleAPIExperimentMetrics(w http.ResponseWriter, r *http.Request) {
 	e, err := s.experimentParam(r)
 	if err != nil {
@@ -30,6 +31,11 @@ func (s *Server) handleAPIExperimentMetrics(w http.ResponseWriter, r *http.Reque
 		s.error(w, r, resolute.Errorf(resolute.EInvalid, "metric: required"))
 		return
 	}
+	// Many trials get fewer points each: a chart of 1,000 trials at 600
+	// points a trial was 50 MB of JSON.
+	if series.MaxPoints > 0 && e.NumTrials > 0 {
+		series.MaxPoints = min(series.MaxPoints, max(minTrialPoints, maxChartPoints/e.NumTrials))
+	}
 	trials, err := s.db.ExperimentSeries(r.Context(), e.ID, series)
 	if err != nil {
 		s.error(w, r, err)
@@ -37,6 +43,10 @@ func (s *Server) handleAPIExperimentMetrics(w http.ResponseWriter, r *http.Reque
 	}
 	writeJSON(w, http.StatusOK, resolute.ExperimentMetricsResponse{Trials: trials})
 }
+
+// An experiment's chart asks for about maxChartPoints in all, and at least
+// minTrialPoints a trial.
+const maxChartPoints, minTrialPoints = 30_000, 16
 
 // charting says whether uPlot is embedded (after `make web`); without it
 // pages show their metric tables only.
@@ -60,11 +70,11 @@ func (s *Server) trialCharts(r *http.Request, t resolute.Trial, metric string) (
 
 // chartOf is the chart of an experiment offering the metric names by group,
 // the searcher's metric on validation first (offered even before any trial
-// reports it).
+// reports it), so that its panel comes first.
 func chartOf(e resolute.Experiment, metric string, names map[string][]string) *views.ExperimentChart {
 	c := &views.ExperimentChart{ExperimentID: e.ID, Group: "validation", Metric: metric}
-	if metric != "" && !slices.Contains(names["validation"], metric) {
-		names["validation"] = append([]string{metric}, names["validation"]...)
+	if metric != "" {
+		names["validation"] = append([]string{metric}, slices.DeleteFunc(slices.Clone(names["validation"]), func(n string) bool { return n == metric })...)
 	}
 	for _, g := range []string{"validation", "training"} {
 		if len(names[g]) > 0 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
@@ -75,8 +76,14 @@ func TestExperimentMetricsAreOneSeriesPerTrial(t *testing.T) {
 		t.Fatalf("trials %+v, want %d and %d", got.Trials, trials[0].ID, trials[1].ID)
 	}
 	want := []resolute.MetricPoint{{StepsCompleted: 10, Value: 3}, {StepsCompleted: 20, Value: 2}, {StepsCompleted: 30, Value: 1}}
-	if diff := cmp.Diff(want, got.Trials[0].Points); diff != "" {
+	// Each point carries when it was reported (for a chart by wall time).
+	if diff := cmp.Diff(want, got.Trials[0].Points, cmpopts.IgnoreFields(resolute.MetricPoint{}, "ReportedAt")); diff != "" {
 		t.Errorf("the first trial's series (-want +got):\n%s", diff)
+	}
+	for _, p := range got.Trials[0].Points {
+		if p.ReportedAt.IsZero() || p.Epoch != nil {
+			t.Errorf("point %+v: want its report time and no epoch", p)
+		}
 	}
 	long := got.Trials[1].Points
 	if len(long) > 12 || long[0].StepsCompleted != 10 || long[len(long)-1].StepsCompleted != 1000 {
@@ -84,7 +91,7 @@ func TestExperimentMetricsAreOneSeriesPerTrial(t *testing.T) {
 	}
 	spike := false
 	for _, p := range long {
-		spike = spike || p == resolute.MetricPoint{StepsCompleted: 430, Value: 7}
+		spike = spike || p.StepsCompleted == 430 && p.Value == 7
 	}
 	if !spike {
 		t.Errorf("the spike at 430 batches is lost: %+v", long)
@@ -110,7 +117,7 @@ func TestExperimentMetricsAreOneSeriesPerTrial(t *testing.T) {
 		t.Errorf("a trial's validations after step 980: %+v", trialSeries.Metrics)
 	}
 	got = series(e.ID, "group=validation&metric=loss&max_points=10&after_step=990")
-	if len(got.Trials) != 2 || len(got.Trials[0].Points) != 0 || cmp.Diff([]resolute.MetricPoint{{StepsCompleted: 1000, Value: 1}}, got.Trials[1].Points) != "" {
+	if len(got.Trials) != 2 || len(got.Trials[0].Points) != 0 || cmp.Diff([]resolute.MetricPoint{{StepsCompleted: 1000, Value: 1}}, got.Trials[1].Points, cmpopts.IgnoreFields(resolute.MetricPoint{}, "ReportedAt")) != "" {
 		t.Errorf("the experiment's series after step 990: %+v", got.Trials)
 	}
 	for _, path := range []string{"/api/v1/trials/" + itoa(trials[0].ID) + "/metrics?after_step=last",
@@ -162,11 +169,11 @@ func TestChartsAreOnTheTrialAndExperimentPagesOnly(t *testing.T) {
 	c := signInPages(t, m, "admin", "")
 	trial := "/trials/" + itoa(trials[0].ID)
 	_, body := get(t, c, m, trial)
-	wants(t, "the trial page", body, `id="trial-charts" class="charts" hx-preserve="true"`, `id="chart-training"`, `id="chart-validation"`,
-		`id="chart-profiling"`, `data-url="/api/v1/trials/`+itoa(trials[0].ID)+`/metrics" data-group="validation" data-metric="loss"`,
-		`/static/vendor/uPlot.iife.min.`, `/static/charts.`, `id="log-validation"`)
+	wants(t, "the trial page", body, `id="trial-charts" class="chart-set" hx-preserve="true" data-chart="trial"`,
+		`data-url="/api/v1/trials/`+itoa(trials[0].ID)+`/metrics" data-groups="training validation profiling" data-metric="loss"`,
+		`/static/vendor/uPlot.iife.min.`, `/static/chartgrid.`, `/static/charts.`)
 	_, body = get(t, c, m, trial+"/live")
-	wants(t, "the trial's live fragment", body, `id="trial-charts" class="charts" hx-preserve="true"`)
+	wants(t, "the trial's live fragment", body, `id="trial-charts" class="chart-set" hx-preserve="true"`)
 
 	_, body = get(t, c, m, "/experiments/"+itoa(e.ID))
 	wants(t, "the experiment page", body, `id="experiment-chart" hx-preserve="true"`, `data-url="/api/v1/experiments/`+itoa(e.ID)+`/metrics"`,
@@ -181,5 +188,35 @@ func TestChartsAreOnTheTrialAndExperimentPagesOnly(t *testing.T) {
 	_, body = get(t, c, m, "/experiments")
 	if strings.Contains(body, "uPlot") || strings.Contains(body, "charts.") {
 		t.Error("the experiment list, which draws no chart, loads uPlot")
+	}
+}
+
+// TestAChartOfManyTrialsGetsFewerPointsATrial: 200 trials of 400 reports
+// each, charted 600 wide, come back at about 30,000 points in all (150 a
+// trial, downsampled with each series' ends), not 80,000.
+func TestAChartOfManyTrialsGetsFewerPointsATrial(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	token := login(t, m, "admin", "")
+	losses := make([][]float64, 200)
+	for i := range losses {
+		losses[i] = make([]float64, 400)
+		for j := range losses[i] {
+			losses[i][j] = float64(i + j)
+		}
+	}
+	e, _ := experimentWithMetrics(t, m, losses...)
+	var got resolute.ExperimentMetricsResponse
+	if code := api(t, m, "GET", "/api/v1/experiments/"+itoa(e.ID)+"/metrics?group=validation&metric=loss&max_points=600", token, "", &got); code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	total := 0
+	for _, tr := range got.Trials {
+		total += len(tr.Points)
+		if n := len(tr.Points); n > 160 || tr.Points[0].StepsCompleted != 10 || tr.Points[n-1].StepsCompleted != 4000 {
+			t.Fatalf("trial %d: %d points from %d to %d, want at most about 150 with its ends", tr.TrialID, n, tr.Points[0].StepsCompleted, tr.Points[n-1].StepsCompleted)
+		}
+	}
+	if len(got.Trials) != 200 || total > 32_000 {
+		t.Errorf("%d trials, %d points in all", len(got.Trials), total)
 	}
 }

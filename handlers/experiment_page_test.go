@@ -96,7 +96,7 @@ func TestEveryTabOfAnExperimentsPage(t *testing.T) {
 	}{
 		"the overview charts and lists the best trials first": {"", []string{`id="experiment-header"`, `id="experiment-tabs"`,
 			`id="tab-overview" href="/experiments/` + itoa(f.e.ID) + `" aria-current="page"`, `id="best-trials"`,
-			`id="best-trials-` + itoa(f.trials[3].ID) + `"`, `id="latest-metrics"`, `id="smooth-experiment"`, `id="experiment-chart-options"`, "a page of tabs", `id="experiment-labels"`, "first",
+			`id="best-trials-` + itoa(f.trials[3].ID) + `"`, `id="latest-metrics"`, `data-chart="experiment"`, `id="experiment-chart-options"`, "a page of tabs", `id="experiment-labels"`, "first",
 			`id="experiment-scheduling"`, "a lower number runs first"}, []string{`id="checkpoints"`, `id="fork-form"`}},
 		"the trials tab has a column per hyperparameter": {"?tab=trials", []string{`id="trials"`, `<th class="hparam"><a href="/experiments/` + itoa(f.e.ID) + `?sort=hp.lr&amp;tab=trials">lr</a></th>`,
 			">model.depth</a></th>", ">opt</a></th>", ">Checkpoints</a></th>", `<code title="adam">adam</code>`,
@@ -425,15 +425,13 @@ func TestATrialPageChartsEveryGroupItReportedAndDownloadsItsLog(t *testing.T) {
 	tr := f.trials[0]
 	_, body := get(t, c, f.m, "/trials/"+itoa(tr.ID))
 	wants(t, "the trial page", body, `id="hparams"`, `id="checkpoints"`, `id="allocations"`, `id="trial-log-lines"`, `id="trial-log-download"`)
-	if strings.Contains(body, `id="chart-system"`) {
-		t.Error("a trial that reported no system metrics charts them")
-	}
+	wants(t, "the trial page", body, `data-groups="training validation"`)
 	if err := f.m.DB.InsertMetrics(t.Context(), []resolute.MetricsReport{{TrialID: tr.ID, StepsCompleted: 10, Group: "system",
 		Metrics: json.RawMessage(`{"avg_metrics": {"cpu_util": 0.5}}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	_, body = get(t, c, f.m, "/trials/"+itoa(tr.ID))
-	wants(t, "the trial page", body, `id="chart-training"`, `id="chart-validation"`, `id="chart-system"`)
+	wants(t, "the trial page", body, `data-groups="training validation system"`)
 
 	resp, body := get(t, c, f.m, "/trials/"+itoa(tr.ID)+"/logs/download?level=ERROR")
 	if resp.StatusCode != 200 || strings.Count(body, "\n") != 1 || !strings.Contains(body, "ERROR trial 0 <b>fails</b>") {

@@ -53,8 +53,15 @@ func TestARetriedMetricsPostIsStoredOnce(t *testing.T) {
 	tr := trial
 	var series resolute.ExperimentMetricsResponse
 	api(t, m, "GET", "/api/v1/experiments/"+itoa(tr.ExperimentID)+"/metrics?group=validation&metric=loss", token, "", &series)
-	want := []resolute.MetricPoint{{StepsCompleted: 10, Value: 0.5}, {StepsCompleted: 20, Value: 0.4}}
-	if len(series.Trials) != 1 || fmt.Sprint(series.Trials[0].Points) != fmt.Sprint(want) {
+	if len(series.Trials) != 1 {
+		t.Fatalf("validation series %+v, want one trial", series.Trials)
+	}
+	want := "[10:0.5 20:0.4]"
+	var got []string
+	for _, p := range series.Trials[0].Points {
+		got = append(got, fmt.Sprintf("%d:%g", p.StepsCompleted, p.Value))
+	}
+	if fmt.Sprint(got) != want {
 		t.Errorf("validation series %+v, want one trial with %v", series.Trials, want)
 	}
 }

@@ -94,8 +94,8 @@ func ExperimentView(p ExperimentPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if p.HParams != nil && p.HParams.Scatter {
-				templ_7745c5c3_Err = hparamScripts(p.Shell).Render(ctx, templ_7745c5c3_Buffer)
+			if p.HParams != nil {
+				templ_7745c5c3_Err = hparamScripts(p.Shell, p.HParams.Scatter).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

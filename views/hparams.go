@@ -11,12 +11,14 @@ import (
 )
 
 // Geometry of the parallel coordinates plot, in SVG user units; the SVG
-// scales to its box.
+// scales to its box, as wide as its axes need (pcStep apart), so that it
+// fits a phone with few axes.
 const (
-	pcWidth, pcHeight          = 900.0, 340.0
-	pcLeft, pcRight            = 60.0, 60.0
+	pcHeight                   = 340.0
+	pcLeft, pcRight            = 60.0, 90.0
+	pcStep                     = 170.0
 	pcTop, pcBottom            = 36.0, 44.0
-	pcCategoricalLabelMaxChars = 14
+	pcCategoricalLabelMaxChars = 20
 )
 
 // pcAxis is one vertical axis of the parallel coordinates plot.
@@ -31,12 +33,14 @@ type pcAxis struct {
 type pcTick struct {
 	Y     float64
 	Label string
+	Full  string // the label unshortened
 }
 
 // pcLine is one trial across the axes.
 type pcLine struct {
 	TrialID int64
 	Points  string // SVG polyline points
+	Ys      string // its y on each axis, "-" where it has no value (brushing reads them)
 	Color   string
 	Title   string
 	metric  float64
@@ -45,6 +49,7 @@ type pcLine struct {
 // parallelPlot lays the trials out on an axis per varying hyperparameter
 // and one for the metric, last.
 type parallelPlot struct {
+	Width float64
 	Axes  []pcAxis
 	Lines []pcLine
 }
@@ -69,7 +74,8 @@ func (d HParamData) parallel() parallelPlot {
 	var p parallelPlot
 	cols := d.Varying()
 	n := len(cols) + 1
-	step := (pcWidth - pcLeft - pcRight) / float64(max(n-1, 1))
+	step := pcStep
+	p.Width = pcLeft + pcRight + step*float64(max(n-1, 1))
 	for k, i := range cols {
 		values := make([]any, len(d.Trials))
 		for j, t := range d.Trials {
@@ -84,7 +90,7 @@ func (d HParamData) parallel() parallelPlot {
 	p.Axes = append(p.Axes, axisFor(d.Metric, pcLeft+float64(n-1)*step, metrics, false))
 	lo, hi := metricRange(d.Trials)
 	for _, t := range d.Trials {
-		var pts, title []string
+		var pts, ys, title []string
 		for k, a := range p.Axes {
 			v := any(t.Metric)
 			if k < len(cols) {
@@ -92,10 +98,13 @@ func (d HParamData) parallel() parallelPlot {
 			}
 			if y, ok := a.y(v); ok {
 				pts = append(pts, num(a.X)+","+num(y))
+				ys = append(ys, num(y))
+			} else {
+				ys = append(ys, "-")
 			}
 			title = append(title, a.Name+" = "+valueText(v))
 		}
-		p.Lines = append(p.Lines, pcLine{TrialID: t.ID, metric: t.Metric, Points: strings.Join(pts, " "),
+		p.Lines = append(p.Lines, pcLine{TrialID: t.ID, metric: t.Metric, Points: strings.Join(pts, " "), Ys: strings.Join(ys, " "),
 			Color: metricColor(t.Metric, lo, hi, d.SmallerIsBetter), Title: "Trial " + itoa(t.ID) + ": " + strings.Join(title, ", ")})
 	}
 	// The best trials are drawn last, on top.
@@ -147,9 +156,8 @@ func axisFor(name string, x float64, values []any, log bool) pcAxis {
 			f, ok := v.(float64)
 			return at(f), ok
 		}
-		a.Ticks = []pcTick{{at(hi), valueText(hi)}}
-		if hi != lo {
-			a.Ticks = append(a.Ticks, pcTick{at(lo), valueText(lo)})
+		for _, v := range axisTicks(lo, hi, log && lo > 0) {
+			a.Ticks = append(a.Ticks, pcTick{Y: at(v), Label: valueText(v), Full: valueText(v)})
 		}
 		return a
 	}
@@ -165,9 +173,58 @@ func axisFor(name string, x float64, values []any, log bool) pcAxis {
 		return at(i), i >= 0
 	}
 	for i, c := range cats {
-		a.Ticks = append(a.Ticks, pcTick{at(i), shorten(c, pcCategoricalLabelMaxChars)})
+		a.Ticks = append(a.Ticks, pcTick{Y: at(i), Label: shorten(c, pcCategoricalLabelMaxChars), Full: c})
 	}
 	return a
+}
+
+// axisTicks are round values to label a numeric axis from lo to hi: about
+// five evenly apart, or on a log axis the powers of ten (and 2 and 5 times
+// them over few decades) between; the ends where fewer than two fall
+// inside.
+func axisTicks(lo, hi float64, log bool) []float64 {
+	if hi == lo {
+		return []float64{lo}
+	}
+	var out []float64
+	if log {
+		decades := math.Log10(hi / lo)
+		mults := []float64{1}
+		if decades <= 2 {
+			mults = []float64{1, 2, 5}
+		}
+		for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+			for _, m := range mults {
+				v := roundSig(m * math.Pow(10, e))
+				if v >= lo*(1-1e-9) && v <= hi*(1+1e-9) {
+					out = append(out, v)
+				}
+			}
+		}
+	} else {
+		raw := (hi - lo) / 5
+		mag := math.Pow(10, math.Floor(math.Log10(raw)))
+		step := 10 * mag
+		for _, m := range []float64{1, 2, 2.5, 5} {
+			if m*mag >= raw {
+				step = m * mag
+				break
+			}
+		}
+		for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+			out = append(out, roundSig(v))
+		}
+	}
+	if len(out) < 2 {
+		return []float64{lo, hi}
+	}
+	return out
+}
+
+// roundSig drops the float noise of adding steps (0.30000000000000004).
+func roundSig(v float64) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
+	return f
 }
 
 func metricRange(trials []HParamTrial) (float64, float64) {

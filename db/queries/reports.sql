@@ -55,13 +55,27 @@ WHERE t.experiment_id = sqlc.arg(experiment_id) AND m.group_name = sqlc.arg(grou
 ORDER BY m.trial_id, m.steps_completed, m.id;
 
 -- name: ListExperimentMetricNames :many
--- The names of the metrics an experiment's trials reported, by group.
-SELECT DISTINCT m.group_name, k.name::text AS name
-FROM metrics m JOIN trials t ON t.id = m.trial_id
-CROSS JOIN LATERAL jsonb_object_keys(CASE WHEN jsonb_typeof(m.metrics->'avg_metrics') = 'object'
-  THEN m.metrics->'avg_metrics' ELSE '{}'::jsonb END) AS k(name)
-WHERE t.experiment_id = $1 AND NOT m.hidden
-ORDER BY m.group_name, name;
+-- The names of the training and validation metrics an experiment's trials
+-- reported, by group, as each trial's first and latest report of the
+-- group name them: two index lookups a trial, where reading every report
+-- took seconds at 10 M metric values. (A metric reported only in between
+-- is not offered.)
+SELECT DISTINCT g.group_name::text AS group_name, k.name::text AS name
+FROM trials t
+CROSS JOIN (VALUES ('training'), ('validation')) AS g(group_name)
+CROSS JOIN LATERAL (
+  (SELECT m.metrics FROM metrics m
+   WHERE m.trial_id = t.id AND m.group_name = g.group_name AND NOT m.hidden
+   ORDER BY m.steps_completed LIMIT 1)
+  UNION ALL
+  (SELECT m.metrics FROM metrics m
+   WHERE m.trial_id = t.id AND m.group_name = g.group_name AND NOT m.hidden
+   ORDER BY m.steps_completed DESC LIMIT 1)
+) l
+CROSS JOIN LATERAL jsonb_object_keys(CASE WHEN jsonb_typeof(l.metrics->'avg_metrics') = 'object'
+  THEN l.metrics->'avg_metrics' ELSE '{}'::jsonb END) AS k(name)
+WHERE t.experiment_id = $1
+ORDER BY 1, 2;
 
 -- name: ListTrialMetricGroups :many
 -- The groups a trial reported metrics of.

@@ -1,393 +1,218 @@
-// Metric charts drawn with uPlot from the JSON API. A [data-chart=trial]
-// element charts every metric of one group of a trial against batches; a
-// [data-chart=experiment] element charts the metric its select picks, one
-// line per trial, and a click on a line or its legend entry opens the
-// trial. With data-experiments (the compare page) it charts several
-// experiments' trials, labelled and coloured by experiment, and with
-// data-trials only those trials. Each asks for about as many points as it is wide (the server
-// downsamples) and, when its trial or experiment reports (pushed as its
-// data-live topic, see app.js) while it sits inside a live region (an
-// [hx-get] ancestor: the trial or experiment still runs), fetches only the
-// points past its last (after_step) and appends them. Dragging
-// across a chart zooms into those batches and fetches them in detail (again
-// about as many points as the chart is wide); a double-click zooms back out.
-// The elements carry hx-preserve, so those polls keep them and their
-// canvases.
+// Metric charts: what fills the chart grids of chartgrid.js (a panel per
+// metric) on the experiment, compare and trial pages, from the JSON API.
+//
+// - [data-chart=experiment]: a panel per metric the experiment's trials
+//   reported (its <template data-metrics> options, and those a live
+//   region's refresh brings in #experiment-chart-options), a line per
+//   trial; with data-experiments (the compare page) several experiments'
+//   trials, coloured by experiment, with data-trials only those trials. A
+//   panel fetches its metric when it first scrolls into view.
+// - [data-chart=trial]: a panel per metric name of one trial's groups
+//   (data-groups), a line per group (training and validation loss share a
+//   panel).
+// - [data-chart=system]: a panel per system metric group of a trial, over
+//   wall time, a line per metric.
+//
+// Each asks for about as many points as a panel is wide (the server
+// downsamples) and, told its trial or experiment reported (its data-live
+// topic, see app.js) while it sits inside a live region (an [hx-get]
+// ancestor), fetches only the points past its last (after_step) and
+// appends them. Dragging across a panel zooms into those batches and
+// fetches them in detail; a double-click zooms back out. The elements
+// carry hx-preserve, so the live region's polls keep them.
 (() => {
-  const colors = ["#2b6cb0", "#b42318", "#1e7a46", "#9a6700", "#6b46c1", "#0e7490", "#be185d", "#4d7c0f", "#475569", "#c2410c"];
-  const height = 260;
+  if (!window.chartGrid) return;
+  const { Grid, palette } = window.chartGrid;
+  const json = async (url) => {
+    const r = await fetch(url, { headers: { Accept: "application/json" } });
+    return r.ok ? r.json() : null;
+  };
+  const point = (s, v, time, e) => ({ s, v, t: time ? Date.parse(time) / 1000 : null, e: typeof e === "number" ? e : null });
+  const lastStep = (s) => (s.pts.length ? s.pts[s.pts.length - 1].s : -1);
+  const slug = (s) => s.replace(/[^A-Za-z0-9_-]+/g, "_");
 
-  // trialColumns turns a group's reports into uPlot's columns: batches,
-  // then one per numeric metric.
-  function trialColumns(reports) {
-    const avg = (r) => (r.metrics && r.metrics.avg_metrics) || {};
-    const names = [...new Set(reports.flatMap((r) => Object.keys(avg(r)).filter((k) => typeof avg(r)[k] === "number")))].sort();
-    const data = [reports.map((r) => r.stepsCompleted)];
-    for (const n of names) data.push(reports.map((r) => (typeof avg(r)[n] === "number" ? avg(r)[n] : null)));
-    return { labels: names, data };
-  }
-
-  // experimentColumns aligns trials' series on the union of their batches;
-  // trials tagged with exp (an index into exps) are labelled and coloured
-  // by experiment.
-  function experimentColumns(trials, exps) {
-    const xs = [...new Set(trials.flatMap((t) => t.points.map((p) => p.stepsCompleted)))].sort((a, b) => a - b);
-    const at = new Map(xs.map((x, i) => [x, i]));
-    const data = [xs];
-    for (const t of trials) {
-      const col = new Array(xs.length).fill(null);
-      for (const p of t.points) col[at.get(p.stepsCompleted)] = p.value;
-      data.push(col);
-    }
-    const multi = exps.length > 1;
-    return {
-      labels: trials.map((t) => (multi ? "exp " + exps[t.exp] + " / trial " : "Trial ") + t.trialId),
-      colors: trials.map((t, i) => colors[(multi ? t.exp : i) % colors.length]),
-      ids: trials.map((t) => t.trialId), data,
-    };
-  }
-
-  function setup(el) {
-    const plot = el.querySelector(".chart-plot");
-    const empty = el.querySelector(".chart-empty");
-    const logBox = el.querySelector("input[data-log]");
-    const smoothBox = el.querySelector("select[data-smooth]");
-    const picker = el.querySelector("select[data-metric-picker]");
-    const experiment = el.dataset.chart === "experiment";
+  // experiment charts a panel per metric, a line per trial, each panel
+  // fetched when it first shows and appended to when the experiment
+  // reports.
+  function experiment(el) {
     const exps = (el.dataset.experiments || "").split(" ").filter(Boolean);
-    let u = null, shape = "", cols = null, metric = el.dataset.metric || "", timer = 0, focused = null;
-    // What was fetched: a trial chart's reports, an experiment chart's trials.
-    let reports = [], trials = [];
-    let zoom = null; // {min, max}: the batches a drag zoomed into, fetched in detail
-
-    const width = () => Math.max(240, plot.clientWidth);
-
-    function url(after) {
-      const q = new URLSearchParams({ max_points: String(width()) });
-      if (after != null && after >= 0) q.set("after_step", String(after)); // -1: it has none yet
-      if (zoom) {
-        q.set("min_batches", String(Math.floor(zoom.min)));
-        q.set("max_batches", String(Math.ceil(zoom.max)));
+    const only = el.dataset.trials ? el.dataset.trials.split(" ").map(Number) : null;
+    const multi = exps.length > 1;
+    const src = { xmodes: ["batches", "time"], noun: multi ? "lines" : "trials" };
+    const metrics = new Map(); // key → {group, name}
+    const addMetrics = (grid, root) => {
+      if (!root) return;
+      const opts = [...root.querySelectorAll("option")];
+      const names = opts.map((o) => o.dataset.metric);
+      for (const o of opts) {
+        const key = o.dataset.group + "/" + o.dataset.metric;
+        if (metrics.has(key)) continue;
+        metrics.set(key, { group: o.dataset.group, name: o.dataset.metric });
+        const twice = names.filter((n) => n === o.dataset.metric).length > 1;
+        const p = grid.panel(key, o.dataset.metric + (twice ? " (" + o.dataset.group + ")" : ""), "chart-" + slug(o.dataset.group + "-" + o.dataset.metric));
+        p.fig.dataset.group = o.dataset.group;
+        grid.seen.observe(p.fig);
       }
-      if (experiment) {
-        const o = picker.selectedOptions[0];
-        q.set("group", o.dataset.group);
-        q.set("metric", o.dataset.metric);
-      } else {
-        q.set("group", el.dataset.group);
-        if (metric) q.set("metric", metric);
-      }
-      return "?" + q;
-    }
-
-    // fetchJSON is one chart URL's body, or null if the server refused.
-    const fetchJSON = async (u, after) => {
-      const resp = await fetch(u + url(after), { headers: { Accept: "application/json" } });
-      return resp.ok ? resp.json() : null;
     };
-
-    // fetchTrials gets the trials' series, from every compared experiment,
-    // only those of data-trials if it names some.
-    async function fetchTrials() {
-      const only = el.dataset.trials && el.dataset.trials.split(" ").map(Number);
-      const bodies = exps.length < 2 ? [await fetchJSON(el.dataset.url)]
-        : await Promise.all(exps.map((id) => fetchJSON("/api/v1/experiments/" + id + "/metrics")));
-      return bodies.flatMap((b, exp) => b.trials.map((t) => ({ ...t, exp }))).filter((t) => !only || only.includes(t.trialId));
-    }
-
-    // logged drops values a log scale cannot show.
-    const logged = (data) => (logBox.checked ? data.map((c, i) => (i === 0 ? c : c.map((v) => (v > 0 ? v : null)))) : data);
-
-    // smoothed is each series as a debiased exponential moving average
-    // (TensorBoard's smoothing) over its points, gaps left as gaps.
-    const smoothed = (data) => {
-      const w = smoothBox ? Number(smoothBox.value) : 0;
-      if (!w) return data;
-      return data.map((c, i) => {
-        if (i === 0) return c;
-        let last = 0, n = 0;
-        return c.map((v) => {
-          if (v == null || !Number.isFinite(v)) return v;
-          last = last * w + (1 - w) * v;
-          n++;
-          return last / (1 - Math.pow(w, n));
-        });
-      });
+    const fetchPanel = async (grid, p, after) => {
+      const m = metrics.get(p.key);
+      const q = grid.query({ group: m.group, metric: m.name, after_step: after });
+      const urls = multi ? exps.map((id) => "/api/v1/experiments/" + id + "/metrics" + q) : [el.dataset.url + q];
+      const bodies = await Promise.all(urls.map(json));
+      return bodies.flatMap((b, x) => (b ? b.trials : []).filter((t) => !only || only.includes(t.trialId)).map((t, i) => ({
+        key: (multi ? exps[x] + ":" : "") + t.trialId,
+        label: (multi ? "exp " + exps[x] + " / trial " : "Trial ") + t.trialId,
+        color: palette[(multi ? x : i) % palette.length],
+        href: (el.dataset.trialUrl || "/trials/") + t.trialId,
+        pts: t.points.map((q) => point(q.stepsCompleted, q.value, q.reportTime, q.epoch)),
+      })));
     };
-    const shown = (data) => logged(smoothed(data));
-
-    function options() {
-      const opts = {
-        width: width(), height,
-        scales: { x: { time: false }, y: { distr: logBox.checked ? 3 : 1 } },
-        axes: [{ label: "Batches" }, { size: 64 }],
-        series: [{ label: "Batches" }].concat(cols.labels.map((label, i) => ({
-          label, stroke: cols.colors ? cols.colors[i] : colors[i % colors.length], width: 1.5, spanGaps: true, points: { size: 4 },
-        }))),
-      };
-      opts.hooks = {
-        // A drag selects batches: fetch them in detail.
-        setSelect: [(u) => {
-          if (u.select.width < 2) return;
-          zoom = { min: u.posToVal(u.select.left, "x"), max: u.posToVal(u.select.left + u.select.width, "x") };
-          el.dataset.zoom = Math.floor(zoom.min) + "-" + Math.ceil(zoom.max);
-          load();
-        }],
-      };
-      if (experiment) {
-        opts.cursor = { focus: { prox: 24 } };
-        opts.focus = { alpha: 0.3 };
-        opts.hooks.setSeries = [(u, i, o) => { if (o && "focus" in o) { focused = i; u.over.style.cursor = i ? "pointer" : ""; } }];
+    src.loadPanel = async (grid, p) => {
+      p.loaded = true;
+      const got = await fetchPanel(grid, p);
+      p.series = new Map(got.map((s) => [s.key, s]));
+      grid.redraw([p]);
+    };
+    src.load = (grid) => Promise.all([...grid.panels.values()].filter((p) => p.loaded).map((p) => src.loadPanel(grid, p)));
+    src.append = async (grid) => {
+      for (const p of grid.panels.values()) {
+        if (!p.loaded) continue;
+        if (grid.zoom) { await src.loadPanel(grid, p); continue; }
+        const have = [...p.series.values()];
+        const after = have.length ? Math.min(...have.map(lastStep)) : -1;
+        const got = await fetchPanel(grid, p, after);
+        if (got.some((s) => !p.series.has(s.key)) || have.some((s) => s.pts.length > 2 * p.width())) {
+          await src.loadPanel(grid, p);
+          continue;
+        }
+        for (const s of got) {
+          const h = p.series.get(s.key), last = lastStep(h);
+          h.pts.push(...s.pts.filter((q) => q.s > last));
+        }
+        grid.redraw([p]);
       }
-      return opts;
-    }
+    };
+    src.added = (grid) => addMetrics(grid, document.getElementById("experiment-chart-options")?.content);
+    src.start = (grid) => {
+      addMetrics(grid, el.querySelector("template[data-metrics]")?.content);
+      src.added(grid);
+      grid.live(() => src.append(grid));
+    };
+    return src;
+  }
 
-    function draw() {
-      empty.hidden = cols.data[0].length > 0;
-      const next = cols.labels.join("\n") + logBox.checked;
-      if (u && next === shape) {
-        // A refresh keeps a range the reader zoomed into (drag; double-click resets).
-        const xs = u.data[0], x = u.scales.x;
-        u.setData(shown(cols.data), !(x.min > xs[0] || x.max < xs[xs.length - 1]));
-        return;
+  // trial charts a panel per metric name of a trial's groups, a line per
+  // group; one fetch per group gives every panel its points.
+  function trial(el) {
+    const groups = el.dataset.groups.split(" ").filter(Boolean);
+    const src = { xmodes: ["batches", "time"], noun: "lines" };
+    const reports = new Map(groups.map((g) => [g, []]));
+    const fetchGroup = (grid, g, after) => json(el.dataset.url + grid.query({ group: g, after_step: after, metric: g === "validation" ? el.dataset.metric : "" }));
+    const build = (grid) => {
+      const names = new Map(); // name → groups
+      for (const [g, rs] of reports) {
+        for (const r of rs) {
+          const m = (r.metrics && r.metrics.avg_metrics) || {};
+          for (const [k, v] of Object.entries(m)) if (typeof v === "number") (names.get(k) || names.set(k, new Set()).get(k)).add(g);
+        }
       }
-      if (u) u.destroy();
-      u = null;
-      shape = next;
-      if (!empty.hidden) return;
-      u = new uPlot(options(), shown(cols.data), plot);
-      u.over.addEventListener("dblclick", () => {
-        if (!zoom) return;
-        zoom = null;
-        delete el.dataset.zoom;
-        shape = ""; // a new chart over all batches, not the zoomed scale
-        load();
-      });
-      if (experiment) {
-        const trialPage = (i) => el.dataset.trialUrl + cols.ids[i - 1];
-        u.over.addEventListener("click", () => { if (focused) location.href = trialPage(focused); });
-        u.root.querySelectorAll(".u-legend .u-series").forEach((row, i) => {
-          const label = row.querySelector(".u-label");
-          if (i === 0 || !label) return;
-          const a = document.createElement("a");
-          a.href = trialPage(i);
-          a.textContent = label.textContent;
-          a.addEventListener("click", (e) => e.stopPropagation());
-          label.replaceChildren(a);
-        });
+      // The searcher's metric first, then validation's, then the rest.
+      const rank = (n) => (n === el.dataset.metric ? 0 : names.get(n).has("validation") ? 1 : 2);
+      for (const name of [...names.keys()].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0))) {
+        const p = grid.panel(name, name, "chart-" + slug(name));
+        p.series = new Map([...names.get(name)].map((g) => [g, {
+          key: g, label: g, color: palette[groups.indexOf(g) % palette.length],
+          pts: reports.get(g).filter((r) => typeof r.metrics.avg_metrics[name] === "number").map((r) => {
+            const m = r.metrics.avg_metrics;
+            return point(r.stepsCompleted, m[name], r.reportTime, m.epochs != null ? m.epochs : m.epoch);
+          }),
+        }]));
       }
-    }
-
-    // While the chart is live it appends what its trial or experiment
-    // reported (the pushed "live:<data-live>", see app.js), one fetch at a
-    // time, and loads again in full every 30 s (and when zoomed, at most
-    // every 2 s).
-    let loading = false, dirty = false, lastLoad = 0;
-    function soon() {
-      clearTimeout(timer);
-      if (zoom) timer = setTimeout(load, Math.max(0, lastLoad + 2000 - Date.now()));
-      else timer = setTimeout(append, 0);
-    }
-    if (el.dataset.live) document.body.addEventListener("live:" + el.dataset.live, () => {
-      if (!el.isConnected || !el.closest("[hx-get]")) return;
-      dirty = true;
-      if (!loading) soon();
-    });
-    const lastStep = (points) => (points.length ? points[points.length - 1].stepsCompleted : -1);
-    // append fetches the points past the last one the chart has and draws
-    // them; a new trial, or a series grown past twice the chart's width,
-    // loads in full (downsampled) instead.
-    async function append() {
-      if (!cols || (experiment && !picker.value)) return load();
-      loading = true;
-      dirty = false;
+      grid.redraw();
+    };
+    src.load = async (grid) => {
+      const bodies = await Promise.all(groups.map((g) => fetchGroup(grid, g)));
+      groups.forEach((g, i) => reports.set(g, bodies[i] ? bodies[i].metrics : []));
+      build(grid);
+    };
+    src.append = async (grid) => {
+      if (grid.zoom) return src.load(grid);
       let full = false;
-      try {
-        if (experiment) {
-          const after = trials.length ? Math.min(...trials.map((t) => lastStep(t.points))) : -1;
-          const body = await fetchJSON(el.dataset.url, after);
-          if (!body) return;
-          const only = el.dataset.trials && el.dataset.trials.split(" ").map(Number);
-          const got = body.trials.filter((t) => !only || only.includes(t.trialId));
-          const known = new Map(trials.map((t) => [t.trialId, t]));
-          full = got.some((t) => !known.has(t.trialId));
-          for (const t of got) {
-            const have = known.get(t.trialId);
-            if (have) have.points.push(...t.points.filter((p) => p.stepsCompleted > lastStep(have.points)));
-          }
-          full = full || trials.some((t) => t.points.length > 2 * width());
-          if (!full) cols = experimentColumns(trials, exps);
-        } else {
-          const body = await fetchJSON(el.dataset.url, lastStep(reports));
-          if (!body) return;
-          reports.push(...body.metrics.filter((r) => r.stepsCompleted > lastStep(reports)));
-          full = reports.length > 2 * width();
-          if (!full) cols = trialColumns(reports);
-        }
-        if (!full) draw();
-      } finally {
-        loading = false;
-        if (full) load();
-        else if (dirty) soon();
-        else if (el.closest("[hx-get]")) timer = setTimeout(load, 30000);
+      for (const g of groups) {
+        const rs = reports.get(g), last = rs.length ? rs[rs.length - 1].stepsCompleted : -1;
+        const body = await fetchGroup(grid, g, last);
+        if (body) rs.push(...body.metrics.filter((r) => r.stepsCompleted > last));
+        full = full || rs.length > 2 * grid.body.clientWidth;
       }
-    }
-    async function load() {
-      clearTimeout(timer);
-      if (experiment && !picker.value) {
-        empty.hidden = false; // no metric to pick yet
-        return;
-      }
-      loading = true;
-      dirty = false;
-      lastLoad = Date.now();
-      try {
-        if (experiment) cols = experimentColumns(trials = await fetchTrials(), exps);
-        else cols = trialColumns(reports = (await fetchJSON(el.dataset.url)).metrics);
-        if (!metric && cols.labels.length) metric = cols.labels[0]; // keeps its spikes in the downsampling
-        draw();
-      } finally {
-        loading = false;
-        clearTimeout(timer);
-        if (el.closest("[hx-get]")) {
-          if (dirty) soon();
-          else timer = setTimeout(load, 30000);
-        }
-      }
-    }
-
-    // afterSwap runs after each refresh of a live region: it adds the
-    // metrics reported since the page loaded (#experiment-chart-options) to
-    // the kept picker, and draws the final data once the region stops
-    // being polled.
-    let live = !!el.closest("[hx-get]");
-    function afterSwap() {
-      let reload = live && !el.closest("[hx-get]");
-      live = !!el.closest("[hx-get]");
-      const tpl = document.getElementById("experiment-chart-options");
-      if (picker && tpl) {
-        const empty = !picker.value;
-        const have = new Set([...picker.options].map((o) => o.value));
-        for (const o of tpl.content.querySelectorAll("option")) {
-          if (have.has(o.value)) continue;
-          let group = [...picker.querySelectorAll("optgroup")].find((g) => g.label === o.dataset.group);
-          if (!group) {
-            group = document.createElement("optgroup");
-            group.label = o.dataset.group;
-            picker.append(group);
-          }
-          const added = o.cloneNode(true);
-          added.selected = false;
-          group.append(added);
-        }
-        if (empty && picker.options.length) {
-          picker.selectedIndex = 0; // the first metric reported
-          reload = true;
-        }
-      }
-      if (reload) { shape = ""; load(); }
-    }
-
-    logBox.addEventListener("change", () => cols && draw());
-    if (smoothBox) smoothBox.addEventListener("change", () => cols && u && u.setData(shown(cols.data), false));
-    if (picker) picker.addEventListener("change", () => { shape = ""; load(); });
-    document.addEventListener("htmx:afterSettle", afterSwap);
-    window.addEventListener("resize", () => u && u.setSize({ width: width(), height }));
-    load();
+      if (full) return src.load(grid);
+      build(grid);
+    };
+    src.start = (grid) => {
+      src.load(grid);
+      grid.live(() => src.append(grid));
+    };
+    return src;
   }
 
-  // systemColumns turns a group's system metric reports (the profiler's:
-  // {agent: {name: value | {gpu or mount: {name: value}}}}) into uPlot's
-  // columns: report times in seconds, then one per metric, named after its
-  // GPU or mount where it has one, and its agent where there are several.
-  function systemColumns(reports) {
-    const avg = (r) => (r.metrics && r.metrics.avg_metrics) || {};
-    const multi = new Set(reports.flatMap((r) => Object.keys(avg(r)))).size > 1;
-    const names = new Set();
-    const rows = reports.map((r) => {
-      const flat = {};
-      for (const [agent, m] of Object.entries(avg(r))) {
-        const pre = multi ? agent + " " : "";
-        for (const [k, v] of Object.entries(m || {})) {
-          if (typeof v === "number") flat[pre + k] = v;
-          else if (v && typeof v === "object") {
-            for (const [k2, v2] of Object.entries(v)) if (typeof v2 === "number") flat[pre + k2 + " (" + k + ")"] = v2;
+  // system charts a panel per group of a trial's system metrics (the
+  // profiler's: {agent: {name: value | {gpu or mount: {name: value}}}})
+  // over wall time, a line per metric, named after its GPU or mount where
+  // it has one and its agent where there are several.
+  function system(el) {
+    const groups = el.dataset.groups.split(" ").filter(Boolean);
+    const titles = JSON.parse(el.dataset.titles || "{}");
+    const src = { xmodes: ["time"], noun: "metrics" };
+    const series = (reports) => {
+      const avg = (r) => (r.metrics && r.metrics.avg_metrics) || {};
+      const multi = new Set(reports.flatMap((r) => Object.keys(avg(r)))).size > 1;
+      const out = new Map();
+      const add = (name, r, v) => {
+        if (!out.has(name)) out.set(name, { key: name, label: name, pts: [] });
+        out.get(name).pts.push(point(r.stepsCompleted, v, r.reportTime));
+      };
+      for (const r of reports) {
+        for (const [agent, m] of Object.entries(avg(r))) {
+          const pre = multi ? agent + " " : "";
+          for (const [k, v] of Object.entries(m || {})) {
+            if (typeof v === "number") add(pre + k, r, v);
+            else if (v && typeof v === "object") for (const [k2, v2] of Object.entries(v)) if (typeof v2 === "number") add(pre + k2 + " (" + k + ")", r, v2);
           }
         }
       }
-      Object.keys(flat).forEach((n) => names.add(n));
-      return [Date.parse(r.reportTime) / 1000, flat];
-    });
-    const labels = [...names].sort();
-    return { labels, data: [rows.map((r) => r[0])].concat(labels.map((n) => rows.map((r) => (n in r[1] ? r[1][n] : null)))) };
+      return new Map([...out.entries()].sort().map(([k, s], i) => [k, { ...s, color: palette[i % palette.length] }]));
+    };
+    src.load = async (grid) => {
+      const bodies = await Promise.all(groups.map((g) => json(el.dataset.url + grid.query({ group: g }))));
+      groups.forEach((g, i) => {
+        const p = grid.panel(g, titles[g] || g, "system-" + slug(g));
+        if (bodies[i]) p.series = series(bodies[i].metrics);
+      });
+      grid.redraw();
+    };
+    src.start = (grid) => {
+      src.load(grid);
+      grid.live(() => src.load(grid));
+    };
+    return src;
   }
 
-  // setupSystem draws a [data-chart=system] element: one group of a trial's
-  // system metrics over time. It fetches the group again (about as many
-  // points as it is wide) when the trial's profiler reports (its data-live
-  // topic) while it sits in a live region, and every 30 s there.
-  function setupSystem(el) {
-    if (el.dataset.ready) return;
+  const kinds = { experiment, trial, system };
+  function setup(el) {
+    if (el.dataset.ready || !kinds[el.dataset.chart]) return;
     el.dataset.ready = "true";
-    const plot = el.querySelector(".chart-plot");
-    const empty = el.querySelector(".chart-empty");
-    const logBox = el.querySelector("input[data-log]");
-    let u = null, shape = "", cols = null, timer = 0, loading = false, dirty = false;
-    const width = () => Math.max(240, plot.clientWidth);
-    const logged = (data) => (logBox.checked ? data.map((c, i) => (i === 0 ? c : c.map((v) => (v > 0 ? v : null)))) : data);
-    function draw() {
-      empty.hidden = cols.data[0].length > 0;
-      el.dataset.points = String(cols.data[0].length);
-      const next = cols.labels.join("\n") + logBox.checked;
-      if (u && next === shape) return u.setData(logged(cols.data));
-      if (u) u.destroy();
-      u = null;
-      shape = next;
-      if (!empty.hidden) return;
-      u = new uPlot({
-        width: width(), height,
-        // One report alone spans a couple of minutes, not uPlot's years.
-        scales: { x: { time: true, range: (u, min, max) => (u.data[0].length === 1 ? [u.data[0][0] - 60, u.data[0][0] + 60] : [min, max]) }, y: { distr: logBox.checked ? 3 : 1 } },
-        axes: [{}, { size: 72 }],
-        series: [{ label: "Time" }].concat(cols.labels.map((label, i) => ({
-          label, stroke: colors[i % colors.length], width: 1.5, spanGaps: true, points: { size: 4 },
-        }))),
-      }, logged(cols.data), plot);
-    }
-    async function load() {
-      clearTimeout(timer);
-      loading = true;
-      dirty = false;
-      try {
-        const q = new URLSearchParams({ group: el.dataset.group, max_points: String(width()) });
-        const resp = await fetch(el.dataset.url + "?" + q, { headers: { Accept: "application/json" } });
-        if (resp.ok) {
-          cols = systemColumns((await resp.json()).metrics);
-          draw();
-        }
-      } finally {
-        loading = false;
-        if (dirty) timer = setTimeout(load, 0);
-        else if (el.closest("[hx-get]")) timer = setTimeout(load, 30000);
-      }
-    }
-    if (el.dataset.live) document.body.addEventListener("live:" + el.dataset.live, () => {
-      if (!el.isConnected || !el.closest("[hx-get]")) return;
-      if (loading) dirty = true;
-      else load();
-    });
-    logBox.addEventListener("change", () => cols && draw());
-    window.addEventListener("resize", () => u && u.setSize({ width: width(), height }));
-    load();
+    const src = kinds[el.dataset.chart](el);
+    const grid = new Grid(el, src);
+    src.start(grid);
+    window.addEventListener("resize", () => grid.panels.forEach((p) => p.resize()));
   }
 
   if (window.uPlot) {
-    document.querySelectorAll("[data-chart]").forEach((el) => (el.dataset.chart === "system" ? setupSystem(el) : setup(el)));
-    // A system chart that a live region's refresh brings (the profiler was
+    document.querySelectorAll("[data-chart]").forEach(setup);
+    // A chart that a live region's refresh brings (the profiler was
     // turned on after the page loaded) is set up as it arrives.
     document.addEventListener("htmx:load", (e) => {
       const root = e.target instanceof Element ? e.target : document;
-      root.querySelectorAll('[data-chart="system"]').forEach(setupSystem);
+      root.querySelectorAll("[data-chart]").forEach(setup);
     });
   }
 })();

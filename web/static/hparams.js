@@ -1,3 +1,77 @@
+// The hyperparameters tab: brushing its parallel coordinates, and scatter
+// plots drawn with uPlot.
+//
+// Dragging along an axis of the parallel coordinates (a brush) keeps the
+// trials whose line crosses it in that range: the others fade in the plot
+// and leave the trials table below; a click on the axis clears its brush.
+// Lines carry their y on each axis (data-ys), so this needs no values.
+(() => {
+  const svg = document.querySelector("#parallel-coordinates svg.parallel");
+  if (!svg) return;
+  const brushes = new Map(); // axis index → [top, bottom] in SVG units
+  const lines = [...svg.querySelectorAll("polyline[data-ys]")].map((p) => ({
+    a: p.closest("a"), ys: p.dataset.ys.split(" ").map((v) => (v === "-" ? null : Number(v))),
+  }));
+  const rows = new Map([...document.querySelectorAll("#hparam-trials tr[data-trial]")].map((r) => [r.dataset.trial, r]));
+  const count = document.getElementById("brush-count");
+  const plotted = count ? count.textContent : "";
+  const svgY = (e) => {
+    const pt = svg.createSVGPoint();
+    pt.x = e.clientX;
+    pt.y = e.clientY;
+    return pt.matrixTransform(svg.getScreenCTM().inverse()).y;
+  };
+  function apply() {
+    let n = 0;
+    for (const l of lines) {
+      const inside = [...brushes].every(([k, [lo, hi]]) => l.ys[k] != null && l.ys[k] >= lo && l.ys[k] <= hi);
+      l.a.classList.toggle("dim", !inside);
+      const r = rows.get(l.a.dataset.trial);
+      if (r) r.hidden = !inside;
+      if (inside) n++;
+    }
+    svg.dataset.selected = String(n);
+    if (count) count.textContent = brushes.size ? n + " of " + lines.length + " trials in the brushed ranges" : plotted;
+  }
+  svg.querySelectorAll("g.axis[data-axis]").forEach((g) => {
+    const k = Number(g.dataset.axis), area = g.querySelector(".brush-area");
+    let rect = null, from = null, moved = false;
+    area.addEventListener("pointerdown", (e) => {
+      e.preventDefault();
+      area.setPointerCapture(e.pointerId);
+      from = svgY(e);
+      moved = false;
+    });
+    area.addEventListener("pointermove", (e) => {
+      if (from == null) return;
+      const y = svgY(e);
+      if (!moved && Math.abs(y - from) < 3) return;
+      moved = true;
+      if (!rect) {
+        rect = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+        rect.setAttribute("class", "brush");
+        rect.setAttribute("x", area.getAttribute("x"));
+        rect.setAttribute("width", area.getAttribute("width"));
+        g.insertBefore(rect, area);
+      }
+      const lo = Math.min(y, from), hi = Math.max(y, from);
+      rect.setAttribute("y", String(lo));
+      rect.setAttribute("height", String(hi - lo));
+      brushes.set(k, [lo, hi]);
+      apply();
+    });
+    area.addEventListener("pointerup", () => {
+      if (from != null && !moved && rect) {
+        brushes.delete(k);
+        rect.remove();
+        rect = null;
+        apply();
+      }
+      from = null;
+    });
+  });
+})();
+
 // Scatter plots of the hyperparameters tab, drawn with uPlot: one per
 // hyperparameter ([data-scatter], JSON from the server), its values against
 // each trial's best metric. Categorical values sit at their index, labelled
