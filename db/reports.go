@@ -242,6 +242,17 @@ func (q *Queries) TrialCheckpoints(ctx context.Context, trialID int64) ([]resolu
 	return checkpoints(q.q.ListTrialCheckpoints(ctx, trialID))
 }
 
+// TrialCheckpointsPage lists one page of a trial's live checkpoints, the
+// latest first, and how many it has in all.
+func (q *Queries) TrialCheckpointsPage(ctx context.Context, trialID int64, limit, offset int) ([]resolute.Checkpoint, int, error) {
+	n, err := q.q.CountTrialCheckpoints(ctx, trialID)
+	if err != nil {
+		return nil, 0, translate(err, "trial %d", trialID)
+	}
+	list, err := checkpoints(q.q.ListTrialCheckpointsPage(ctx, gen.ListTrialCheckpointsPageParams{TrialID: trialID, Limit: int32(limit), Offset: int32(offset)}))
+	return list, int(n), err
+}
+
 // SetCheckpointDeleted marks a checkpoint's files gone.
 func (q *Queries) SetCheckpointDeleted(ctx context.Context, uuid string) error {
 	return translate(q.q.SetCheckpointDeleted(ctx, uuid), "checkpoint %s", uuid)

@@ -424,8 +424,9 @@ func TestATrialPageChartsEveryGroupItReportedAndDownloadsItsLog(t *testing.T) {
 	c := signInPages(t, f.m, "admin", "")
 	tr := f.trials[0]
 	_, body := get(t, c, f.m, "/trials/"+itoa(tr.ID))
-	wants(t, "the trial page", body, `id="hparams"`, `id="checkpoints"`, `id="allocations"`, `id="trial-log-lines"`, `id="trial-log-download"`)
-	wants(t, "the trial page", body, `data-groups="training validation"`)
+	wants(t, "the trial page", body, `id="allocations"`, `data-groups="training validation"`)
+	_, body = get(t, c, f.m, "/trials/"+itoa(tr.ID)+"?tab=logs")
+	wants(t, "the trial's logs tab", body, `id="trial-log-lines"`, `id="trial-log-download"`)
 	if err := f.m.DB.InsertMetrics(t.Context(), []resolute.MetricsReport{{TrialID: tr.ID, StepsCompleted: 10, Group: "system",
 		Metrics: json.RawMessage(`{"avg_metrics": {"cpu_util": 0.5}}`)}}); err != nil {
 		t.Fatal(err)

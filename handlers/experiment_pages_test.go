@@ -208,11 +208,14 @@ func TestExperimentPagesSubmitFollowAndManageARun(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("trial page: %d", resp.StatusCode)
 	}
-	wants(t, "the trial page", body, `id="validation-metrics"`, "<th>validation_loss</th>", `id="training-metrics"`,
-		`id="hparams"`, "max_steps", `id="allocations"`, `id="trial-log-lines"`)
+	wants(t, "the trial page", body, `id="validation-metrics"`, "<th>validation_loss</th>", `id="training-metrics"`, `id="allocations"`)
 	if n := strings.Count(body[strings.Index(body, `id="validation-metrics"`):strings.Index(body, `id="training-metrics"`)], "<tr>"); n != 5 {
 		t.Errorf("validation table has %d rows, want a header and 4 reports", n)
 	}
+	_, hp := get(t, c, m, "/trials/"+itoa(trials[0].ID)+"?tab=hyperparameters")
+	wants(t, "the trial's hyperparameters", hp, `id="hparams"`, "max_steps")
+	_, logs := get(t, c, m, "/trials/"+itoa(trials[0].ID)+"?tab=logs")
+	wants(t, "the trial's logs", logs, `id="trial-log-lines"`)
 	resp, body = get(t, c, m, "/trials/"+itoa(trials[0].ID)+"/logs/lines?after=0&level=INFO")
 	if resp.StatusCode != 200 || !strings.Contains(body, `hx-swap-oob="beforeend:#trial-log-lines"`) {
 		t.Fatalf("log lines: %d", resp.StatusCode)

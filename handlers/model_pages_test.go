@@ -77,7 +77,7 @@ func TestModelPagesCreateRegisterEditAndAlias(t *testing.T) {
 	wants(t, "a registered checkpoint", body, `class="tag alias" href="/models/`)
 	var trials resolute.TrialsResponse
 	api(t, m, "GET", "/api/v1/experiments/"+itoa(expID)+"/trials", token, "", &trials)
-	_, body = get(t, c, m, "/trials/"+itoa(trials.Trials[0].ID))
+	_, body = get(t, c, m, "/trials/"+itoa(trials.Trials[0].ID)+"?tab=checkpoints")
 	wants(t, "the trial's checkpoints", body, `id="register-`+ckpt+`"`)
 	_, body = get(t, c, m, "/models/register?checkpoint="+ckpt)
 	wants(t, "the register page", body, `id="register-checkpoint"`, `id="f-model_name"`, `id="f-new_model_name"`)

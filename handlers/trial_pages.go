@@ -21,39 +21,77 @@ import (
 // arrive; until then the log keeps being followed.
 const logSettle = 5 * time.Second
 
-// handleTrialPage serves GET /trials/{id}[?level=&search=].
+// handleTrialPage serves GET /trials/{id}[?tab=]: the header and one tab,
+// with the tab's own parameters (checkpoints: page; logs: level, search).
 func (s *Server) handleTrialPage(w http.ResponseWriter, r *http.Request) {
 	t, err := s.trialParam(r)
 	var e resolute.Experiment
 	if err == nil {
 		e, err = s.db.Experiment(r.Context(), t.ExperimentID)
 	}
-	p := views.TrialPage{Shell: s.shell(r, "Trial "+itoa(t.ID), "experiments"), Experiment: e}
-	p.Shell.Crumbs = append(experimentCrumbs(e), views.Crumb{Label: "Experiment " + itoa(e.ID), Href: "/experiments/" + itoa(e.ID)})
+	var tab string
 	if err == nil {
-		p.Live, err = s.trialLive(r, t, e)
+		tab, err = trialTab(r)
 	}
+	p := views.TrialPage{Experiment: e}
 	if err == nil {
-		p.Logs, err = s.trialLogs(r, t, "/trials/"+itoa(t.ID), 0)
+		p.Live, err = s.trialLive(r, t, e, tab)
+	}
+	if err == nil && tab == "logs" {
+		var l views.TrialLogs
+		l, err = s.trialLogs(r, t, "/trials/"+itoa(t.ID), 0)
+		p.Logs = &l
 	}
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
+	title := "Trial " + itoa(t.ID)
+	p.Shell = s.shell(r, title, "experiments")
+	p.Shell.Crumbs = append(experimentCrumbs(e), views.Crumb{Label: "Experiment " + itoa(e.ID), Href: "/experiments/" + itoa(e.ID)})
+	if tab != views.TrialTabs[0].Key {
+		for _, x := range views.TrialTabs {
+			if x.Key == tab {
+				p.Shell.Title += " · " + x.Label
+				p.Shell.Here = x.Label
+			}
+		}
+		p.Shell.Crumbs = append(p.Shell.Crumbs, views.Crumb{Label: title, Href: "/trials/" + itoa(t.ID)})
+	}
 	s.page(w, r, views.TrialView(p))
 }
 
-// handleTrialLive serves GET /trials/{id}/live: the htmx fragment of the
-// trial's state, metrics, checkpoints and runs.
+// trialTab reads ?tab=, the overview when absent.
+func trialTab(r *http.Request) (string, error) {
+	tab := r.URL.Query().Get("tab")
+	if tab == "" {
+		return views.TrialTabs[0].Key, nil
+	}
+	var keys []string
+	for _, t := range views.TrialTabs {
+		if t.Key == tab {
+			return tab, nil
+		}
+		keys = append(keys, t.Key)
+	}
+	return "", resolute.Errorf(resolute.EInvalid, "tab: unknown tab %q; the tabs are %s", tab, strings.Join(keys, ", "))
+}
+
+// handleTrialLive serves GET /trials/{id}/live[?tab=&page=]: the htmx
+// fragment of the trial's header and what its tab shows.
 func (s *Server) handleTrialLive(w http.ResponseWriter, r *http.Request) {
 	t, err := s.trialParam(r)
 	var e resolute.Experiment
 	if err == nil {
 		e, err = s.db.Experiment(r.Context(), t.ExperimentID)
 	}
+	var tab string
+	if err == nil {
+		tab, err = trialTab(r)
+	}
 	var l views.TrialLive
 	if err == nil {
-		l, err = s.trialLive(r, t, e)
+		l, err = s.trialLive(r, t, e, tab)
 	}
 	if err != nil {
 		s.error(w, r, err)
@@ -99,45 +137,83 @@ func (s *Server) handleTrialLogDownload(w http.ResponseWriter, r *http.Request) 
 	s.downloadLogs(w, "trial-"+itoa(t.ID)+"-logs.txt", f, read, nil)
 }
 
-func (s *Server) trialLive(r *http.Request, t resolute.Trial, e resolute.Experiment) (views.TrialLive, error) {
-	l := views.TrialLive{Trial: t, Hparams: hparamRows(t.Hparams)}
+// trialLive loads the header and what the tab shows; only the tab's own
+// rows are read, so a tab costs what it shows.
+func (s *Server) trialLive(r *http.Request, t resolute.Trial, e resolute.Experiment, tab string) (views.TrialLive, error) {
+	l := views.TrialLive{Tab: tab, Trial: t}
 	l.Metric, _ = searcherMetric(e.Config)
-	validation, err := s.db.TrialMetrics(r.Context(), t.ID, "validation")
-	if err != nil {
-		return l, err
-	}
-	training, err := s.db.TrialMetrics(r.Context(), t.ID, "training")
-	if err != nil {
-		return l, err
-	}
-	if len(training) > 20 {
-		training = training[len(training)-20:]
-	}
-	l.Validation, l.Training = metricsTable("validation", validation), metricsTable("training", training)
-	cps, err := s.db.TrialCheckpoints(r.Context(), t.ID)
-	if err == nil {
-		cps, err = s.withValidation(r, cps)
-	}
-	if err != nil {
-		return l, err
-	}
-	l.Checkpoints = checkpointRows(cps, l.Metric)
-	if l.Register, err = s.markRegistered(r, l.Checkpoints); err != nil {
-		return l, err
-	}
+	var err error
 	if s.charting() {
-		if l.Charts, err = s.trialCharts(r, t, l.Metric); err != nil {
-			return l, err
-		}
+		// The system tab is offered only where there are system metrics.
 		if l.System, err = s.systemCharts(r, t, e); err != nil {
 			return l, err
 		}
 	}
-	if l.Metadata, err = s.runMetadata(r, t); err != nil {
-		return l, err
+	switch tab {
+	case "overview":
+		err = s.trialOverview(r, &l)
+	case "hyperparameters":
+		l.Hparams = hparamRows(t.Hparams)
+	case "checkpoints":
+		err = s.trialCheckpointPage(r, &l)
+	case "metadata":
+		l.Metadata, err = s.runMetadata(r, t)
+	case "system":
+		if l.System == nil {
+			err = resolute.Errorf(resolute.ENotFound, "trial %d reported no system metrics", t.ID)
+		}
 	}
-	l.Allocations, err = s.db.TrialAllocations(r.Context(), t.ID)
 	return l, err
+}
+
+// trialOverview loads the overview: the charts, the latest reports of
+// each group, and the runs.
+func (s *Server) trialOverview(r *http.Request, l *views.TrialLive) error {
+	const latest = 10
+	validation, err := s.db.TrialMetrics(r.Context(), l.Trial.ID, "validation")
+	if err != nil {
+		return err
+	}
+	training, err := s.db.TrialMetrics(r.Context(), l.Trial.ID, "training")
+	if err != nil {
+		return err
+	}
+	validation, training = validation[max(0, len(validation)-latest):], training[max(0, len(training)-latest):]
+	l.Validation, l.Training = metricsTable("validation", validation), metricsTable("training", training)
+	if s.charting() {
+		if l.Charts, err = s.trialCharts(r, l.Trial, l.Metric); err != nil {
+			return err
+		}
+	}
+	l.Allocations, err = s.db.TrialAllocations(r.Context(), l.Trial.ID)
+	return err
+}
+
+// trialCheckpointPage loads one page (?page=, from 1) of the trial's
+// checkpoints, the latest first.
+func (s *Server) trialCheckpointPage(r *http.Request, l *views.TrialLive) error {
+	l.Page = 1
+	if v := r.URL.Query().Get("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1_000_000 {
+			return resolute.Errorf(resolute.EInvalid, "page: expected a whole number from 1 to 1000000, got %q", v)
+		}
+		l.Page = n
+	}
+	cps, total, err := s.db.TrialCheckpointsPage(r.Context(), l.Trial.ID, views.CheckpointsPerPage, (l.Page-1)*views.CheckpointsPerPage)
+	if err == nil {
+		cps, err = s.withValidation(r, cps)
+	}
+	if err != nil {
+		return err
+	}
+	l.Total = total
+	if l.Page > l.Pages() {
+		return resolute.Errorf(resolute.ENotFound, "page %d: trial %d's checkpoints fill %d pages", l.Page, l.Trial.ID, l.Pages())
+	}
+	l.Checkpoints = checkpointRows(cps, l.Metric)
+	l.Register, err = s.markRegistered(r, l.Checkpoints)
+	return err
 }
 
 // trialLogs loads a trial's log lines after a line id under the request's

@@ -291,33 +291,6 @@ type MetricsRow struct {
 	Values []string // in the table's column order; "" where not reported
 }
 
-// TrialPage is one trial.
-type TrialPage struct {
-	Shell      Shell
-	Experiment resolute.Experiment
-	Live       TrialLive
-	Logs       TrialLogs
-}
-
-// TrialLive is the part of a trial's page that follows the run.
-type TrialLive struct {
-	Trial       resolute.Trial
-	Metric      string      // the searcher's metric
-	Hparams     [][2]string // name, compact JSON value; sorted by name
-	Training    MetricsTable
-	Validation  MetricsTable
-	Checkpoints []CheckpointRow
-	Allocations []resolute.Allocation
-	Register    RegisterChoices
-	Charts      *TrialCharts // nil where uPlot is not embedded
-	// System is the profiler's charts: nil when the trial neither asks for
-	// profiling nor reported system metrics, or uPlot is not embedded.
-	System *SystemCharts
-	// Metadata is what the trial set with core_context.train.set_metadata,
-	// as indented JSON; "" when it set none.
-	Metadata string
-}
-
 // TrialLogs is a trial's log with its filter, followed while it runs.
 type TrialLogs struct {
 	TrialID int64

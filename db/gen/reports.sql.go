@@ -10,6 +10,17 @@ import (
 	"time"
 )
 
+const countTrialCheckpoints = `-- name: CountTrialCheckpoints :one
+SELECT count(*) FROM checkpoints WHERE trial_id = $1 AND state = 'COMPLETED'
+`
+
+func (q *Queries) CountTrialCheckpoints(ctx context.Context, trialID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, countTrialCheckpoints, trialID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const createCheckpoint = `-- name: CreateCheckpoint :execrows
 INSERT INTO checkpoints AS c (uuid, trial_id, experiment_id, allocation_id, task_id, steps_completed, state, resources, size, metadata)
 VALUES ($1, $2, $3, $4, $5, $6, 'COMPLETED', $7, $8, $9)
@@ -356,6 +367,49 @@ SELECT uuid, trial_id, experiment_id, allocation_id, task_id, steps_completed, s
 
 func (q *Queries) ListTrialCheckpoints(ctx context.Context, trialID int64) ([]Checkpoint, error) {
 	rows, err := q.db.Query(ctx, listTrialCheckpoints, trialID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Checkpoint
+	for rows.Next() {
+		var i Checkpoint
+		if err := rows.Scan(
+			&i.Uuid,
+			&i.TrialID,
+			&i.ExperimentID,
+			&i.AllocationID,
+			&i.TaskID,
+			&i.StepsCompleted,
+			&i.State,
+			&i.Resources,
+			&i.Size,
+			&i.Metadata,
+			&i.ReportTime,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listTrialCheckpointsPage = `-- name: ListTrialCheckpointsPage :many
+SELECT uuid, trial_id, experiment_id, allocation_id, task_id, steps_completed, state, resources, size, metadata, report_time FROM checkpoints WHERE trial_id = $1 AND state = 'COMPLETED'
+ORDER BY steps_completed DESC, uuid LIMIT $2 OFFSET $3
+`
+
+type ListTrialCheckpointsPageParams struct {
+	TrialID int64
+	Limit   int32
+	Offset  int32
+}
+
+func (q *Queries) ListTrialCheckpointsPage(ctx context.Context, arg ListTrialCheckpointsPageParams) ([]Checkpoint, error) {
+	rows, err := q.db.Query(ctx, listTrialCheckpointsPage, arg.TrialID, arg.Limit, arg.Offset)
 	if err != nil {
 		return nil, err
 	}

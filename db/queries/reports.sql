@@ -130,3 +130,10 @@ UPDATE experiments SET best_validation = (
   SELECT CASE WHEN sqlc.arg(smaller_is_better)::bool THEN min(t.best_validation) ELSE max(t.best_validation) END
   FROM trials t WHERE t.experiment_id = sqlc.arg(id))
 WHERE id = sqlc.arg(id);
+
+-- name: ListTrialCheckpointsPage :many
+SELECT * FROM checkpoints WHERE trial_id = $1 AND state = 'COMPLETED'
+ORDER BY steps_completed DESC, uuid LIMIT $2 OFFSET $3;
+
+-- name: CountTrialCheckpoints :one
+SELECT count(*) FROM checkpoints WHERE trial_id = $1 AND state = 'COMPLETED';
