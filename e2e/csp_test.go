@@ -172,6 +172,11 @@ searcher: {name: single, metric: loss}
 		must(t, expect(t, page.Locator("#chart-loss .uplot canvas")).ToBeVisible())
 		must(t, page.Locator("#chart-loss .u-over").Hover())
 		must(t, expect(t, page.Locator("#chart-loss .chart-tip")).ToBeVisible()) // placed by setting its style
+		for _, tab := range []string{"hyperparameters", "checkpoints", "logs", "metadata", "overview"} {
+			must(t, page.Locator("#tab-"+tab).Click())
+			must(t, expect(t, page.Locator("#tab-"+tab)).ToHaveAttribute("aria-current", "page"))
+			seen.check(t, page, "the trial's "+tab+" tab")
+		}
 	})
 	visit(fmt.Sprintf("/compare?experiments=%d,%s", e.ID, strings.TrimPrefix(jobs[0], "experiment-")), nil)
 	visit("/experiments/new", func() {

@@ -136,9 +136,12 @@ func TestAnExperimentIsSubmittedAndFollowedToCompletion(t *testing.T) {
 	must(t, expect(t, page.Locator("#validation-metrics thead")).ToContainText("validation_loss"))
 	must(t, expect(t, page.Locator("#validation-metrics tbody tr")).ToHaveCount(4))
 	must(t, expect(t, page.Locator("#training-metrics tbody tr")).ToHaveCount(10))
+	trialTabs := page.Locator("#trial-tabs")
+	must(t, trialTabs.GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Hyperparameters"}).Click())
 	must(t, expect(t, page.Locator("#hparams")).ToContainText("max_steps"))
 
 	// The log filter narrows the lines.
+	must(t, trialTabs.GetByRole("link", playwright.LocatorGetByRoleOptions{Name: "Logs"}).Click())
 	must(t, page.Locator("#f-search").Fill("report_validation_metrics"))
 	must(t, page.Locator("#log-filter").GetByRole("button", playwright.LocatorGetByRoleOptions{Name: "Filter"}).Click())
 	must(t, expect(t, page.Locator("#trial-log-lines span")).ToHaveCount(4))

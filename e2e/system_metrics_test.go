@@ -85,7 +85,9 @@ func TestATrialsPageShowsItsSystemMetricsAndMetadata(t *testing.T) {
 	must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
 	_, err := page.Goto(m.URL + "/trials/" + strconv.FormatInt(trialID, 10))
 	must(t, err)
-	// The config asks for profiling: the panel is there from the start.
+	// The config asks for profiling: the tab and its panel are there from
+	// the start.
+	must(t, page.Locator("#tab-system").Click())
 	must(t, expect(t, page.Locator("#system-metrics h2")).ToContainText("System metrics"))
 	for _, g := range []string{"cpu", "memory", "disk", "network"} {
 		must(t, expect(t, page.Locator("#system-"+g)).ToBeVisible())
@@ -101,9 +103,6 @@ func TestATrialsPageShowsItsSystemMetricsAndMetadata(t *testing.T) {
 	must(t, slow.Locator(legend).ToContainText("memory_free"))
 	must(t, slow.Locator(legend).ToContainText("disk_util (/)"))
 	must(t, slow.Locator(legend).ToContainText("net_throughput_recv"))
-	// The metadata the trial set, shown on its page once the live region refreshes.
-	must(t, slow.Locator(page.Locator("#run-metadata")).ToContainText(`"dataset": "digits"`))
-	must(t, expect(t, page.Locator("#run-metadata")).ToContainText(`"rows": 1797`))
 	screenshot(t, page, "trial-system-metrics")
 
 	// The next report joins the chart without a reload: the page is told
@@ -111,6 +110,11 @@ func TestATrialsPageShowsItsSystemMetricsAndMetadata(t *testing.T) {
 	before, err := cpu.GetAttribute("data-points")
 	must(t, err)
 	must(t, slow.Locator(cpu).Not().ToHaveAttribute("data-points", before))
+
+	// The metadata the trial set, on its tab once the live region refreshes.
+	must(t, page.Locator("#tab-metadata").Click())
+	must(t, slow.Locator(page.Locator("#run-metadata")).ToContainText(`"dataset": "digits"`))
+	must(t, expect(t, page.Locator("#run-metadata")).ToContainText(`"rows": 1797`))
 
 	// What the page charts is what the API serves.
 	var served resolute.MetricsResponse
