@@ -123,6 +123,10 @@ func (s *Server) experimentLive(r *http.Request, e resolute.Experiment, tab stri
 			if err := sortTrials(r, &l); err != nil {
 				return l, err
 			}
+			l.AllHparams = r.URL.Query().Get("all_hparams") == "1"
+			if !l.AllHparams {
+				hideConstantHparams(&l)
+			}
 		}
 	case "checkpoints":
 		cps, err := s.db.ExperimentCheckpoints(r.Context(), e.ID)
@@ -187,7 +191,7 @@ func (s *Server) trialRows(r *http.Request, l *views.ExperimentLive) error {
 	}
 	slices.Sort(l.HparamNames)
 	for i, t := range trials {
-		row := views.TrialRow{Trial: t, Checkpoints: counts[t.ID]}
+		row := views.TrialRow{Trial: t, Checkpoints: counts[t.ID], Ran: s.ran(t.CreatedAt, t.EndedAt)}
 		for _, k := range l.HparamNames {
 			row.Values = append(row.Values, hparamText(values[i][k]))
 		}
@@ -356,10 +360,21 @@ func sortTrials(r *http.Request, l *views.ExperimentLive) error {
 		key = func(t views.TrialRow) (float64, string, bool) { return float64(t.Trial.Restarts), "", true }
 	case "checkpoints":
 		key = func(t views.TrialRow) (float64, string, bool) { return float64(t.Checkpoints), "", true }
+	case "started":
+		key = func(t views.TrialRow) (float64, string, bool) { return float64(t.Trial.CreatedAt.UnixNano()), "", true }
+	case "ended":
+		key = func(t views.TrialRow) (float64, string, bool) {
+			if t.Trial.EndedAt == nil {
+				return 0, "", false
+			}
+			return float64(t.Trial.EndedAt.UnixNano()), "", true
+		}
+	case "duration":
+		key = func(t views.TrialRow) (float64, string, bool) { return float64(t.Ran), "", true }
 	default:
 		i := slices.Index(l.HparamNames, strings.TrimPrefix(l.Sort, "hp."))
 		if !strings.HasPrefix(l.Sort, "hp.") || i < 0 {
-			return resolute.Errorf(resolute.EInvalid, "sort: unknown column %q; sort by id, state, best, steps, restarts, checkpoints or hp.NAME of a hyperparameter", l.Sort)
+			return resolute.Errorf(resolute.EInvalid, "sort: unknown column %q; sort by id, state, best, steps, restarts, checkpoints, started, ended, duration or hp.NAME of a hyperparameter", l.Sort)
 		}
 		key = func(t views.TrialRow) (float64, string, bool) {
 			v := t.Values[i]
@@ -416,4 +431,37 @@ func experimentCrumbs(e resolute.Experiment) []views.Crumb {
 	return []views.Crumb{{Label: "Experiments", Href: "/experiments"},
 		{Label: e.WorkspaceName, Href: "/workspaces/" + itoa(e.WorkspaceID)},
 		{Label: e.ProjectName, Href: "/projects/" + itoa(e.ProjectID)}}
+}
+
+// hideConstantHparams takes out of the trials table the hyperparameters
+// that every trial has with the same value, and lists them as Constant;
+// a single trial's are all shown. The column sorted by stays.
+func hideConstantHparams(l *views.ExperimentLive) {
+	if len(l.Trials) < 2 {
+		return
+	}
+	var names []string
+	keep := make([]bool, len(l.HparamNames))
+	for i, n := range l.HparamNames {
+		v := l.Trials[0].Values[i]
+		keep[i] = v == "" || l.Sort == "hp."+n
+		for _, t := range l.Trials[1:] {
+			keep[i] = keep[i] || t.Values[i] != v
+		}
+		if keep[i] {
+			names = append(names, n)
+		} else {
+			l.Constant = append(l.Constant, [2]string{n, v})
+		}
+	}
+	for j := range l.Trials {
+		var values []string
+		for i, v := range l.Trials[j].Values {
+			if keep[i] {
+				values = append(values, v)
+			}
+		}
+		l.Trials[j].Values = values
+	}
+	l.HparamNames = names
 }

@@ -338,11 +338,16 @@ func jsonToYAML(raw json.RawMessage) (string, error) {
 
 // duration is how long something ran: until it ended, or until now.
 func (s *Server) duration(start time.Time, end *time.Time) string {
+	return s.ran(start, end).Round(time.Second).String()
+}
+
+// ran is how long something has run: until it ended, or until now.
+func (s *Server) ran(start time.Time, end *time.Time) time.Duration {
 	stop := s.now()
 	if end != nil {
 		stop = *end
 	}
-	return stop.Sub(start).Round(time.Second).String()
+	return stop.Sub(start)
 }
 
 func byteSize(n int64) string {

@@ -1,6 +1,10 @@
 package views
 
-import "github.com/resolute-ml/resolute"
+import (
+	"time"
+
+	"github.com/resolute-ml/resolute"
+)
 
 // ExperimentTab is one tab of an experiment's page, at ?tab=Key.
 type ExperimentTab struct {
@@ -47,9 +51,14 @@ type ExperimentLive struct {
 	Trials      []TrialRow
 	HparamNames []string
 	// Sort is the trials tab's column: id, state, best, steps, restarts,
-	// checkpoints, or hp.NAME for a hyperparameter; Desc reverses it.
-	Sort        string
-	Desc        bool
+	// checkpoints, started, ended, duration, or hp.NAME for a
+	// hyperparameter; Desc reverses it.
+	Sort string
+	Desc bool
+	// AllHparams shows the trials tab's constant hyperparameters too;
+	// without it Constant lists those hidden, the same for every trial.
+	AllHparams  bool
+	Constant    [][2]string     // name, compact JSON value
 	Checkpoints []CheckpointRow // the checkpoints tab
 	Register    RegisterChoices
 	Latest      []MetricsTable // overview: the latest report of each group, of the best trial
@@ -62,8 +71,9 @@ type ExperimentLive struct {
 // TrialRow is one trial as tables show it.
 type TrialRow struct {
 	Trial       resolute.Trial
-	Values      []string // each of ExperimentLive.HparamNames' value, compact JSON
-	Checkpoints int      // completed checkpoints
+	Values      []string      // each of ExperimentLive.HparamNames' value, compact JSON
+	Checkpoints int           // completed checkpoints
+	Ran         time.Duration // from its start until it ended, or until now
 }
 
 // ExperimentEdit is what the header edits in place: labels and
