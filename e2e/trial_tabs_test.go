@@ -145,3 +145,46 @@ func toInt(v any) int {
 	}
 	return -1
 }
+
+// TestTheTrialsTabHidesSharedHyperparameters reads an experiment's trials
+// tab at 1440 and 390 px: the hyperparameter every trial shares is named
+// above the table, not a column, until asked for; a trial that stopped for
+// invalid hyperparameters says so; the phone scrolls only the table.
+func TestTheTrialsTabHidesSharedHyperparameters(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	admin, err := m.DB.UserByUsername(t.Context(), "admin")
+	must(t, err)
+	e, err := m.Experiments.Create(t.Context(), authz.User(admin.User), control.CreateRequest{Paused: true, ConfigYAML: `
+name: shared
+entrypoint: sleep 30
+hyperparameters:
+  lr: {type: double, minval: 0.001, maxval: 0.1}
+  batch: 32
+searcher: {name: random, metric: loss, max_trials: 3, max_length: 10}
+`})
+	must(t, err)
+	trials, err := m.DB.Trials(t.Context(), e.ID)
+	must(t, err)
+	must(t, m.DB.SetTrialEarlyExit(t.Context(), trials[1].ID, "EXITED_REASON_INVALID_HP"))
+	must(t, m.DB.SetTrialState(t.Context(), trials[1].ID, resolute.StateCompleted))
+
+	for _, width := range []int{1440, 390} {
+		page := browser.NewPage(t, width)
+		signIn(t, page, m.URL, "admin", "")
+		must(t, expect(t, page.Locator("h1")).ToHaveText("Welcome, admin"))
+		_, err = page.Goto(m.URL + "/experiments/" + strconv.FormatInt(e.ID, 10))
+		must(t, err)
+		must(t, page.Locator("#tab-trials").Click())
+		table := page.Locator("#trials")
+		must(t, expect(t, page.Locator("#constant-hparams")).ToContainText("batch=32"))
+		must(t, expect(t, table.Locator("thead")).ToContainText("Duration"))
+		must(t, expect(t, table.Locator("thead")).Not().ToContainText("batch"))
+		must(t, expect(t, page.Locator("#trials-"+strconv.FormatInt(trials[1].ID, 10))).ToContainText("stopped: invalid hyperparameters"))
+		noWiderThan(t, page, width)
+		screenshot(t, page, fmt.Sprintf("experiment-trials-table-%d", width))
+		must(t, page.Locator("#show-constant").Click())
+		must(t, expect(t, table.Locator("thead")).ToContainText("batch"))
+		must(t, page.Locator("#hide-constant").Click())
+		must(t, expect(t, table.Locator("thead")).Not().ToContainText("batch"))
+	}
+}
