@@ -138,6 +138,17 @@ func (q *Queries) TrialMetrics(ctx context.Context, trialID int64, group string)
 	return toReports(rows), nil
 }
 
+// TrialMetricsTail returns a trial's last n reports of a group, in step
+// order: what a page shows of a long run without reading all of it.
+func (q *Queries) TrialMetricsTail(ctx context.Context, trialID int64, group string, n int) ([]resolute.MetricsReport, error) {
+	rows, err := q.q.ListTrialMetricsTail(ctx, gen.ListTrialMetricsTailParams{TrialID: trialID, GroupName: group, Limit: int32(n)})
+	if err != nil {
+		return nil, translate(err, "metrics of trial %d", trialID)
+	}
+	slices.Reverse(rows)
+	return toReports(rows), nil
+}
+
 // LatestTrialMetrics returns the last report of each group of a trial.
 func (q *Queries) LatestTrialMetrics(ctx context.Context, trialID int64) ([]resolute.MetricsReport, error) {
 	rows, err := q.q.LatestTrialMetrics(ctx, trialID)

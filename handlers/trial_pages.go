@@ -170,15 +170,14 @@ func (s *Server) trialLive(r *http.Request, t resolute.Trial, e resolute.Experim
 // each group, and the runs.
 func (s *Server) trialOverview(r *http.Request, l *views.TrialLive) error {
 	const latest = 10
-	validation, err := s.db.TrialMetrics(r.Context(), l.Trial.ID, "validation")
+	validation, err := s.db.TrialMetricsTail(r.Context(), l.Trial.ID, "validation", latest)
 	if err != nil {
 		return err
 	}
-	training, err := s.db.TrialMetrics(r.Context(), l.Trial.ID, "training")
+	training, err := s.db.TrialMetricsTail(r.Context(), l.Trial.ID, "training", latest)
 	if err != nil {
 		return err
 	}
-	validation, training = validation[max(0, len(validation)-latest):], training[max(0, len(training)-latest):]
 	l.Validation, l.Training = metricsTable("validation", validation), metricsTable("training", training)
 	if s.charting() {
 		if l.Charts, err = s.trialCharts(r, l.Trial, l.Metric); err != nil {

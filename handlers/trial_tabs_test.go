@@ -3,6 +3,7 @@ package handlers_test
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +131,30 @@ func TestTheCheckpointsTabPagesOnTheServerLatestFirst(t *testing.T) {
 		if resp, _ := get(t, c, f.m, base+query); resp.StatusCode != status {
 			t.Errorf("%s: %d, want %d", query, resp.StatusCode, status)
 		}
+	}
+}
+
+func TestTheOverviewShowsTheLastTenReportsOfEachGroupInStepOrder(t *testing.T) {
+	f := newPageFixture(t)
+	c := signInPages(t, f.m, "admin", "")
+	tr := f.trials[3]
+	var reports []resolute.MetricsReport
+	for step := 20; step <= 300; step += 10 { // 29 more after the fixture's step 10
+		reports = append(reports, resolute.MetricsReport{TrialID: tr.ID, StepsCompleted: int64(step), Group: "validation",
+			Metrics: json.RawMessage(fmt.Sprintf(`{"avg_metrics": {"loss": %d}}`, step))})
+	}
+	if err := f.m.DB.InsertMetrics(t.Context(), reports); err != nil {
+		t.Fatal(err)
+	}
+	_, body := get(t, c, f.m, "/trials/"+itoa(tr.ID))
+	i, j := strings.Index(body, `id="validation-metrics"`), strings.Index(body, `id="training-metrics"`)
+	table := body[i:j]
+	steps := regexp.MustCompile(`<tr><td>(\d+)</td>`).FindAllStringSubmatch(table, -1)
+	var got []string
+	for _, s := range steps {
+		got = append(got, s[1])
+	}
+	if want := "210 220 230 240 250 260 270 280 290 300"; strings.Join(got, " ") != want {
+		t.Errorf("the overview's validation reports are at steps %v, want %s", got, want)
 	}
 }

@@ -504,6 +504,48 @@ func (q *Queries) ListTrialMetrics(ctx context.Context, arg ListTrialMetricsPara
 	return items, nil
 }
 
+const listTrialMetricsTail = `-- name: ListTrialMetricsTail :many
+SELECT id, trial_id, trial_run_id, steps_completed, group_name, metrics, reported_at, hidden, told_searcher FROM metrics WHERE trial_id = $1 AND group_name = $2 AND NOT hidden
+ORDER BY steps_completed DESC, id DESC LIMIT $3
+`
+
+type ListTrialMetricsTailParams struct {
+	TrialID   int64
+	GroupName string
+	Limit     int32
+}
+
+// A trial's last n reports of a group, latest first.
+func (q *Queries) ListTrialMetricsTail(ctx context.Context, arg ListTrialMetricsTailParams) ([]Metric, error) {
+	rows, err := q.db.Query(ctx, listTrialMetricsTail, arg.TrialID, arg.GroupName, arg.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Metric
+	for rows.Next() {
+		var i Metric
+		if err := rows.Scan(
+			&i.ID,
+			&i.TrialID,
+			&i.TrialRunID,
+			&i.StepsCompleted,
+			&i.GroupName,
+			&i.Metrics,
+			&i.ReportedAt,
+			&i.Hidden,
+			&i.ToldSearcher,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const lockCheckpoint = `-- name: LockCheckpoint :one
 SELECT uuid FROM checkpoints WHERE uuid = $1 FOR UPDATE
 `

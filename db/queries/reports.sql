@@ -137,3 +137,8 @@ ORDER BY steps_completed DESC, uuid LIMIT $2 OFFSET $3;
 
 -- name: CountTrialCheckpoints :one
 SELECT count(*) FROM checkpoints WHERE trial_id = $1 AND state = 'COMPLETED';
+
+-- name: ListTrialMetricsTail :many
+-- A trial's last n reports of a group, latest first.
+SELECT * FROM metrics WHERE trial_id = $1 AND group_name = $2 AND NOT hidden
+ORDER BY steps_completed DESC, id DESC LIMIT $3;
