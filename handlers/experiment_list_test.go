@@ -121,6 +121,7 @@ func TestTheExperimentListFiltersSortsAndPages(t *testing.T) {
 		"by name":                                            {"?sort=name", []int64{bert, gpt, a, b}},
 		"by name, descending":                                {"?order=desc&sort=name", []int64{b, a, gpt, bert}},
 		"by best validation, none last":                      {"?sort=best", []int64{b, a, bert, gpt}},
+		"by best validation, descending, none still last":    {"?order=desc&sort=best", []int64{bert, a, b, gpt}},
 		"by trials, most first":                              {"?sort=trials", []int64{bert, gpt, b, a}},
 		"by user":                                            {"?sort=user", []int64{a, b, bert, gpt}},
 		"by searcher":                                        {"?order=desc&sort=searcher", []int64{gpt, b, a, bert}},
