@@ -247,3 +247,33 @@ func TestTheExperimentListFitsItsPanelAndKeepsItsColumnsInTheURL(t *testing.T) {
 		t.Errorf("with the pool shown the table runs %d px past its panel", n)
 	}
 }
+
+func TestTheConfigurationTabShowsTheConfigsAtFullHeight(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	admin, err := m.DB.UserByUsername(t.Context(), "admin")
+	must(t, err)
+	e, err := m.Experiments.Create(t.Context(), authz.User(admin.User), control.CreateRequest{Paused: true,
+		ConfigYAML: "name: tall # a comment\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\n" +
+			"hyperparameters:\n  zeta: 1\n  lr: {type: log, minval: -4, maxval: -1, base: 10}\nenvironment:\n  image: example/unused:1\n"})
+	must(t, err)
+	for _, width := range []int{1440, 390} {
+		t.Run(strconv.Itoa(width)+"px", func(t *testing.T) {
+			page := browser.NewPage(t, width)
+			signIn(t, page, m.URL, "admin", "")
+			_, err := page.Goto(m.URL + "/experiments/" + strconv.FormatInt(e.ID, 10) + "?tab=configuration")
+			must(t, err)
+			must(t, page.Locator("#experiment-config summary").Click())
+			for _, id := range []string{"#experiment-original-config pre", "#experiment-config pre"} {
+				// The whole config shows: the box scrolls no lines of its own.
+				v, err := page.Evaluate(`s => { const e = document.querySelector(s); return e.scrollHeight - e.clientHeight }`, id)
+				must(t, err)
+				if n, _ := v.(int); n > 0 {
+					t.Errorf("%s hides %d px of its config", id, n)
+				}
+			}
+			must(t, expect(t, page.Locator("#experiment-config .unused[title^='not in effect'] .yk").First()).ToHaveText("image"))
+			noWiderThan(t, page, width)
+			screenshot(t, page, "experiment-config-"+strconv.Itoa(width))
+		})
+	}
+}
