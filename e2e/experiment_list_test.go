@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,14 +79,14 @@ func TestTheExperimentListFiltersSortsAndCompares(t *testing.T) {
 
 	// The label filter, with the sort kept; the address works on its own.
 	must(t, page.GetByLabel("Name or description").Fill(""))
-	_, err = page.GetByLabel("Label").SelectOption(playwright.SelectOptionValues{Values: &[]string{"vision"}})
+	_, err = page.GetByLabel("Label", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)}).SelectOption(playwright.SelectOptionValues{Values: &[]string{"vision"}})
 	must(t, err)
 	waitListOrder(t, page, gamma, alpha)
 	must(t, pageURL.ToHaveURL(regexp.MustCompile(`/experiments\?label=vision&order=desc&sort=name$`)))
 	_, err = page.Reload()
 	must(t, err)
 	waitListOrder(t, page, gamma, alpha)
-	must(t, expect(t, page.GetByLabel("Label")).ToHaveValue("vision"))
+	must(t, expect(t, page.GetByLabel("Label", playwright.PageGetByLabelOptions{Exact: playwright.Bool(true)})).ToHaveValue("vision"))
 
 	// The poll keeps the filter and the order.
 	page.WaitForTimeout(3500)
@@ -173,4 +174,106 @@ func TestTheDashboardShowsARunningExperiment(t *testing.T) {
 	// From the dashboard to the experiment.
 	must(t, row.GetByRole("link").First().Click())
 	must(t, playwright.NewPlaywrightAssertions(10000).Page(page).ToHaveURL(regexp.MustCompile(`/experiments/`+strconv.FormatInt(e.ID, 10)+`$`)))
+}
+
+// overflow is how far an element's content runs past its box, in px.
+func overflow(t *testing.T, page playwright.Page, selector string) int {
+	t.Helper()
+	v, err := page.Evaluate(`s => { const e = document.querySelector(s); return e.scrollWidth - e.clientWidth }`, selector)
+	must(t, err)
+	n, _ := v.(int)
+	return n
+}
+
+func TestTheExperimentListFitsItsPanelAndKeepsItsColumnsInTheURL(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	long := listExperiment(t, m, "an-experiment-whose-name-goes-on-and-on-resnet50-imagenet-lr-sweep-with-warmup",
+		"vision, imagenet, a-rather-long-label-for-the-sweep, baseline, fp16", resolute.StateCompleted)
+	listExperiment(t, m, "beta-net", "nlp", "")
+
+	for _, width := range []int{1280, 1440, 390} {
+		t.Run(strconv.Itoa(width)+"px", func(t *testing.T) {
+			page := browser.NewPage(t, width)
+			signIn(t, page, m.URL, "admin", "")
+			_, err := page.Goto(m.URL + "/experiments")
+			must(t, err)
+			must(t, expect(t, page.Locator("#experiment-"+long)).ToBeVisible())
+			if width >= 1280 {
+				// The whole table shows on a laptop's screen: no sideways scroll.
+				if n := overflow(t, page, "#experiment-table .table-wrap"); n > 0 {
+					t.Errorf("the table runs %d px past its panel", n)
+				}
+				screenshot(t, page, "experiment-list-"+strconv.Itoa(width))
+			}
+			// On a phone the table scrolls in its own box, the page never.
+			if n := overflow(t, page, "#main"); n > 0 {
+				t.Errorf("the page's main panel runs %d px past its box", n)
+			}
+			noWiderThan(t, page, width)
+			// A cut name keeps its full text on hover.
+			title, err := page.Locator("#experiment-" + long + " td.name").GetAttribute("title")
+			must(t, err)
+			if !strings.HasPrefix(title, "an-experiment-whose-name-goes-on-and-on-resnet50-imagenet-lr-sweep-with-warmup") {
+				t.Errorf("the name's title %q", title)
+			}
+		})
+	}
+
+	// The column chooser: ticking the pool and unticking the user shows and
+	// hides them at once, the URL keeps the choice, and a reload keeps it.
+	page := browser.NewPage(t, 1280)
+	signIn(t, page, m.URL, "admin", "")
+	_, err := page.Goto(m.URL + "/experiments")
+	must(t, err)
+	must(t, expect(t, page.Locator("th.col-pool")).ToHaveCount(0))
+	must(t, expect(t, page.Locator("th.col-user")).ToHaveCount(1))
+	must(t, page.Locator("#column-chooser summary").Click())
+	must(t, page.Locator("#col-pool").Check())
+	must(t, expect(t, page.Locator("th.col-pool")).ToHaveCount(1))
+	must(t, page.Locator("#col-user").Uncheck())
+	must(t, expect(t, page.Locator("th.col-user")).ToHaveCount(0))
+	pageURL := playwright.NewPlaywrightAssertions(10000).Page(page)
+	must(t, pageURL.ToHaveURL(regexp.MustCompile(`/experiments\?cols=state%2Cprogress%2Cbest%2Csearcher%2Ctrials%2Cstart%2Clabels%2Cpool$`)))
+	// Sorting keeps the columns.
+	must(t, page.Locator("#column-chooser summary").Click())
+	must(t, page.Locator("#sort-name").Click())
+	must(t, pageURL.ToHaveURL(regexp.MustCompile(`cols=state%2Cprogress%2Cbest%2Csearcher%2Ctrials%2Cstart%2Clabels%2Cpool&sort=name$`)))
+	_, err = page.Reload()
+	must(t, err)
+	must(t, expect(t, page.Locator("th.col-pool")).ToHaveCount(1))
+	must(t, expect(t, page.Locator("th.col-user")).ToHaveCount(0))
+	must(t, expect(t, page.Locator("#col-pool")).ToBeChecked())
+	if n := overflow(t, page, "#experiment-table .table-wrap"); n > 0 {
+		t.Errorf("with the pool shown the table runs %d px past its panel", n)
+	}
+}
+
+func TestTheConfigurationTabShowsTheConfigsAtFullHeight(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	admin, err := m.DB.UserByUsername(t.Context(), "admin")
+	must(t, err)
+	e, err := m.Experiments.Create(t.Context(), authz.User(admin.User), control.CreateRequest{Paused: true,
+		ConfigYAML: "name: tall # a comment\nentrypoint: sleep 30\nsearcher: {name: single, metric: loss}\n" +
+			"hyperparameters:\n  zeta: 1\n  lr: {type: log, minval: -4, maxval: -1, base: 10}\nenvironment:\n  image: example/unused:1\n"})
+	must(t, err)
+	for _, width := range []int{1440, 390} {
+		t.Run(strconv.Itoa(width)+"px", func(t *testing.T) {
+			page := browser.NewPage(t, width)
+			signIn(t, page, m.URL, "admin", "")
+			_, err := page.Goto(m.URL + "/experiments/" + strconv.FormatInt(e.ID, 10) + "?tab=configuration")
+			must(t, err)
+			must(t, page.Locator("#experiment-config summary").Click())
+			for _, id := range []string{"#experiment-original-config pre", "#experiment-config pre"} {
+				// The whole config shows: the box scrolls no lines of its own.
+				v, err := page.Evaluate(`s => { const e = document.querySelector(s); return e.scrollHeight - e.clientHeight }`, id)
+				must(t, err)
+				if n, _ := v.(int); n > 0 {
+					t.Errorf("%s hides %d px of its config", id, n)
+				}
+			}
+			must(t, expect(t, page.Locator("#experiment-config .unused[title^='not in effect'] .yk").First()).ToHaveText("image"))
+			noWiderThan(t, page, width)
+			screenshot(t, page, "experiment-config-"+strconv.Itoa(width))
+		})
+	}
 }

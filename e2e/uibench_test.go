@@ -65,6 +65,7 @@ func BenchmarkUIAtScale(b *testing.B) {
 			"/experiments/table",
 			"/experiments/table?sort=pool&state=ACTIVE",
 			"/experiments/table?page=3&sort=labels",
+			"/experiments?cols=state%2Cprogress%2Cbest%2Csearcher%2Ctrials%2Cuser%2Cstart%2Cduration%2Clabels%2Cpool&sort=best",
 			"/projects/2?sort=name",
 			"/workspaces/2",
 		}

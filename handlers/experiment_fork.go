@@ -84,9 +84,10 @@ func (s *Server) experimentConfig(r *http.Request, e resolute.Experiment) (*view
 	// Shown and forked masked: a fork's Create takes the parent's secrets
 	// back where the fork leaves them masked.
 	c.OriginalYAML = expconf.MaskYAML(c.OriginalYAML)
-	if c.ConfigYAML, err = jsonToYAML(resolute.MaskConfig(e.Config)); err != nil {
+	if c.ConfigYAML, err = expconf.OrderedYAML(resolute.MaskConfig(e.Config), c.OriginalYAML); err != nil {
 		return nil, err
 	}
+	c.Unused = expconf.UnusedOn(s.cfg.Master.ResourceManager)
 	c.ForkYAML = c.OriginalYAML
 	trials, err := s.db.Trials(r.Context(), e.ID)
 	if err != nil {

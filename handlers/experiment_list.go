@@ -156,6 +156,9 @@ func readExperimentQuery(v url.Values, q *views.ExperimentQuery) error {
 	default:
 		return resolute.Errorf(resolute.EInvalid, "order: expected asc or desc, got %q", o)
 	}
+	if err := readExperimentColumns(v, q); err != nil {
+		return err
+	}
 	q.Page = 1
 	if p := v.Get("page"); p != "" {
 		n, err := strconv.Atoi(p)
@@ -163,6 +166,31 @@ func readExperimentQuery(v url.Values, q *views.ExperimentQuery) error {
 			return resolute.Errorf(resolute.EInvalid, "page: expected a positive integer, got %q", p)
 		}
 		q.Page = n
+	}
+	return nil
+}
+
+// readExperimentColumns reads the list's chosen columns: the column
+// chooser's check boxes (col, one per column) or the URL's cols (comma
+// separated); neither is the default columns. They are kept in table order.
+func readExperimentColumns(v url.Values, q *views.ExperimentQuery) error {
+	chosen := v["col"]
+	if len(chosen) == 0 && v.Get("cols") != "" {
+		chosen = strings.Split(v.Get("cols"), ",")
+	}
+	if len(chosen) == 0 {
+		return nil
+	}
+	for _, c := range chosen {
+		if !slices.Contains(views.ChoosableColumns, c) {
+			return resolute.Errorf(resolute.EInvalid, "cols: unknown column %q; choose from %s", c, strings.Join(views.ChoosableColumns, ", "))
+		}
+	}
+	q.Columns = []string{}
+	for _, c := range views.ChoosableColumns {
+		if slices.Contains(chosen, c) {
+			q.Columns = append(q.Columns, c)
+		}
 	}
 	return nil
 }

@@ -121,6 +121,7 @@ func TestTheExperimentListFiltersSortsAndPages(t *testing.T) {
 		"by name":                                            {"?sort=name", []int64{bert, gpt, a, b}},
 		"by name, descending":                                {"?order=desc&sort=name", []int64{b, a, gpt, bert}},
 		"by best validation, none last":                      {"?sort=best", []int64{b, a, bert, gpt}},
+		"by best validation, descending, none still last":    {"?order=desc&sort=best", []int64{bert, a, b, gpt}},
 		"by trials, most first":                              {"?sort=trials", []int64{bert, gpt, b, a}},
 		"by user":                                            {"?sort=user", []int64{a, b, bert, gpt}},
 		"by searcher":                                        {"?order=desc&sort=searcher", []int64{gpt, b, a, bert}},
@@ -163,6 +164,27 @@ func TestTheExperimentListFiltersSortsAndPages(t *testing.T) {
 		t.Errorf("the table fragment: %v\n%s", rows(body), body)
 	}
 
+	// The column chooser: the default columns leave the pool out; the
+	// chooser's boxes become one cols parameter, in table order; the default
+	// choice is no parameter at all.
+	_, body = get(t, c, m, "/experiments")
+	if strings.Contains(body, `class="col-pool"`) || !strings.Contains(body, `class="col-user"`) {
+		t.Errorf("the default columns: pool shown or user hidden")
+	}
+	resp, _ = get(t, c, m, "/experiments?col=pool&col=state&sort=name")
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/experiments?cols=state%2Cpool&sort=name" {
+		t.Errorf("the chooser's URL: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, _ = get(t, c, m, "/experiments?col=state&col=progress&col=best&col=searcher&col=trials&col=user&col=start&col=labels")
+	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/experiments" {
+		t.Errorf("the default choice's URL: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	_, body = get(t, c, m, "/experiments?cols=state%2Cpool&sort=name")
+	wants(t, "the chosen columns", body, `class="col-pool"`, `id="col-pool" checked`, `href="/experiments?cols=state%2Cpool&amp;order=desc&amp;sort=name"`)
+	if strings.Contains(body, `class="col-user"`) || strings.Contains(body, `>random<`) {
+		t.Errorf("unchosen columns shown")
+	}
+
 	// A form's empty fields go: one list, one URL.
 	resp, _ = get(t, c, m, "/experiments?q=&state=COMPLETED&user=&label=&sort=id&order=desc")
 	if resp.StatusCode != 303 || resp.Header.Get("Location") != "/experiments?state=COMPLETED" {
@@ -171,13 +193,14 @@ func TestTheExperimentListFiltersSortsAndPages(t *testing.T) {
 
 	// Bad input is refused, naming the parameter.
 	for query, want := range map[string]string{
-		"?sort=colour":     "sort: unknown column &#34;colour&#34;",
-		"?page=0":          "page: expected a positive integer",
-		"?page=two":        "page: expected a positive integer",
-		"?order=sideways":  "order: expected asc or desc",
-		"?state=SLEEPING":  "state: unknown state",
-		"?archived=maybe":  "archived: expected 1 or 0",
-		"/table?project=x": "project: expected a positive integer",
+		"?sort=colour":      "sort: unknown column &#34;colour&#34;",
+		"?page=0":           "page: expected a positive integer",
+		"?cols=state,color": "cols: unknown column &#34;color&#34;",
+		"?page=two":         "page: expected a positive integer",
+		"?order=sideways":   "order: expected asc or desc",
+		"?state=SLEEPING":   "state: unknown state",
+		"?archived=maybe":   "archived: expected 1 or 0",
+		"/table?project=x":  "project: expected a positive integer",
 	} {
 		path := "/experiments" + query
 		resp, body := get(t, c, m, path)

@@ -2,7 +2,9 @@ package views
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/resolute-ml/resolute"
@@ -36,7 +38,8 @@ type ExperimentQuery struct {
 	Archived    bool   // archived ones are shown too
 	Sort        string // a column of ExperimentColumns; "" is id
 	Desc        bool
-	Page        int // from 1
+	Page        int      // from 1
+	Columns     []string // the chosen columns of ChoosableColumns, in table order; nil is DefaultColumns
 }
 
 // ExperimentTable is the live table of a list: one page of experiments.
@@ -63,6 +66,14 @@ var ExperimentColumns = [][2]string{
 	{"searcher", "Searcher"}, {"trials", "Trials"}, {"user", "User"}, {"start", "Started"}, {"duration", "Duration"},
 	{"labels", "Labels"}, {"pool", "Pool"},
 }
+
+// ChoosableColumns are the columns the list's column chooser shows or
+// hides; ID and name are always shown.
+var ChoosableColumns = []string{"state", "progress", "best", "searcher", "trials", "user", "start", "duration", "labels", "pool"}
+
+// DefaultColumns are the columns a list shows when its URL chooses none:
+// all but the resource pool and the duration, so the table fits 1280 px.
+var DefaultColumns = []string{"state", "progress", "best", "searcher", "trials", "user", "start", "labels"}
 
 // DescendingFirst are the columns whose first click sorts the largest (or
 // newest) first.
@@ -93,7 +104,21 @@ func (q ExperimentQuery) Values() url.Values {
 	if q.Page > 1 {
 		v.Set("page", strconv.Itoa(q.Page))
 	}
+	if q.Columns != nil && !slices.Equal(q.Columns, DefaultColumns) {
+		v.Set("cols", strings.Join(q.Columns, ","))
+	}
 	return v
+}
+
+// Shows says whether the list shows column.
+func (q ExperimentQuery) Shows(column string) bool {
+	if column == "id" || column == "name" {
+		return true
+	}
+	if q.Columns == nil {
+		return slices.Contains(DefaultColumns, column)
+	}
+	return slices.Contains(q.Columns, column)
 }
 
 // URL is the list's page with the query.

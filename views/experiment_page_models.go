@@ -99,8 +99,11 @@ type ExperimentEdit struct {
 type ExperimentConfig struct {
 	ExperimentID int64
 	Template     string // the experiment's template, which a fork keeps
-	ConfigYAML   string // expanded
+	ConfigYAML   string // expanded, in the order of the reference (expconf.OrderedYAML)
 	OriginalYAML string // as submitted
+	// Unused are the keys (section.key) that have no effect on this
+	// master, with why (expconf.UnusedOn).
+	Unused map[string]string
 	// ForkYAML is the fork form's config: the submitted one, or what was
 	// typed into a rejected fork.
 	ForkYAML string
