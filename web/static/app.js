@@ -11,6 +11,19 @@ document.addEventListener("submit", (e) => {
   const msg = e.submitter?.getAttribute("data-confirm") || e.target.getAttribute("data-confirm");
   if (msg && !window.confirm(msg)) e.preventDefault();
 });
+// A form that edits in place (hx-post or hx-get), swapped in by a live
+// update, is processed by htmx only when the swap settles: submitted before
+// that (a key pressed at that moment), the browser would load a whole page.
+// Process it now and send it as htmx would. (Forms that ask to confirm are
+// left to the browser: asking twice would be worse.)
+document.addEventListener("submit", (e) => {
+  const f = e.target;
+  if (e.defaultPrevented || !window.htmx || f.hasAttribute("data-confirm") || e.submitter?.hasAttribute("data-confirm")) return;
+  if (!(f.hasAttribute("hx-post") || f.hasAttribute("hx-get")) || f["htmx-internal-data"]?.initHash) return;
+  e.preventDefault();
+  htmx.process(f);
+  htmx.trigger(f, "submit");
+}, true);
 // Forms that edit in place (inside [data-swap-errors]) show a refusal (400,
 // 409 or 422: the form again, with the error beside the field) where htmx
 // would otherwise drop it.
