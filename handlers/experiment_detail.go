@@ -18,8 +18,8 @@ import (
 const bestTrialsShown = 5
 
 // handleExperimentPage serves GET /experiments/{id}[?tab=]: the header and
-// one tab, with the tab's own parameters (trials: sort, desc; logs: level,
-// search; configuration: continue).
+// one tab, with the tab's own parameters (trials: sort, order, page, cols,
+// brushed; logs: level, search; configuration: continue).
 func (s *Server) handleExperimentPage(w http.ResponseWriter, r *http.Request) {
 	e, err := s.experimentParam(r)
 	var tab string
@@ -32,6 +32,12 @@ func (s *Server) handleExperimentPage(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		s.error(w, r, err)
+		return
+	}
+	// The trials tab has one URL per view: the column chooser's boxes
+	// (col=) become cols=, in order.
+	if canonical := p.Live.Table.Query.Values().Encode(); tab == "trials" && r.URL.RawQuery != canonical {
+		http.Redirect(w, r, p.Live.Table.Query.URL(), http.StatusSeeOther)
 		return
 	}
 	s.page(w, r, views.ExperimentView(p))
@@ -115,18 +121,13 @@ func (s *Server) experimentLive(r *http.Request, e resolute.Experiment, tab stri
 	l.Metric, l.SmallerIsBetter = searcherMetric(e.Config)
 	l.Edit = s.experimentEdit(e)
 	switch tab {
-	case "overview", "trials":
+	case "overview":
 		if err := s.trialRows(r, &l); err != nil {
 			return l, err
 		}
-		if tab == "trials" {
-			if err := sortTrials(r, &l); err != nil {
-				return l, err
-			}
-			l.AllHparams = r.URL.Query().Get("all_hparams") == "1"
-			if !l.AllHparams {
-				hideConstantHparams(&l)
-			}
+	case "trials":
+		if err := s.trialsTab(r, &l); err != nil {
+			return l, err
 		}
 	case "checkpoints":
 		cps, err := s.db.ExperimentCheckpoints(r.Context(), e.ID)
@@ -155,8 +156,8 @@ func (s *Server) experimentLive(r *http.Request, e resolute.Experiment, tab stri
 	return l, nil
 }
 
-// trialRows fills in the trials: every one on the trials tab, the best few
-// and the best one's latest metrics on the overview.
+// trialRows fills in the overview's trials: the best few and the best
+// one's latest metrics.
 func (s *Server) trialRows(r *http.Request, l *views.ExperimentLive) error {
 	trials, err := s.db.Trials(r.Context(), l.Experiment.ID)
 	if err != nil {
@@ -166,7 +167,7 @@ func (s *Server) trialRows(r *http.Request, l *views.ExperimentLive) error {
 	if err != nil {
 		return err
 	}
-	if l.Tab == "overview" && len(trials) > 0 {
+	if len(trials) > 0 {
 		trials = bestTrials(trials, l.SmallerIsBetter, bestTrialsShown)
 		latest, err := s.db.LatestTrialMetrics(r.Context(), trials[0].ID)
 		if err != nil {
@@ -333,72 +334,6 @@ func hparamText(raw json.RawMessage) string {
 	return metricText(raw)
 }
 
-// sortTrials orders the trials tab by ?sort= (a column) and ?desc=1; trials
-// without a value come last either way.
-func sortTrials(r *http.Request, l *views.ExperimentLive) error {
-	q := r.URL.Query()
-	l.Sort, l.Desc = q.Get("sort"), q.Get("desc") == "1" || q.Get("desc") == "true"
-	if l.Sort == "" {
-		l.Sort = "id"
-	}
-	var key func(t views.TrialRow) (float64, string, bool) // number, text, present
-	switch l.Sort {
-	case "id":
-		key = func(t views.TrialRow) (float64, string, bool) { return float64(t.Trial.ID), "", true }
-	case "state":
-		key = func(t views.TrialRow) (float64, string, bool) { return 0, t.Trial.State, true }
-	case "best":
-		key = func(t views.TrialRow) (float64, string, bool) {
-			if t.Trial.BestValidation == nil {
-				return 0, "", false
-			}
-			return *t.Trial.BestValidation, "", true
-		}
-	case "steps":
-		key = func(t views.TrialRow) (float64, string, bool) { return float64(t.Trial.StepsCompleted), "", true }
-	case "restarts":
-		key = func(t views.TrialRow) (float64, string, bool) { return float64(t.Trial.Restarts), "", true }
-	case "checkpoints":
-		key = func(t views.TrialRow) (float64, string, bool) { return float64(t.Checkpoints), "", true }
-	case "started":
-		key = func(t views.TrialRow) (float64, string, bool) { return float64(t.Trial.CreatedAt.UnixNano()), "", true }
-	case "ended":
-		key = func(t views.TrialRow) (float64, string, bool) {
-			if t.Trial.EndedAt == nil {
-				return 0, "", false
-			}
-			return float64(t.Trial.EndedAt.UnixNano()), "", true
-		}
-	case "duration":
-		key = func(t views.TrialRow) (float64, string, bool) { return float64(t.Ran), "", true }
-	default:
-		i := slices.Index(l.HparamNames, strings.TrimPrefix(l.Sort, "hp."))
-		if !strings.HasPrefix(l.Sort, "hp.") || i < 0 {
-			return resolute.Errorf(resolute.EInvalid, "sort: unknown column %q; sort by id, state, best, steps, restarts, checkpoints, started, ended, duration or hp.NAME of a hyperparameter", l.Sort)
-		}
-		key = func(t views.TrialRow) (float64, string, bool) {
-			v := t.Values[i]
-			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				return f, "", true
-			}
-			return 0, v, v != ""
-		}
-	}
-	slices.SortStableFunc(l.Trials, func(a, b views.TrialRow) int {
-		fa, sa, oka := key(a)
-		fb, sb, okb := key(b)
-		if !oka || !okb {
-			return cmp.Compare(boolInt(!oka), boolInt(!okb))
-		}
-		c := cmp.Or(cmp.Compare(fa, fb), cmp.Compare(sa, sb))
-		if l.Desc {
-			return -c
-		}
-		return c
-	})
-	return nil
-}
-
 // logHparams names the hyperparameters of an expanded config searched on a
 // log scale (type: log), nested ones by their dotted path.
 func logHparams(config json.RawMessage) map[string]bool {
@@ -431,37 +366,4 @@ func experimentCrumbs(e resolute.Experiment) []views.Crumb {
 	return []views.Crumb{{Label: "Experiments", Href: "/experiments"},
 		{Label: e.WorkspaceName, Href: "/workspaces/" + itoa(e.WorkspaceID)},
 		{Label: e.ProjectName, Href: "/projects/" + itoa(e.ProjectID)}}
-}
-
-// hideConstantHparams takes out of the trials table the hyperparameters
-// that every trial has with the same value, and lists them as Constant;
-// a single trial's are all shown. The column sorted by stays.
-func hideConstantHparams(l *views.ExperimentLive) {
-	if len(l.Trials) < 2 {
-		return
-	}
-	var names []string
-	keep := make([]bool, len(l.HparamNames))
-	for i, n := range l.HparamNames {
-		v := l.Trials[0].Values[i]
-		keep[i] = v == "" || l.Sort == "hp."+n
-		for _, t := range l.Trials[1:] {
-			keep[i] = keep[i] || t.Values[i] != v
-		}
-		if keep[i] {
-			names = append(names, n)
-		} else {
-			l.Constant = append(l.Constant, [2]string{n, v})
-		}
-	}
-	for j := range l.Trials {
-		var values []string
-		for i, v := range l.Trials[j].Values {
-			if keep[i] {
-				values = append(values, v)
-			}
-		}
-		l.Trials[j].Values = values
-	}
-	l.HparamNames = names
 }

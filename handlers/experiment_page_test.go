@@ -98,8 +98,8 @@ func TestEveryTabOfAnExperimentsPage(t *testing.T) {
 			`id="tab-overview" href="/experiments/` + itoa(f.e.ID) + `" aria-current="page"`, `id="best-trials"`,
 			`id="best-trials-` + itoa(f.trials[3].ID) + `"`, `id="latest-metrics"`, `data-chart="experiment"`, `id="experiment-chart-options"`, "a page of tabs", `id="experiment-labels"`, "first",
 			`id="experiment-scheduling"`, "a lower number runs first"}, []string{`id="checkpoints"`, `id="fork-form"`}},
-		"the trials tab has a column per hyperparameter": {"?tab=trials", []string{`id="trials"`, `<th class="hparam"><a href="/experiments/` + itoa(f.e.ID) + `?sort=hp.lr&amp;tab=trials">lr</a></th>`,
-			">model.depth</a></th>", ">opt</a></th>", ">Checkpoints</a></th>", `<code title="adam">adam</code>`,
+		"the trials tab has a column per hyperparameter": {"?tab=trials", []string{`id="trials"`, `<a href="/experiments/` + itoa(f.e.ID) + `?sort=hp.lr&amp;tab=trials" id="sort-hp.lr">lr</a>`,
+			">model.depth</a></th>", ">opt</a></th>", ">Checkpoints</a></th>", `id="trial-columns"`, `id="trial-compare"`, `id="trial-pager"`, `<code title="adam">adam</code>`,
 			`id="tab-trials" href="/experiments/` + itoa(f.e.ID) + `?tab=trials" aria-current="page"`}, []string{`id="best-trials"`}},
 		"the hyperparameters tab plots the varying ones": {"?tab=hyperparameters", []string{`id="parallel-coordinates"`, "<polyline",
 			`id="scatter-lr"`, `&#34;name&#34;:&#34;lr&#34;,&#34;metric&#34;:&#34;loss&#34;,&#34;log&#34;:true`, `id="scatter-opt"`, `&#34;categories&#34;:[&#34;adam&#34;,&#34;sgd&#34;]`, `id="scatter-model.depth"`, "Trial " + itoa(f.trials[0].ID) + ": lr = 0.01"}, nil},
@@ -129,18 +129,18 @@ func TestEveryTabOfAnExperimentsPage(t *testing.T) {
 	}
 
 	// The trials tab sorts by any column, and its poll keeps the order.
-	_, body := get(t, c, f.m, f.path("?tab=trials&sort=best&desc=1"))
+	_, body := get(t, c, f.m, f.path("?order=desc&sort=best&tab=trials"))
 	wants(t, "the sorted trials", body, `aria-sort="descending"`, `?sort=hp.lr&amp;tab=trials"`,
-		`hx-get="/experiments/`+itoa(f.e.ID)+`/live?desc=1&amp;sort=best&amp;tab=trials"`)
+		`hx-get="/experiments/`+itoa(f.e.ID)+`/live?order=desc&amp;sort=best&amp;tab=trials"`)
 	order := regexp.MustCompile(`id="trials-(\d+)"`).FindAllStringSubmatch(body, -1)
 	if len(order) != 5 || order[0][1] != itoa(f.trials[0].ID) || order[3][1] != itoa(f.trials[3].ID) {
 		t.Errorf("trials by best loss, worst first: %v", order)
 	}
-	_, body = get(t, c, f.m, f.path("?tab=trials&sort=hp.opt"))
+	_, body = get(t, c, f.m, f.path("?sort=hp.opt&tab=trials"))
 	if i, j := strings.Index(body, `id="trials-`+itoa(f.trials[1].ID)+`"`), strings.Index(body, `id="trials-`+itoa(f.trials[0].ID)+`"`); i < 0 || i > j {
 		t.Error("sorted by opt, an adam trial does not come before an sgd one")
 	}
-	if resp, body := get(t, c, f.m, f.path("?tab=trials&sort=color")); resp.StatusCode != 400 || !strings.Contains(body, "sort: unknown column &#34;color&#34;") {
+	if resp, body := get(t, c, f.m, f.path("?sort=color&tab=trials")); resp.StatusCode != 400 || !strings.Contains(body, "sort: unknown column &#34;color&#34;") {
 		t.Errorf("an unknown column: %d", resp.StatusCode)
 	}
 

@@ -46,19 +46,15 @@ type ExperimentLive struct {
 	Duration        string
 	CanChange       bool // the viewer may pause, kill, edit, archive or delete it
 	Edit            ExperimentEdit
-	// Trials are every trial on the trials tab and the best few on the
-	// overview, with HparamNames as the trials table's columns.
+	// Trials are the best few on the overview, with HparamNames as the
+	// table's columns; on the trials tab, one page of the table, with
+	// HparamNames and MetricNames the hyperparameter and metric columns
+	// shown.
 	Trials      []TrialRow
 	HparamNames []string
-	// Sort is the trials tab's column: id, state, best, steps, restarts,
-	// checkpoints, started, ended, duration, or hp.NAME for a
-	// hyperparameter; Desc reverses it.
-	Sort string
-	Desc bool
-	// AllHparams shows the trials tab's constant hyperparameters too;
-	// without it Constant lists those hidden, the same for every trial.
-	AllHparams  bool
-	Constant    [][2]string     // name, compact JSON value
+	MetricNames []string
+	// Table is the trials tab's query, columns and pages.
+	Table       TrialTable
 	Checkpoints []CheckpointRow // the checkpoints tab
 	Register    RegisterChoices
 	Latest      []MetricsTable // overview: the latest report of each group, of the best trial
@@ -72,6 +68,7 @@ type ExperimentLive struct {
 type TrialRow struct {
 	Trial       resolute.Trial
 	Values      []string      // each of ExperimentLive.HparamNames' value, compact JSON
+	Metrics     []string      // each of ExperimentLive.MetricNames' value in its latest validation
 	Checkpoints int           // completed checkpoints
 	Ran         time.Duration // from its start until it ended, or until now
 }

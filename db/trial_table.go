@@ -1,0 +1,181 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/resolute-ml/resolute"
+)
+
+// TrialSorts are the fixed columns an experiment's trials table sorts by;
+// it also sorts by hp.NAME (a hyperparameter, nested ones by their dotted
+// path) and m.NAME (a metric of the trial's latest validation report).
+var TrialSorts = []string{"id", "state", "best", "steps", "restarts", "checkpoints", "started", "ended", "duration"}
+
+// TrialPageFilter selects a page of an experiment's trials table.
+type TrialPageFilter struct {
+	ExperimentID int64
+	// IDs keeps only these trials (the ones brushed on the hyperparameters
+	// tab); nil keeps every trial.
+	IDs []int64
+	// Sort is one of TrialSorts, hp.NAME or m.NAME; "" is id. Trials
+	// without a value sort last either way, then by id.
+	Sort       string
+	Descending bool
+	Now        time.Time // where a running trial's duration ends
+	Limit      int
+	Offset     int
+}
+
+// TrialPageRow is a trial of the table with its completed checkpoints.
+type TrialPageRow struct {
+	resolute.Trial
+	Checkpoints int
+}
+
+// trialSortKeys are the SQL of the fixed sort columns over trials t and
+// the statement's parameters p (now: the filter's Now; path: a
+// hyperparameter's; metric: a metric's name).
+var trialSortKeys = map[string]string{
+	"id": "t.id", "state": "t.state", "best": "t.best_validation", "steps": "t.steps_completed",
+	"restarts": "t.restarts", "started": "t.created_at", "ended": "t.ended_at",
+	"duration":    "COALESCE(t.ended_at, p.now) - t.created_at",
+	"checkpoints": "(SELECT count(*) FROM checkpoints c WHERE c.trial_id = t.id AND c.state = 'COMPLETED')",
+}
+
+// latestValidation is the value of metric p.metric in trial t's latest validation
+// report that counts, NULL where it is not a number there.
+const latestValidation = `(SELECT CASE WHEN jsonb_typeof(m.metrics->'avg_metrics'->p.metric) = 'number'
+	  THEN (m.metrics->'avg_metrics'->>p.metric)::float8 END
+	FROM metrics m WHERE m.trial_id = t.id AND m.group_name = 'validation' AND NOT m.hidden
+	ORDER BY m.steps_completed DESC LIMIT 1)`
+
+// TrialPage returns one page of an experiment's trials, sorted in SQL
+// (so a page of 50 of 1,000 trials reads and sends 50), and how many
+// trials the filter matches. An unknown sort is invalid.
+//
+// The statement is put together here from fixed pieces: the sort column is
+// one of trialSortKeys' expressions or one with the hyperparameter's path
+// or the metric's name as a parameter; nothing a request sends is spliced
+// into its text.
+func (db *DB) TrialPage(ctx context.Context, f TrialPageFilter) ([]TrialPageRow, int, error) {
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	if f.Sort == "" {
+		f.Sort = "id"
+	}
+	var path []string
+	var metric string
+	key, ok := trialSortKeys[f.Sort]
+	switch {
+	case ok:
+	case strings.HasPrefix(f.Sort, "hp.") && len(f.Sort) > 3:
+		key, path = "t.hparams #> p.path", strings.Split(strings.TrimPrefix(f.Sort, "hp."), ".")
+	case strings.HasPrefix(f.Sort, "m.") && len(f.Sort) > 2:
+		key, metric = latestValidation, strings.TrimPrefix(f.Sort, "m.")
+	default:
+		return nil, 0, resolute.Errorf(resolute.EInvalid, "sort: unknown column %q; sort by %s, hp.NAME of a hyperparameter or m.NAME of a validation metric",
+			f.Sort, strings.Join(TrialSorts, ", "))
+	}
+	dir := "ASC"
+	if f.Descending {
+		dir = "DESC"
+	}
+	if f.Now.IsZero() {
+		f.Now = time.Now()
+	}
+	// $2 is NULL for every trial: an empty array would keep none.
+	var ids any
+	if f.IDs != nil {
+		ids = f.IDs
+	}
+	where := ` FROM trials t WHERE t.experiment_id = $1 AND ($2::bigint[] IS NULL OR t.id = ANY($2::bigint[]))`
+	sql := `SELECT t.id, t.experiment_id, t.request_id, t.state, t.hparams, t.seed, t.run_id, t.restarts, t.steps_completed,
+	  t.best_validation, t.latest_checkpoint, t.progress, t.early_exit, t.runner_state, t.created_at, t.ended_at,
+	  (SELECT count(*) FROM checkpoints c WHERE c.trial_id = t.id AND c.state = 'COMPLETED')
+	FROM (SELECT $3::timestamptz AS now, $4::text[] AS path, $5::text AS metric) p, trials t
+	WHERE t.experiment_id = $1 AND ($2::bigint[] IS NULL OR t.id = ANY($2::bigint[]))
+	ORDER BY (` + key + `) IS NULL, ` + key + ` ` + dir + `, t.id
+	LIMIT $6 OFFSET $7`
+	var out []TrialPageRow
+	var total int
+	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, sql, f.ExperimentID, ids, f.Now, path, metric, f.Limit, f.Offset)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (TrialPageRow, error) {
+			var r TrialPageRow
+			var hp []byte
+			var cp, exit *string
+			var n int64
+			var req, run, restarts int32
+			err := row.Scan(&r.ID, &r.ExperimentID, &req, &r.State, &hp, &r.Seed, &run, &restarts, &r.StepsCompleted,
+				&r.BestValidation, &cp, &r.Progress, &exit, &r.RunnerState, &r.CreatedAt, &r.EndedAt, &n)
+			r.RequestID, r.RunID, r.Restarts, r.Hparams, r.Checkpoints = int(req), int(run), int(restarts), json.RawMessage(hp), int(n)
+			if cp != nil {
+				r.LatestCheckpoint = *cp
+			}
+			if exit != nil {
+				r.EarlyExit = *exit
+			}
+			return r, err
+		})
+		if err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT count(*)`+where, f.ExperimentID, ids).Scan(&total)
+	})
+	if err != nil {
+		return nil, 0, translate(err, "trials of experiment %d", f.ExperimentID)
+	}
+	return out, total, nil
+}
+
+// TrialHparams returns the hyperparameters of every trial of an
+// experiment: what the trials table needs to know which are the same for
+// all, without reading the trials themselves.
+func (db *DB) TrialHparams(ctx context.Context, experimentID int64) ([]json.RawMessage, error) {
+	rows, err := db.pool.Query(ctx, `SELECT hparams FROM trials WHERE experiment_id = $1 ORDER BY id`, experimentID)
+	if err != nil {
+		return nil, translate(err, "trials of experiment %d", experimentID)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (json.RawMessage, error) {
+		var b []byte
+		err := row.Scan(&b)
+		return json.RawMessage(b), err
+	})
+	return out, translate(err, "trials of experiment %d", experimentID)
+}
+
+// LatestValidations returns each trial's latest validation report that
+// counts (its avg_metrics), by trial: the trials table's metric columns.
+// Trials that have none are absent.
+func (db *DB) LatestValidations(ctx context.Context, trialIDs []int64) (map[int64]map[string]json.RawMessage, error) {
+	rows, err := db.pool.Query(ctx, `SELECT t.id, l.m FROM unnest($1::bigint[]) AS t(id)
+	CROSS JOIN LATERAL (SELECT m.metrics->'avg_metrics' AS m FROM metrics m
+	  WHERE m.trial_id = t.id AND m.group_name = 'validation' AND NOT m.hidden
+	  ORDER BY m.steps_completed DESC LIMIT 1) l`, trialIDs)
+	if err != nil {
+		return nil, translate(err, "latest validations")
+	}
+	out := map[int64]map[string]json.RawMessage{}
+	var id int64
+	var m []byte
+	_, err = pgx.ForEachRow(rows, []any{&id, &m}, func() error {
+		var v map[string]json.RawMessage
+		if json.Unmarshal(m, &v) == nil {
+			out[id] = v
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, translate(err, "latest validations")
+	}
+	return out, nil
+}
