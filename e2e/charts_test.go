@@ -98,7 +98,7 @@ func TestMetricChartsAreAGridOfPanels(t *testing.T) {
 		t.Errorf("the API's largest last loss is %s", want[0])
 	}
 	must(t, expect(t, loss.Locator(".chart-tip .tip-row.on")).ToHaveCount(1))
-	screenshot(t, page, "charts-grid")
+	keepScreenshot(t, page, "charts-grid")
 
 	// Twelve trials fold the legend; its filter narrows every panel.
 	legend := grid.Locator(".chart-legend")
@@ -146,7 +146,7 @@ func TestMetricChartsAreAGridOfPanels(t *testing.T) {
 	default:
 		t.Error("the chart did not fetch only the points after its last (after_step=50)")
 	}
-	screenshot(t, page, "trial-charts")
+	keepScreenshot(t, page, "trial-charts")
 
 	// Dragging across a panel zooms into those batches and fetches them in
 	// detail; a double-click zooms back out.
@@ -192,7 +192,7 @@ func TestMetricChartsAreAGridOfPanels(t *testing.T) {
 	if got := tooltipAt(t, phone, ploss, 0.8, 0.5, len(want)); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("on a phone the tooltip reads %v, the API %v", got, want)
 	}
-	screenshot(t, phone, "phone-charts-grid")
+	keepScreenshot(t, phone, "phone-charts-grid")
 }
 
 // yTicks are the y axis's tick labels of a panel as drawn, parsed; it

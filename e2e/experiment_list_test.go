@@ -203,7 +203,7 @@ func TestTheExperimentListFitsItsPanelAndKeepsItsColumnsInTheURL(t *testing.T) {
 				if n := overflow(t, page, "#experiment-table .table-wrap"); n > 0 {
 					t.Errorf("the table runs %d px past its panel", n)
 				}
-				screenshot(t, page, "experiment-list-"+strconv.Itoa(width))
+				keepScreenshot(t, page, "experiment-list-"+strconv.Itoa(width))
 			}
 			// On a phone the table scrolls in its own box, the page never.
 			if n := overflow(t, page, "#main"); n > 0 {

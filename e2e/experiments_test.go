@@ -59,6 +59,19 @@ func screenshot(t *testing.T, page playwright.Page, name string) {
 	must(t, err)
 }
 
+// keepScreenshot always keeps a picture of the page in e2e/screenshots/
+// (git ignores it) and logs its path, so that a test run names the
+// pictures of the pages people look at most: the charts grid, the trial
+// page's tabs, the experiment list, the trials table.
+func keepScreenshot(t *testing.T, page playwright.Page, name string) {
+	t.Helper()
+	must(t, os.MkdirAll("screenshots", 0o755))
+	path := filepath.Join("screenshots", name+".png")
+	_, err := page.Screenshot(playwright.PageScreenshotOptions{Path: playwright.String(path), FullPage: playwright.Bool(true)})
+	must(t, err)
+	t.Logf("screenshot: e2e/%s", path)
+}
+
 // noWiderThan fails when the page scrolls sideways on a screen of width px.
 func noWiderThan(t *testing.T, page playwright.Page, px int) {
 	t.Helper()

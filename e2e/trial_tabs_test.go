@@ -75,7 +75,7 @@ func TestATrialsPageIsInTabs(t *testing.T) {
 		if h := toInt(height); h > 3000 {
 			t.Errorf("at %d px the overview is %d px tall; want it short of the old page's 6,460", width, h)
 		}
-		screenshot(t, page, fmt.Sprintf("trial-tabs-overview-%d", width))
+		keepScreenshot(t, page, fmt.Sprintf("trial-tabs-overview-%d", width))
 
 		// A new report reaches the overview without a reload: the charts
 		// and the latest-reports table both follow it.
@@ -104,7 +104,7 @@ func TestATrialsPageIsInTabs(t *testing.T) {
 		must(t, expect(t, page.Locator("#checkpoints tbody tr")).ToHaveCount(20))
 		must(t, expect(t, page.Locator("#checkpoints tbody tr").First()).ToContainText("540"))
 		must(t, expect(t, page.Locator("#checkpoint-range")).ToHaveText("1–20 of 54"))
-		screenshot(t, page, fmt.Sprintf("trial-tabs-checkpoints-%d", width))
+		keepScreenshot(t, page, fmt.Sprintf("trial-tabs-checkpoints-%d", width))
 		must(t, page.Locator("#checkpoints-older").Click())
 		url(page, `\?tab=checkpoints&page=2$`)
 		must(t, expect(t, page.Locator("#checkpoint-range")).ToHaveText("21–40 of 54"))
@@ -181,7 +181,7 @@ searcher: {name: random, metric: loss, max_trials: 3, max_length: 10}
 		must(t, expect(t, table.Locator("thead")).Not().ToContainText("batch"))
 		must(t, expect(t, page.Locator("#trials-"+strconv.FormatInt(trials[1].ID, 10))).ToContainText("stopped: invalid hyperparameters"))
 		noWiderThan(t, page, width)
-		screenshot(t, page, fmt.Sprintf("experiment-trials-table-%d", width))
+		keepScreenshot(t, page, fmt.Sprintf("experiment-trials-table-%d", width))
 		must(t, page.Locator("#show-constant").Click())
 		must(t, expect(t, table.Locator("thead")).ToContainText("batch"))
 		must(t, page.Locator("#hide-constant").Click())

@@ -274,7 +274,7 @@ func (s *Server) priorityOrder(pool string) string {
 // hparamData is each trial that reported the searcher's metric, with its
 // hyperparameters.
 func (s *Server) hparamData(r *http.Request, e resolute.Experiment) (*views.HParamData, error) {
-	d := &views.HParamData{Scatter: s.charting()}
+	d := &views.HParamData{ExperimentID: e.ID, Scatter: s.charting()}
 	d.Metric, d.SmallerIsBetter = searcherMetric(e.Config)
 	trials, err := s.db.Trials(r.Context(), e.ID)
 	if err != nil {

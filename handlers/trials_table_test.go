@@ -72,7 +72,8 @@ searcher: {name: random, metric: loss, max_trials: 3, max_length: 10}
 		t.Fatalf("show-constant link: %v", show)
 	}
 	_, body = get(t, c, f.m, path+"?cols=state%2Chp.batch%2Chp.lr%2Cbest%2Csteps%2Crestarts%2Ccheckpoints%2Cstarted%2Cended%2Cduration&order=desc&sort=duration&tab=trials")
-	wants(t, "every hyperparameter", body, `id="sort-hp.batch"`, `id="col-hp.batch" checked`,
+	wants(t, "every hyperparameter", body, `id="sort-hp.batch"`, `id="col-hp.batch" checked`, `id="default-columns"`,
+		`href="/experiments/`+itoa(e.ID)+`?order=desc&amp;sort=duration&amp;tab=trials" id="hide-constant"`,
 		`/live?cols=state%2Chp.batch%2Chp.lr%2Cbest%2Csteps%2Crestarts%2Ccheckpoints%2Cstarted%2Cended%2Cduration&amp;order=desc&amp;sort=duration&amp;tab=trials"`)
 	if strings.Contains(body, "<code>batch=32</code>") {
 		t.Error("with every column shown the page still lists batch as hidden")

@@ -43,4 +43,8 @@ fi
 export PLAYWRIGHT_DRIVER_PATH=${PLAYWRIGHT_DRIVER_PATH:-$(scripts/playwright-driver.sh)}
 export PLAYWRIGHT_NODEJS_PATH=${PLAYWRIGHT_NODEJS_PATH:-$(command -v node)}
 export RESOLUTE_HELM=${RESOLUTE_HELM:-$(scripts/helm.sh)}
+# The browser tests keep pictures of the main pages (e2e/screenshots/);
+# the run ends naming the ones it took, passed or failed.
+started=$(mktemp /tmp/resolute-test-start.XXXXXX)
+on_exit+=('find e2e/screenshots -name "*.png" -newer "$started" 2>/dev/null | sort | sed "s/^/screenshot: /"; rm -f "$started"')
 go test -count=1 "$@" ./...

@@ -143,6 +143,7 @@ type ExperimentNotes struct {
 // HParamData is the hyperparameters tab: each trial's hyperparameters and
 // its best value of the searcher's metric.
 type HParamData struct {
+	ExperimentID    int64
 	Metric          string
 	SmallerIsBetter bool
 	Names           []string // the hyperparameters, sorted

@@ -135,7 +135,7 @@ func (q TrialQuery) sortedBy(column string) TrialQuery {
 
 func (q TrialQuery) withPage(n int) TrialQuery { q.Page = n; return q }
 
-// withColumns is the query showing every column the table shows now and
+// withConstants is the query showing every column the table shows now and
 // the hyperparameters every trial shares.
 func (t TrialTable) withConstants() TrialQuery {
 	q := t.Query
@@ -144,6 +144,32 @@ func (t TrialTable) withConstants() TrialQuery {
 		if t.Shows(c) || t.isConstant(c) {
 			q.Columns = append(q.Columns, c)
 		}
+	}
+	return q
+}
+
+// showsConstants says whether the table shows a hyperparameter every
+// trial shares.
+func (t TrialTable) showsConstants() bool {
+	return slices.ContainsFunc(t.Choosable, func(c TrialColumn) bool { return c.Constant != "" && t.Shows(c.Key) })
+}
+
+// withoutConstants is the query without the columns of the
+// hyperparameters every trial shares: the default columns when that is
+// what is left.
+func (t TrialTable) withoutConstants() TrialQuery {
+	q := t.Query
+	q.Columns = []string{}
+	for _, c := range t.Choosable {
+		if t.Shows(c.Key) && c.Constant == "" {
+			q.Columns = append(q.Columns, c.Key)
+		}
+	}
+	if slices.Equal(q.Columns, t.Default) {
+		q.Columns = nil
+	}
+	if t.isConstant(q.sortKey()) {
+		q.Sort, q.Desc = "", false
 	}
 	return q
 }

@@ -5,6 +5,13 @@
 // one legend for the grid that folds and filters past eight lines; an x
 // axis by batches, epochs or wall time. What fills the panels (a source)
 // is charts.js's: window.chartGrid = {Grid, palette}.
+//
+// A grid's settings live in the URL's fragment, so a reload or a shared
+// link shows the same view: KIND.x (the x axis), KIND.log.PANEL=1,
+// KIND.smooth.PANEL (the weight), KIND.filter (the legend's filter),
+// KIND.hide (the lines hidden, by key) and KIND.zoom (batches MIN-MAX),
+// where KIND is the grid's data-chart (experiment, trial, system) and
+// PANEL a panel's metric.
 (() => {
   const palette = ["#2b6cb0", "#b42318", "#1e7a46", "#9a6700", "#6b46c1", "#0e7490", "#be185d", "#4d7c0f", "#475569", "#c2410c",
     "#1d4ed8", "#991b1b", "#15803d", "#a16207", "#7e22ce", "#0f766e", "#9d174d", "#3f6212", "#334155", "#9a3412"];
@@ -118,8 +125,11 @@
       this.plot = mk("div", "chart-plot");
       this.empty = mk("p", "muted chart-empty", "No points yet.");
       this.fig.append(this.plot, this.empty);
-      this.smooth.addEventListener("change", () => this.draw());
-      this.log.addEventListener("change", () => { this.shape = ""; this.draw(); });
+      const saved = grid.saved;
+      if (saved.get("smooth." + key)) this.smooth.value = saved.get("smooth." + key);
+      this.log.checked = saved.get("log." + key) === "1";
+      this.smooth.addEventListener("change", () => { this.draw(); grid.save(); });
+      this.log.addEventListener("change", () => { this.shape = ""; this.draw(); grid.save(); });
     }
 
     width() { return Math.max(240, this.plot.clientWidth || this.grid.el.clientWidth || 240); }
@@ -288,10 +298,16 @@
       this.el = el;
       this.src = src;
       this.panels = new Map();
-      this.xmode = src.xmodes[0];
-      this.zoom = null;
-      this.hidden = new Set();
-      this.filter = "";
+      this.prefix = (el.dataset.chart || "chart") + ".";
+      const frag = new URLSearchParams(location.hash.slice(1));
+      this.saved = new Map([...frag].filter(([k]) => k.startsWith(this.prefix)).map(([k, v]) => [k.slice(this.prefix.length), v]));
+      this.wantX = this.saved.get("x") || src.xmodes[0];
+      this.xmode = src.xmodes.includes(this.wantX) ? this.wantX : src.xmodes[0];
+      const z = /^(\d+)-(\d+)$/.exec(this.saved.get("zoom") || "");
+      this.zoom = z && src.xmodes.includes("batches") ? { min: Number(z[1]), max: Number(z[2]) } : null;
+      if (this.zoom) el.dataset.zoom = this.zoom.min + "-" + this.zoom.max;
+      this.hidden = new Set((this.saved.get("hide") || "").split(",").filter(Boolean));
+      this.filter = this.saved.get("filter") || "";
       this.bar = mk("div", "chart-bar");
       this.xsel = mk("select");
       this.xsel.dataset.xaxis = "";
@@ -305,15 +321,39 @@
       el.append(this.bar, this.body);
       this.empty = el.querySelector(".chart-empty");
       this.xsel.addEventListener("change", () => {
-        this.xmode = this.xsel.value;
+        this.xmode = this.wantX = this.xsel.value;
         this.panels.forEach((p) => p.draw());
+        this.save();
       });
       this.seen = new IntersectionObserver((es) => es.forEach((e) => e.isIntersecting && this.visibleNow(e.target)), { rootMargin: "200px" });
       this.xmodes();
     }
 
+    // save writes the grid's settings into the URL's fragment, leaving
+    // the rest of the URL (and other grids' settings) as they are.
+    save() {
+      const h = new URLSearchParams(location.hash.slice(1));
+      for (const k of [...h.keys()]) if (k.startsWith(this.prefix)) h.delete(k);
+      const set = (k, v) => h.set(this.prefix + k, v);
+      if (this.wantX !== this.src.xmodes[0]) set("x", this.wantX);
+      for (const p of this.panels.values()) {
+        if (p.log.checked) set("log." + p.key, "1");
+        if (Number(p.smooth.value)) set("smooth." + p.key, p.smooth.value);
+      }
+      if (this.filter) set("filter", this.filter);
+      if (this.hidden.size) set("hide", [...this.hidden].join(","));
+      if (this.zoom) set("zoom", this.zoom.min + "-" + this.zoom.max);
+      const frag = h.toString();
+      history.replaceState(history.state, "", location.pathname + location.search + (frag ? "#" + frag : ""));
+    }
+
     xmodes() {
       const have = this.src.xmodes.concat(this.anyEpochs() ? ["epochs"] : []);
+      // Epochs, asked for by the URL, once a report has them.
+      if (this.wantX !== this.xmode && have.includes(this.wantX)) {
+        this.xmode = this.wantX;
+        this.panels.forEach((p) => p.draw());
+      }
       if ([...this.xsel.options].map((o) => o.value).join() === have.join()) return;
       this.xsel.replaceChildren(...have.map((m) => new Option(xlabels[m], m, false, m === this.xmode)));
     }
@@ -323,7 +363,8 @@
     }
 
     visible(key) {
-      return !this.hidden.has(key) && (!this.filter || this.labels.get(key).toLowerCase().includes(this.filter));
+      const l = this.labels && this.labels.get(key);
+      return !this.hidden.has(key) && (!this.filter || !this.folded || l == null || l.toLowerCase().includes(this.filter));
     }
 
     // panel is the panel of key, made (in order) when first needed.
@@ -380,19 +421,22 @@
           else this.hidden.add(s.key);
           b.setAttribute("aria-pressed", String(!this.hidden.has(s.key)));
           this.panels.forEach((p) => p.u && p.showSeries());
+          this.save();
         });
         const label = s.href ? mk("a", null, s.label) : mk("span", null, s.label);
         if (s.href) label.href = s.href;
         li.append(b, label);
         list.append(li);
       }
-      if (all.size <= collapseAt) {
+      this.folded = all.size > collapseAt;
+      if (!this.folded) {
         this.legend.replaceChildren(list);
         return;
       }
       const d = mk("details", "legend-fold");
       const open = this.legend.querySelector("details[open]");
-      d.open = !!open;
+      d.open = !!open || (!this.legendShown && !!this.filter);
+      this.legendShown = true;
       const sum = mk("summary", null, all.size + " " + this.src.noun + " · filter");
       const f = mk("input");
       f.type = "search";
@@ -403,6 +447,7 @@
         this.filter = f.value.trim().toLowerCase();
         list.querySelectorAll("li").forEach((li) => { li.hidden = !this.labels.get(li.dataset.key).toLowerCase().includes(this.filter); });
         this.panels.forEach((p) => p.u && p.showSeries());
+        this.save();
       });
       d.append(sum, f, list);
       this.legend.replaceChildren(d);
@@ -412,12 +457,14 @@
     zoomTo(min, max) {
       this.zoom = { min: Math.floor(min), max: Math.ceil(max) };
       this.el.dataset.zoom = this.zoom.min + "-" + this.zoom.max;
+      this.save();
       this.src.load(this);
     }
     unzoom() {
       if (!this.zoom) return;
       this.zoom = null;
       delete this.el.dataset.zoom;
+      this.save();
       this.panels.forEach((p) => { p.shape = ""; });
       this.src.load(this);
     }

@@ -3,8 +3,11 @@
 //
 // Dragging along an axis of the parallel coordinates (a brush) keeps the
 // trials whose line crosses it in that range: the others fade in the plot
-// and leave the trials table below; a click on the axis clears its brush.
-// Lines carry their y on each axis (data-ys), so this needs no values.
+// and in the scatter plots, and leave the trials table below; a click on
+// the axis clears its brush. Lines carry their y on each axis (data-ys),
+// so this needs no values. The brushes live in the URL's fragment
+// (#brush=axis:top:bottom,...), so a reload or a shared link brushes the
+// same; a link opens the brushed trials in the Trials tab (?brushed=ids).
 (() => {
   const svg = document.querySelector("#parallel-coordinates svg.parallel");
   if (!svg) return;
@@ -14,6 +17,7 @@
   }));
   const rows = new Map([...document.querySelectorAll("#hparam-trials tr[data-trial]")].map((r) => [r.dataset.trial, r]));
   const count = document.getElementById("brush-count");
+  const link = document.getElementById("brushed-link");
   const plotted = count ? count.textContent : "";
   const svgY = (e) => {
     const pt = svg.createSVGPoint();
@@ -21,21 +25,65 @@
     pt.y = e.clientY;
     return pt.matrixTransform(svg.getScreenCTM().inverse()).y;
   };
+  const rects = new Map(); // axis index → its brush's rect
+  function drawBrush(k) {
+    const g = svg.querySelector('g.axis[data-axis="' + k + '"]');
+    let rect = rects.get(k);
+    if (!brushes.has(k)) {
+      if (rect) rect.remove();
+      rects.delete(k);
+      return;
+    }
+    if (!rect && g) {
+      const area = g.querySelector(".brush-area");
+      rect = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+      rect.setAttribute("class", "brush");
+      rect.setAttribute("x", area.getAttribute("x"));
+      rect.setAttribute("width", area.getAttribute("width"));
+      g.insertBefore(rect, area);
+      rects.set(k, rect);
+    }
+    if (!rect) return;
+    const [lo, hi] = brushes.get(k);
+    rect.setAttribute("y", String(lo));
+    rect.setAttribute("height", String(hi - lo));
+  }
+  // save keeps the brushes in the fragment, the rest of the URL as it is.
+  function save() {
+    const h = new URLSearchParams(location.hash.slice(1));
+    if (brushes.size) h.set("brush", [...brushes].map(([k, [lo, hi]]) => k + ":" + lo.toFixed(1) + ":" + hi.toFixed(1)).join(","));
+    else h.delete("brush");
+    const frag = h.toString();
+    history.replaceState(history.state, "", location.pathname + location.search + (frag ? "#" + frag : ""));
+  }
   function apply() {
     let n = 0;
+    const inside = new Set();
     for (const l of lines) {
-      const inside = [...brushes].every(([k, [lo, hi]]) => l.ys[k] != null && l.ys[k] >= lo && l.ys[k] <= hi);
-      l.a.classList.toggle("dim", !inside);
+      const ok = [...brushes].every(([k, [lo, hi]]) => l.ys[k] != null && l.ys[k] >= lo && l.ys[k] <= hi);
+      l.a.classList.toggle("dim", !ok);
       const r = rows.get(l.a.dataset.trial);
-      if (r) r.hidden = !inside;
-      if (inside) n++;
+      if (r) r.hidden = !ok;
+      if (ok) {
+        n++;
+        inside.add(Number(l.a.dataset.trial));
+      }
     }
     svg.dataset.selected = String(n);
     if (count) count.textContent = brushes.size ? n + " of " + lines.length + " trials in the brushed ranges" : plotted;
+    const on = brushes.size ? inside : null;
+    if (link) {
+      link.hidden = !on || !n;
+      const a = link.querySelector("a");
+      const q = new URLSearchParams({ brushed: [...inside].sort((x, y) => x - y).join(","), tab: "trials" });
+      a.href = on ? a.dataset.base.split("?")[0] + "?" + q : a.dataset.base;
+      a.textContent = "Show the " + n + " brushed trials in the Trials tab";
+    }
+    document.dispatchEvent(new CustomEvent("hparams:brushed", { detail: on }));
   }
   svg.querySelectorAll("g.axis[data-axis]").forEach((g) => {
     const k = Number(g.dataset.axis), area = g.querySelector(".brush-area");
-    let rect = null, from = null, moved = false;
+    let from = null, moved = false;
     area.addEventListener("pointerdown", (e) => {
       e.preventDefault();
       area.setPointerCapture(e.pointerId);
@@ -47,35 +95,32 @@
       const y = svgY(e);
       if (!moved && Math.abs(y - from) < 3) return;
       moved = true;
-      if (!rect) {
-        rect = document.createElementNS("http://www.w3.org/2000/svg", "rect");
-        rect.setAttribute("class", "brush");
-        rect.setAttribute("x", area.getAttribute("x"));
-        rect.setAttribute("width", area.getAttribute("width"));
-        g.insertBefore(rect, area);
-      }
-      const lo = Math.min(y, from), hi = Math.max(y, from);
-      rect.setAttribute("y", String(lo));
-      rect.setAttribute("height", String(hi - lo));
-      brushes.set(k, [lo, hi]);
+      brushes.set(k, [Math.min(y, from), Math.max(y, from)]);
+      drawBrush(k);
       apply();
     });
     area.addEventListener("pointerup", () => {
-      if (from != null && !moved && rect) {
+      if (from != null && !moved && brushes.has(k)) {
         brushes.delete(k);
-        rect.remove();
-        rect = null;
+        drawBrush(k);
         apply();
       }
+      if (from != null) save();
       from = null;
     });
   });
+  // The brushes of the URL, once the scatter plots (below) listen.
+  const axes = svg.querySelectorAll("g.axis[data-axis]").length;
+  for (const b of (new URLSearchParams(location.hash.slice(1)).get("brush") || "").split(",")) {
+    const [k, lo, hi] = b.split(":").map(Number);
+    if (Number.isInteger(k) && k >= 0 && k < axes && Number.isFinite(lo) && Number.isFinite(hi)) {
+      brushes.set(k, [Math.min(lo, hi), Math.max(lo, hi)]);
+      drawBrush(k);
+    }
+  }
+  if (brushes.size) setTimeout(apply);
 })();
 
-// Scatter plots of the hyperparameters tab, drawn with uPlot: one per
-// hyperparameter ([data-scatter], JSON from the server), its values against
-// each trial's best metric. Categorical values sit at their index, labelled
-// on the axis; hyperparameters searched on a log scale get a log axis. Hovering shows a trial's values; a click opens the trial.
 (() => {
   const height = 240;
 
@@ -97,12 +142,20 @@
       series: [
         { label: d.name, value: (u, v) => (v == null ? "–" : cats ? cats[v] : String(+v.toPrecision(6))) },
         { label: d.metric, stroke: "#2b6cb0", fill: "#2b6cb055", paths: () => null, points: { show: true, size: 8, width: 1 } },
+        { label: "not brushed", stroke: "#94a3b855", fill: "#94a3b822", paths: () => null, points: { show: true, size: 6, width: 1 } },
       ],
       cursor: { points: { size: 12 }, dataIdx: (u, s, i) => i },
       hooks: { setCursor: [(u) => { hovered = u.cursor.idx; u.over.style.cursor = hovered != null ? "pointer" : ""; }] },
       legend: { live: true },
     };
-    const u = new uPlot(opts, [pts.map((p) => p[0]), pts.map((p) => p[1])], plot);
+    const xs = pts.map((p) => p[0]);
+    const data = (on) => [xs, pts.map((p) => (!on || on.has(p[2]) ? p[1] : null)), pts.map((p) => (on && !on.has(p[2]) ? p[1] : null))];
+    const u = new uPlot(opts, data(null), plot);
+    // Brushing the parallel coordinates: the trials outside fade to grey.
+    document.addEventListener("hparams:brushed", (e) => {
+      u.setData(data(e.detail), false);
+      el.dataset.brushed = e.detail ? String(pts.filter((p) => e.detail.has(p[2])).length) : "";
+    });
     u.over.addEventListener("click", () => { if (hovered != null) location.href = "/trials/" + ids[hovered]; });
     window.addEventListener("resize", () => u.setSize({ width: width(), height }));
   }
