@@ -207,12 +207,13 @@ func constantValue(flat []map[string]json.RawMessage, name string) string {
 	return v
 }
 
-// metricCell shows a metric's value in the trials table: a number in full,
-// "–" when the trial has none.
+// metricCell shows a metric's value in the trials table as the best
+// value's column does (six significant digits), "–" when the trial has
+// none.
 func metricCell(raw json.RawMessage) string {
 	var f float64
 	if json.Unmarshal(raw, &f) != nil {
 		return "–"
 	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
+	return strconv.FormatFloat(f, 'g', 6, 64)
 }

@@ -207,7 +207,7 @@ func TestTheTrialsTabSortsAndPagesOnTheServerWithTrialsWithoutAValueLast(t *test
 	// latest value, and sorted with the trials without it last both ways.
 	for order, query := range map[string]string{"asc": "?sort=m.accuracy&tab=trials", "desc": "?order=desc&sort=m.accuracy&tab=trials"} {
 		_, body := get(t, c, f.m, f.path(query))
-		wants(t, "sorted by accuracy", body, `id="sort-m.accuracy" class="sorted">accuracy<span`, `id="col-m.accuracy" checked`)
+		wants(t, "sorted by accuracy", body, `id="sort-m.accuracy" class="sorted">Latest accuracy<span`, `id="col-m.accuracy" checked`)
 		got := ids(body)
 		withAcc := 0
 		for i := range trials[old:] {

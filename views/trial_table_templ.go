@@ -251,7 +251,7 @@ func trialsTab(l ExperimentLive) templ.Component {
 				}
 			}
 			for _, n := range l.MetricNames {
-				templ_7745c5c3_Err = trialSortHeader(t.Query, "m."+n, n, "num metric").Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = trialSortHeader(t.Query, "m."+n, "Latest "+n, "num metric").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
