@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,63 +95,88 @@ func (db *DB) TrialPage(ctx context.Context, f TrialPageFilter) ([]TrialPageRow,
 	if f.IDs != nil {
 		ids = f.IDs
 	}
-	where := ` FROM trials t WHERE t.experiment_id = $1 AND ($2::bigint[] IS NULL OR t.id = ANY($2::bigint[]))`
-	sql := `SELECT t.id, t.experiment_id, t.request_id, t.state, t.hparams, t.seed, t.run_id, t.restarts, t.steps_completed,
+	// The page's ids come first, in order (a sort of the experiment's
+	// trials by one key, cut to the page, counting them all on the way);
+	// only the page's rows are read whole, with their checkpoints counted.
+	sql := `WITH page AS (
+	  SELECT t.id, row_number() OVER (ORDER BY (` + key + `) IS NULL, ` + key + ` ` + dir + `, t.id) AS ord, count(*) OVER () AS total
+	  FROM (SELECT $3::timestamptz AS now, $4::text[] AS path, $5::text AS metric) p, trials t
+	  WHERE t.experiment_id = $1 AND ($2::bigint[] IS NULL OR t.id = ANY($2::bigint[]))
+	  ORDER BY ord LIMIT $6 OFFSET $7)
+	SELECT t.id, t.experiment_id, t.request_id, t.state, t.hparams, t.seed, t.run_id, t.restarts, t.steps_completed,
 	  t.best_validation, t.latest_checkpoint, t.progress, t.early_exit, t.runner_state, t.created_at, t.ended_at,
-	  (SELECT count(*) FROM checkpoints c WHERE c.trial_id = t.id AND c.state = 'COMPLETED')
-	FROM (SELECT $3::timestamptz AS now, $4::text[] AS path, $5::text AS metric) p, trials t
-	WHERE t.experiment_id = $1 AND ($2::bigint[] IS NULL OR t.id = ANY($2::bigint[]))
-	ORDER BY (` + key + `) IS NULL, ` + key + ` ` + dir + `, t.id
-	LIMIT $6 OFFSET $7`
-	var out []TrialPageRow
-	var total int
-	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, sql, f.ExperimentID, ids, f.Now, path, metric, f.Limit, f.Offset)
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (TrialPageRow, error) {
-			var r TrialPageRow
-			var hp []byte
-			var cp, exit *string
-			var n int64
-			var req, run, restarts int32
-			err := row.Scan(&r.ID, &r.ExperimentID, &req, &r.State, &hp, &r.Seed, &run, &restarts, &r.StepsCompleted,
-				&r.BestValidation, &cp, &r.Progress, &exit, &r.RunnerState, &r.CreatedAt, &r.EndedAt, &n)
-			r.RequestID, r.RunID, r.Restarts, r.Hparams, r.Checkpoints = int(req), int(run), int(restarts), json.RawMessage(hp), int(n)
-			if cp != nil {
-				r.LatestCheckpoint = *cp
-			}
-			if exit != nil {
-				r.EarlyExit = *exit
-			}
-			return r, err
-		})
-		if err != nil {
-			return err
-		}
-		return tx.QueryRow(ctx, `SELECT count(*)`+where, f.ExperimentID, ids).Scan(&total)
-	})
+	  (SELECT count(*) FROM checkpoints c WHERE c.trial_id = t.id AND c.state = 'COMPLETED'), page.total
+	FROM page JOIN trials t ON t.id = page.id
+	ORDER BY page.ord`
+	var total int64
+	rows, err := db.pool.Query(ctx, sql, f.ExperimentID, ids, f.Now, path, metric, f.Limit, f.Offset)
 	if err != nil {
 		return nil, 0, translate(err, "trials of experiment %d", f.ExperimentID)
 	}
-	return out, total, nil
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (TrialPageRow, error) {
+		var r TrialPageRow
+		var hp []byte
+		var cp, exit *string
+		var n int64
+		var req, run, restarts int32
+		err := row.Scan(&r.ID, &r.ExperimentID, &req, &r.State, &hp, &r.Seed, &run, &restarts, &r.StepsCompleted,
+			&r.BestValidation, &cp, &r.Progress, &exit, &r.RunnerState, &r.CreatedAt, &r.EndedAt, &n, &total)
+		r.RequestID, r.RunID, r.Restarts, r.Hparams, r.Checkpoints = int(req), int(run), int(restarts), json.RawMessage(hp), int(n)
+		if cp != nil {
+			r.LatestCheckpoint = *cp
+		}
+		if exit != nil {
+			r.EarlyExit = *exit
+		}
+		return r, err
+	})
+	if err == nil && len(out) == 0 { // past the last page: count them alone
+		err = db.pool.QueryRow(ctx, `SELECT count(*) FROM trials t WHERE t.experiment_id = $1 AND ($2::bigint[] IS NULL OR t.id = ANY($2::bigint[]))`,
+			f.ExperimentID, ids).Scan(&total)
+	}
+	if err != nil {
+		return nil, 0, translate(err, "trials of experiment %d", f.ExperimentID)
+	}
+	return out, int(total), nil
 }
 
-// TrialHparams returns the hyperparameters of every trial of an
-// experiment: what the trials table needs to know which are the same for
-// all, without reading the trials themselves.
-func (db *DB) TrialHparams(ctx context.Context, experimentID int64) ([]json.RawMessage, error) {
-	rows, err := db.pool.Query(ctx, `SELECT hparams FROM trials WHERE experiment_id = $1 ORDER BY id`, experimentID)
+// HparamValue is one value of a top-level hyperparameter and how many of
+// an experiment's trials have it.
+type HparamValue struct {
+	Name   string
+	Value  json.RawMessage
+	Trials int
+}
+
+// TrialHparamValues returns the distinct values each top-level
+// hyperparameter takes across an experiment's trials, with how many trials
+// have each, and how many trials it has: what the trials table needs to
+// name its columns and know which every trial shares, without reading
+// each trial's.
+func (db *DB) TrialHparamValues(ctx context.Context, experimentID int64) ([]HparamValue, int, error) {
+	rows, err := db.pool.Query(ctx, `SELECT e.key, e.value, count(*), (SELECT count(*) FROM trials WHERE experiment_id = $1)
+	FROM trials t CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(t.hparams) = 'object' THEN t.hparams ELSE '{}'::jsonb END) AS e(key, value)
+	WHERE t.experiment_id = $1
+	GROUP BY e.key, e.value ORDER BY e.key`, experimentID)
 	if err != nil {
-		return nil, translate(err, "trials of experiment %d", experimentID)
+		return nil, 0, translate(err, "hyperparameters of experiment %d", experimentID)
 	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (json.RawMessage, error) {
-		var b []byte
-		err := row.Scan(&b)
-		return json.RawMessage(b), err
+	var out []HparamValue
+	var v HparamValue
+	var raw []byte
+	var n, total int64
+	_, err = pgx.ForEachRow(rows, []any{&v.Name, &raw, &n, &total}, func() error {
+		v.Value, v.Trials = json.RawMessage(slices.Clone(raw)), int(n)
+		out = append(out, v)
+		return nil
 	})
-	return out, translate(err, "trials of experiment %d", experimentID)
+	if err != nil {
+		return nil, 0, translate(err, "hyperparameters of experiment %d", experimentID)
+	}
+	if len(out) == 0 { // no trial has a hyperparameter: count them alone
+		err = db.pool.QueryRow(ctx, `SELECT count(*) FROM trials WHERE experiment_id = $1`, experimentID).Scan(&total)
+	}
+	return out, int(total), translate(err, "trials of experiment %d", experimentID)
 }
 
 // LatestValidations returns each trial's latest validation report that
@@ -178,4 +204,23 @@ func (db *DB) LatestValidations(ctx context.Context, trialIDs []int64) (map[int6
 		return nil, translate(err, "latest validations")
 	}
 	return out, nil
+}
+
+// LatestValidationNames returns the names of the metrics in the trials'
+// latest validation reports, sorted: the metric columns the trials table
+// offers (an index lookup per trial, as ExperimentLatestMetricNames, for
+// one group).
+func (db *DB) LatestValidationNames(ctx context.Context, experimentID int64) ([]string, error) {
+	rows, err := db.pool.Query(ctx, `SELECT DISTINCT k.name FROM trials t
+	CROSS JOIN LATERAL (SELECT m.metrics->'avg_metrics' AS m FROM metrics m
+	  WHERE m.trial_id = t.id AND m.group_name = 'validation' AND NOT m.hidden
+	  ORDER BY m.steps_completed DESC LIMIT 1) l
+	CROSS JOIN LATERAL jsonb_object_keys(CASE WHEN jsonb_typeof(l.m) = 'object' THEN l.m ELSE '{}'::jsonb END) AS k(name)
+	WHERE t.experiment_id = $1
+	ORDER BY 1`, experimentID)
+	if err != nil {
+		return nil, translate(err, "metric names of experiment %d", experimentID)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return names, translate(err, "metric names of experiment %d", experimentID)
 }

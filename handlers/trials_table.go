@@ -31,16 +31,16 @@ func (s *Server) trialsTab(r *http.Request, l *views.ExperimentLive) error {
 		return err
 	}
 	q.ExperimentID = l.Experiment.ID
-	hps, err := s.db.TrialHparams(ctx, l.Experiment.ID)
+	hps, trials, err := s.db.TrialHparamValues(ctx, l.Experiment.ID)
 	if err != nil {
 		return err
 	}
-	names, err := s.db.ExperimentLatestMetricNames(ctx, l.Experiment.ID)
+	names, err := s.db.LatestValidationNames(ctx, l.Experiment.ID)
 	if err != nil {
 		return err
 	}
-	t := views.TrialTable{PerPage: trialsPerPage, AllTrials: len(hps)}
-	t.Choosable, t.Default = trialColumns(hps, names["validation"], l.Metric)
+	t := views.TrialTable{PerPage: trialsPerPage, AllTrials: trials}
+	t.Choosable, t.Default = trialColumns(hps, trials, names, l.Metric)
 	keys := make([]string, len(t.Choosable))
 	for i, c := range t.Choosable {
 		keys[i] = c.Key
@@ -157,16 +157,34 @@ func readTrialQuery(v url.Values) (views.TrialQuery, []string, error) {
 // trialColumns are the columns the trials tab offers, in table order (the
 // state, the hyperparameters, the best and latest validation metrics, then
 // the rest), and those shown by default: all but the metrics beside the
-// best and the hyperparameters every trial has the same.
-func trialColumns(hps []json.RawMessage, metrics []string, metric string) (choosable []views.TrialColumn, defaults []string) {
-	flat := make([]map[string]json.RawMessage, len(hps))
+// best and the hyperparameters every trial has the same. hps are the
+// top-level hyperparameters' distinct values over the experiment's trials
+// (nested ones are named by their dotted path).
+func trialColumns(hps []db.HparamValue, trials int, metrics []string, metric string) (choosable []views.TrialColumn, defaults []string) {
+	type seen struct {
+		values map[string]bool // as PostgreSQL writes them, one way each
+		trials int
+		first  json.RawMessage
+	}
+	flat := map[string]*seen{}
 	var names []string
-	for i, h := range hps {
-		flat[i] = flatHparams(h)
-		for k := range flat[i] {
-			if !slices.Contains(names, k) {
-				names = append(names, k)
-			}
+	add := func(name string, raw json.RawMessage, n int) {
+		f := flat[name]
+		if f == nil {
+			f = &seen{values: map[string]bool{}, first: raw}
+			flat[name] = f
+			names = append(names, name)
+		}
+		f.values[string(raw)] = true
+		f.trials += n
+	}
+	for _, v := range hps {
+		if len(v.Value) == 0 || v.Value[0] != '{' { // most are numbers or strings: no need to parse them
+			add(v.Name, v.Value, v.Trials)
+			continue
+		}
+		for name, raw := range flatHparams(json.RawMessage(`{"` + jsonKey(v.Name) + `":` + string(v.Value) + `}`)) {
+			add(name, raw, v.Trials)
 		}
 	}
 	slices.Sort(names)
@@ -174,8 +192,8 @@ func trialColumns(hps []json.RawMessage, metrics []string, metric string) (choos
 	choosable = append(choosable, fixed[0])
 	for _, n := range names {
 		c := views.TrialColumn{Key: "hp." + n, Label: n}
-		if len(hps) > 1 {
-			c.Constant = constantValue(flat, n)
+		if f := flat[n]; trials > 1 && len(f.values) == 1 && f.trials == trials {
+			c.Constant = hparamText(f.first)
 		}
 		choosable = append(choosable, c)
 	}
@@ -194,17 +212,10 @@ func trialColumns(hps []json.RawMessage, metrics []string, metric string) (choos
 	return choosable, defaults
 }
 
-// constantValue is the value of hyperparameter name that every trial has,
-// as the table shows it; "" when they differ or one lacks it.
-func constantValue(flat []map[string]json.RawMessage, name string) string {
-	v := hparamText(flat[0][name])
-	for _, f := range flat {
-		raw, ok := f[name]
-		if !ok || hparamText(raw) != v {
-			return ""
-		}
-	}
-	return v
+// jsonKey is name as the inside of a JSON string.
+func jsonKey(name string) string {
+	b, _ := json.Marshal(name)
+	return string(b[1 : len(b)-1])
 }
 
 // metricCell shows a metric's value in the trials table as the best
