@@ -21,12 +21,12 @@ const maxBrushed = 10000
 
 // trialsTab fills in the trials tab of l from the URL's sort, order, page,
 // cols and brushed: the columns the experiment's trials offer (the
-// hyperparameters every trial shares hidden unless chosen), and one page
-// of trials, sorted and cut by the database.
+// hyperparameters every trial shares hidden unless chosen; the metrics
+// the newest trials reported last, and any the URL names), and one page of
+// trials, sorted and cut by the database.
 func (s *Server) trialsTab(r *http.Request, l *views.ExperimentLive) error {
 	ctx := r.Context()
-	v := r.URL.Query()
-	q, chosen, err := readTrialQuery(v)
+	q, chosen, err := readTrialQuery(r.URL.Query())
 	if err != nil {
 		return err
 	}
@@ -35,25 +35,38 @@ func (s *Server) trialsTab(r *http.Request, l *views.ExperimentLive) error {
 	if err != nil {
 		return err
 	}
-	names, err := s.db.LatestValidationNames(ctx, l.Experiment.ID)
+	t := views.TrialTable{PerPage: trialsPerPage, AllTrials: trials}
+	t.Choosable, t.Default = trialColumns(hps, trials, nil, l.Metric)
+	if !knownColumn(t.Choosable, q.Sort) {
+		return resolute.Errorf(resolute.EInvalid, "sort: unknown column %q; sort by id, %s or m.NAME of a validation metric",
+			q.Sort, strings.Join(columnKeys(t.Choosable), ", "))
+	}
+	for _, c := range chosen {
+		if !knownColumn(t.Choosable, c) {
+			return resolute.Errorf(resolute.EInvalid, "cols: unknown column %q; choose from %s or m.NAME of a validation metric",
+				c, strings.Join(columnKeys(t.Choosable), ", "))
+		}
+	}
+	rows, total, err := s.db.TrialPage(ctx, db.TrialPageFilter{ExperimentID: l.Experiment.ID, IDs: q.Brushed, Sort: q.Sort,
+		Descending: q.Desc, Now: s.now(), Limit: trialsPerPage, Offset: (q.Page - 1) * trialsPerPage})
 	if err != nil {
 		return err
 	}
-	t := views.TrialTable{PerPage: trialsPerPage, AllTrials: trials}
-	t.Choosable, t.Default = trialColumns(hps, trials, names, l.Metric)
-	keys := make([]string, len(t.Choosable))
-	for i, c := range t.Choosable {
-		keys[i] = c.Key
+	// The metrics: those the newest trials reported last (the same on
+	// every page), and any the URL names.
+	metrics, err := s.db.LatestValidationNames(ctx, l.Experiment.ID)
+	if err != nil {
+		return err
 	}
-	if q.Sort != "id" && !slices.Contains(keys, q.Sort) {
-		return resolute.Errorf(resolute.EInvalid, "sort: unknown column %q; sort by id, %s", q.Sort, strings.Join(keys, ", "))
-	}
-	if chosen != nil {
-		for _, c := range chosen {
-			if !slices.Contains(keys, c) {
-				return resolute.Errorf(resolute.EInvalid, "cols: unknown column %q; choose from %s", c, strings.Join(keys, ", "))
-			}
+	for _, k := range append(slices.Clone(chosen), q.Sort) {
+		if name, ok := strings.CutPrefix(k, "m."); ok && !slices.Contains(metrics, name) {
+			metrics = append(metrics, name)
 		}
+	}
+	slices.Sort(metrics)
+	t.Choosable, t.Default = trialColumns(hps, trials, metrics, l.Metric)
+	keys := columnKeys(t.Choosable)
+	if chosen != nil {
 		q.Columns = []string{}
 		for _, k := range keys { // in table order
 			if slices.Contains(chosen, k) {
@@ -64,13 +77,7 @@ func (s *Server) trialsTab(r *http.Request, l *views.ExperimentLive) error {
 			q.Columns = nil
 		}
 	}
-	t.Query = q
-	rows, total, err := s.db.TrialPage(ctx, db.TrialPageFilter{ExperimentID: l.Experiment.ID, IDs: q.Brushed, Sort: q.Sort,
-		Descending: q.Desc, Now: s.now(), Limit: trialsPerPage, Offset: (q.Page - 1) * trialsPerPage})
-	if err != nil {
-		return err
-	}
-	t.Total = total
+	t.Query, t.Total = q, total
 	l.Table = t
 	for _, k := range keys {
 		if name, ok := strings.CutPrefix(k, "hp."); ok && t.Shows(k) {
@@ -101,6 +108,22 @@ func (s *Server) trialsTab(r *http.Request, l *views.ExperimentLive) error {
 		l.Trials = append(l.Trials, tr)
 	}
 	return nil
+}
+
+// knownColumn says whether key is a column of the trials tab: id, one of
+// the choosable, or m.NAME of any metric (a trial that never reported it
+// shows none).
+func knownColumn(choosable []views.TrialColumn, key string) bool {
+	name, metric := strings.CutPrefix(key, "m.")
+	return key == "id" || metric && name != "" || slices.Contains(columnKeys(choosable), key)
+}
+
+func columnKeys(cs []views.TrialColumn) []string {
+	keys := make([]string, len(cs))
+	for i, c := range cs {
+		keys[i] = c.Key
+	}
+	return keys
 }
 
 // readTrialQuery reads the trials tab's order, page and brushed trials

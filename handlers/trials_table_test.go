@@ -234,10 +234,14 @@ func TestTheTrialsTabSortsAndPagesOnTheServerWithTrialsWithoutAValueLast(t *test
 		}
 	}
 
+	// A metric no trial reported is a column of dashes, not an error.
+	_, body := get(t, c, f.m, f.path("?sort=m.nope&tab=trials"))
+	wants(t, "sorted by an unreported metric", body, `id="sort-m.nope" class="sorted">Latest nope<span`, `<td class="num metric">–</td>`)
+
 	// Past the last page, a way back.
-	_, body := get(t, c, f.m, f.path("?page=9&tab=trials"))
+	_, body = get(t, c, f.m, f.path("?page=9&tab=trials"))
 	wants(t, "past the end", body, "No more trials.")
-	for q, msg := range map[string]string{"?page=0&tab=trials": "page: expected a positive integer", "?sort=m.nope&tab=trials": "sort: unknown column",
+	for q, msg := range map[string]string{"?page=0&tab=trials": "page: expected a positive integer", "?sort=hp.nope&tab=trials": "sort: unknown column &#34;hp.nope&#34;", "?cols=m.&tab=trials": "cols: unknown column &#34;m.&#34;",
 		"?cols=color&tab=trials": "cols: unknown column &#34;color&#34;", "?order=up&tab=trials": "order: expected asc or desc",
 		"?brushed=1%2Cx&tab=trials": "brushed: expected a positive integer"} {
 		if resp, body := get(t, c, f.m, f.path(q)); resp.StatusCode != 400 || !strings.Contains(body, msg) {
