@@ -20,15 +20,17 @@ type Services struct {
 	Tasks       *Tasks
 	Queue       *Queue
 	Workspaces  *Workspaces
-	Projects    *Projects
-	Trials      *Trials
-	Checkpoints *Checkpoints
-	Allocations *Allocations
-	Models      *Models
-	Templates   *Templates
-	Users       *Users
-	RunMetadata *RunMetadata
-	TaskOrigin  *TaskOrigin
+	// WorkspaceSettings changes workspaces' settings and pool bindings.
+	WorkspaceSettings *WorkspaceSettings
+	Projects          *Projects
+	Trials            *Trials
+	Checkpoints       *Checkpoints
+	Allocations       *Allocations
+	Models            *Models
+	Templates         *Templates
+	Users             *Users
+	RunMetadata       *RunMetadata
+	TaskOrigin        *TaskOrigin
 }
 
 // ServicesOption tunes the services: WithMinPasswordLength.
@@ -62,6 +64,9 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 		Users:       &Users{db: database, logger: logger, taskUIDBase: taskUIDBase, minPassword: DefaultMinPasswordLength},
 		RunMetadata: &RunMetadata{db: database},
 		TaskOrigin:  NewTaskOrigin(database, time.Now),
+	}
+	if c := run.core(); c != nil {
+		s.WorkspaceSettings = &WorkspaceSettings{db: database, c: c, logger: logger}
 	}
 	for _, o := range opts {
 		o(s)
