@@ -1,7 +1,9 @@
 package control
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -157,22 +159,31 @@ func (s *WorkspaceSettings) apply(ctx context.Context, q *db.Queries, a authz.Ac
 		if err != nil {
 			return nil, err
 		}
-		next.CheckpointStorage = storage
-		changed = append(changed, "checkpointStorageConfig")
+		if !sameJSON(storage, old.CheckpointStorage) {
+			next.CheckpointStorage = storage
+			changed = append(changed, "checkpointStorageConfig")
+		}
 	}
 	if g := p.AgentUserGroup; g != nil {
-		if err := authz.Can(a, authz.Administer, authz.Cluster); err != nil {
-			return nil, resolute.Errorf(resolute.EForbidden, "agentUserGroup: only administrators may set the agent user and group a workspace's tasks run as")
-		}
-		next.AgentUserGroup = nil
+		var link *resolute.AgentUserGroup
 		if *g != (resolute.AgentUserGroup{}) {
-			if err := CheckAgentUserGroup(*g, s.c.opts.TaskUIDBase); err != nil {
-				return nil, err
-			}
-			link := *g
-			next.AgentUserGroup = &link
+			l := *g
+			link = &l
 		}
-		changed = append(changed, "agentUserGroup")
+		// Sent back as it is (a client echoing the settings) is no change,
+		// and needs no administrator.
+		if !sameJSON(link, old.AgentUserGroup) {
+			if err := authz.Can(a, authz.Administer, authz.Cluster); err != nil {
+				return nil, resolute.Errorf(resolute.EForbidden, "agentUserGroup: only administrators may set the agent user and group a workspace's tasks run as")
+			}
+			if link != nil {
+				if err := CheckAgentUserGroup(*link, s.c.opts.TaskUIDBase); err != nil {
+					return nil, err
+				}
+			}
+			next.AgentUserGroup = link
+			changed = append(changed, "agentUserGroup")
+		}
 	}
 	if p.Namespace != nil && *p.Namespace != old.Namespace {
 		if err := authz.Can(a, authz.Administer, authz.Cluster); err != nil {
@@ -240,9 +251,21 @@ func checkWorkspaceStorage(storage, old map[string]any) (map[string]any, error) 
 		out[k] = v
 	}
 	if _, err := expconf.MasterDefaults(out, nil); err != nil {
-		return nil, resolute.Errorf(resolute.EInvalid, "checkpointStorageConfig: %s", strings.ReplaceAll(resolute.ErrorMessage(err), "checkpoint_storage", "checkpointStorageConfig"))
+		msg := strings.ReplaceAll(resolute.ErrorMessage(err), "checkpoint_storage", "checkpointStorageConfig")
+		if !strings.HasPrefix(msg, "checkpointStorageConfig") {
+			msg = "checkpointStorageConfig: " + msg
+		}
+		return nil, resolute.Errorf(resolute.EInvalid, "%s", msg)
 	}
 	return out, nil
+}
+
+// sameJSON says whether a and b read the same as JSON (a map decoded from
+// YAML and one from JSON may hold different number types).
+func sameJSON(a, b any) bool {
+	x, errA := json.Marshal(a)
+	y, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(x, y)
 }
 
 // logChange says in the master's log who changed which settings of w.
@@ -267,4 +290,66 @@ func (s *WorkspaceSettings) logChange(a authz.Actor, w resolute.Workspace, chang
 		}
 	}
 	s.logger.Info("workspace settings changed", attrs...)
+}
+
+// PatchOf reads a workspace request of the API as a settings patch:
+// Determined's PATCH names for the pools, and a namespace given in
+// clusterNamespaceMeta. What Resolute does not do is refused, never
+// ignored: namespaces made on demand, resource quotas, other clusters.
+func PatchOf(req resolute.WorkspaceRequest) (SettingsPatch, error) {
+	p := SettingsPatch{Name: req.Name, DefaultComputePool: req.DefaultComputePool, DefaultAuxPool: req.DefaultAuxPool,
+		CheckpointStorage: req.CheckpointStorageConfig, AgentUserGroup: req.AgentUserGroup, Namespace: req.Namespace}
+	if p.DefaultComputePool == nil {
+		p.DefaultComputePool = req.DefaultComputeResourcePool
+	}
+	if p.DefaultAuxPool == nil {
+		p.DefaultAuxPool = req.DefaultAuxResourcePool
+	}
+	if len(req.ClusterNamespaceMeta) > 0 {
+		ns, err := NamespaceOf(req.ClusterNamespaceMeta)
+		if err != nil {
+			return p, err
+		}
+		if p.Namespace != nil && *p.Namespace != ns {
+			return p, resolute.Errorf(resolute.EInvalid, "namespace and clusterNamespaceMeta: give one")
+		}
+		p.Namespace = &ns
+	}
+	return p, nil
+}
+
+// NamespaceOf reads the namespace of Determined's clusterNamespaceMeta:
+// one entry, for this master's cluster ("" or no clusterName), naming a
+// namespace that exists.
+func NamespaceOf(meta map[string]resolute.WorkspaceNamespaceMeta) (string, error) {
+	if len(meta) != 1 {
+		return "", resolute.Errorf(resolute.EInvalid, "clusterNamespaceMeta: this master has one cluster; give one entry, keyed \"\"")
+	}
+	for cluster, m := range meta {
+		switch {
+		case cluster != "" || m.ClusterName != "":
+			return "", resolute.Errorf(resolute.EInvalid, "clusterNamespaceMeta: cluster %q: this master has one cluster; leave the cluster name out", cluster+m.ClusterName)
+		case m.AutoCreateNamespace || m.AutoCreateNamespaceAllClusters:
+			return "", resolute.Errorf(resolute.EInvalid, "clusterNamespaceMeta.autoCreateNamespace: not supported; create the namespace (and the Role the master needs there) yourself and name it")
+		case m.ResourceQuota != nil:
+			return "", resolute.Errorf(resolute.EInvalid, "clusterNamespaceMeta.resourceQuota: not supported; set a ResourceQuota in the namespace yourself")
+		case m.Namespace == "":
+			return "", resolute.Errorf(resolute.EInvalid, "clusterNamespaceMeta.namespace: name the namespace")
+		}
+		return m.Namespace, nil
+	}
+	return "", nil
+}
+
+// SettingsDefaults is what a workspace without settings gets: the master's
+// default pools; Namespaces says whether workspaces may name Kubernetes
+// namespaces (the resource manager is Kubernetes').
+type SettingsDefaults struct {
+	ComputePool, AuxPool string
+	Namespaces           bool
+}
+
+// Defaults returns the master's defaults for the settings form.
+func (s *WorkspaceSettings) Defaults() SettingsDefaults {
+	return SettingsDefaults{ComputePool: s.c.opts.ComputePool, AuxPool: s.c.opts.AuxPool, Namespaces: s.c.opts.Namespaces}
 }
