@@ -185,10 +185,14 @@ func (s *WorkspaceSettings) apply(ctx context.Context, q *db.Queries, a authz.Ac
 			changed = append(changed, "agentUserGroup")
 		}
 	}
-	if p.Namespace != nil && *p.Namespace != old.Namespace {
+	if p.Namespace != nil {
+		// Namespace bindings are the cluster's administrators' (Determined:
+		// cluster admins), even to clear one that is not there.
 		if err := authz.Can(a, authz.Administer, authz.Cluster); err != nil {
 			return nil, resolute.Errorf(resolute.EForbidden, "namespace: only administrators may bind a workspace to a Kubernetes namespace")
 		}
+	}
+	if p.Namespace != nil && *p.Namespace != old.Namespace {
 		if err := s.checkNamespace(*p.Namespace); err != nil {
 			return nil, err
 		}
