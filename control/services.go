@@ -65,9 +65,11 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 		RunMetadata: &RunMetadata{db: database},
 		TaskOrigin:  NewTaskOrigin(database, time.Now),
 	}
-	if c := run.core(); c != nil {
-		s.WorkspaceSettings = &WorkspaceSettings{db: database, c: c, logger: logger}
+	c := run.core()
+	if c == nil { // a runner of no parts (tests of other services): the defaults
+		c = NewRunner(database, nil, nil, RunOptions{}, logger).Queue.c
 	}
+	s.WorkspaceSettings = &WorkspaceSettings{db: database, c: c, logger: logger}
 	for _, o := range opts {
 		o(s)
 	}

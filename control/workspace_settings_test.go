@@ -222,6 +222,10 @@ func TestABoundPoolIsOnlyItsWorkspaces(t *testing.T) {
 	if err != nil || e.ResourcePool != "team-gpu" {
 		t.Fatalf("an experiment in vision: %v, pool %q", err, e.ResourcePool)
 	}
+	// Nor may it move to speech while it may still run there.
+	if err := tm.run.Experiments.Move(tm.ctx, tm.bob, e.ID, tm.speechP); code(err) != resolute.EForbidden {
+		t.Errorf("moving vision's team experiment to speech: %v, want forbidden", err)
+	}
 	// Tasks too: by config, and by the workspace's default.
 	_, err = tm.run.Tasks.Create(tm.ctx, tm.bob, control.TaskRequest{Type: resolute.TaskCommand, ConfigYAML: "resources: {resource_pool: team-gpu}\n",
 		Entrypoint: []string{"true"}, ProjectID: tm.speechP})
