@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -37,11 +38,33 @@ func settingsFormOf(ws resolute.Workspace) views.WorkspaceSettingsForm {
 	f := views.WorkspaceSettingsForm{DefaultComputePool: ws.DefaultComputePool, DefaultAuxPool: ws.DefaultAuxPool,
 		Agent: agentFormOf(ws.AgentUserGroup), Namespace: ws.Namespace}
 	if ws.CheckpointStorageConfig != nil {
-		if data, err := yaml.Marshal(ws.CheckpointStorageConfig); err == nil {
-			f.CheckpointStorage = string(data)
-		}
+		f.CheckpointStorage = storageYAML(ws.CheckpointStorageConfig)
 	}
 	return f
+}
+
+// storageYAML writes a checkpoint_storage section as YAML with its type
+// first, as people write it, then the other keys by name.
+func storageYAML(storage map[string]any) string {
+	keys := make([]string, 0, len(storage))
+	for k := range storage {
+		if k != "type" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	if _, ok := storage["type"]; ok {
+		keys = append([]string{"type"}, keys...)
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		data, err := yaml.Marshal(map[string]any{k: storage[k]})
+		if err != nil {
+			return ""
+		}
+		b.Write(data)
+	}
+	return b.String()
 }
 
 func (s *Server) renderWorkspaceSettings(w http.ResponseWriter, r *http.Request, status int, ws resolute.Workspace,
