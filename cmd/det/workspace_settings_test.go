@@ -85,13 +85,19 @@ func TestABoundPoolRunsOnlyItsWorkspacesExperiments(t *testing.T) {
 	if len(cps) == 0 {
 		t.Fatal("the trial left no checkpoint")
 	}
+	// The latest checkpoint is kept whatever the garbage collection (which
+	// may be deleting the others meanwhile) does.
+	inVision := 0
 	for _, cp := range cps {
-		if _, err := os.Stat(filepath.Join(storage, cp.UUID)); err != nil {
-			t.Errorf("checkpoint %s is not in vision's storage: %v", cp.UUID, err)
+		if _, err := os.Stat(filepath.Join(storage, cp.UUID)); err == nil {
+			inVision++
 		}
 		if _, err := os.Stat(filepath.Join(c.m.CheckpointDir, cp.UUID)); err == nil {
 			t.Errorf("checkpoint %s went to the master's storage", cp.UUID)
 		}
+	}
+	if inVision == 0 {
+		t.Errorf("none of the checkpoints %+v is in vision's storage %s", cps, storage)
 	}
 
 	c.ok("", "rp", "unbind", "team", "vision")
