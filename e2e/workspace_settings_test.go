@@ -15,7 +15,8 @@ import (
 // that is named beside the box and kept, fixes it and saves; the Unix user
 // is shown to her read-only. An administrator then sets the Unix user,
 // is told beside the field when it is root's, and saves a real one; the
-// storage's secret shows masked and survives the save.
+// storage's secret shows masked and survives the save. Bound to vision, the
+// pool says so on the cluster page.
 func TestAWorkspacesSettingsAreEditedOnItsPage(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{Slots: 2, ExtraPools: []string{"team"}})
 	login, err := client.New(m.URL).Login(t.Context(), "admin", "")
@@ -83,6 +84,13 @@ func TestAWorkspacesSettingsAreEditedOnItsPage(t *testing.T) {
 	if raw.CheckpointStorage["secret_key"] != "s3cret" {
 		t.Errorf("the secret after the administrator's save: %v", raw.CheckpointStorage["secret_key"])
 	}
+	// Bound to vision, the pool says so on the cluster page.
+	must(t, admin.BindPool(t.Context(), "team", []string{"vision"}))
+	_, err = admPage.Goto(m.URL + "/cluster")
+	must(t, err)
+	must(t, expect(t, admPage.Locator("#bound-team")).ToHaveText("bound to vision"))
+	must(t, expect(t, admPage.Locator("#bound-default")).ToHaveCount(0))
+
 	// Alice now sees the Unix user, read-only.
 	_, err = page.Reload()
 	must(t, err)
