@@ -46,21 +46,24 @@ type LaunchSpec struct {
 	// sourced by sh, so its exports reach them; a hook that fails ends the
 	// task with its status.
 	StartupHook bool
-	// RunAs is the Unix user the task runs as: its owner's linked agent
-	// user, or their default ids. The local resource manager runs the
+	// RunAs is the Unix user the task runs as: its workspace's agent user,
+	// its owner's linked agent user, or their default ids. The local resource manager runs the
 	// processes as it (when the master is root, else as the master's user);
 	// on Kubernetes a linked one sets the pod's runAsUser and runAsGroup.
 	RunAs TaskUser
 
 	// What a resource manager that runs containers (Kubernetes) needs
 	// besides; the local resource manager ignores these.
-	SlotAgents []string       // the agent (node) of each entry of Slots
-	TaskType   string         // TRIAL, COMMAND, NOTEBOOK, SHELL or TENSORBOARD
-	User       string         // the owner's username
-	Pool       string         // the resource pool
-	Image      string         // environment.image for the task's device type
-	PodSpec    map[string]any // environment.pod_spec
-	Priority   *int           // resources.priority
+	SlotAgents []string // the agent (node) of each entry of Slots
+	TaskType   string   // TRIAL, COMMAND, NOTEBOOK, SHELL or TENSORBOARD
+	User       string   // the owner's username
+	Pool       string   // the resource pool
+	// Namespace is the Kubernetes namespace of the task's workspace; ""
+	// means the pool's, or the resource manager's.
+	Namespace string
+	Image     string         // environment.image for the task's device type
+	PodSpec   map[string]any // environment.pod_spec
+	Priority  *int           // resources.priority
 	// Mounts are host directories the task sees: bind_mounts, and the
 	// shared_fs checkpoint storage at its own path.
 	Mounts []Mount

@@ -279,7 +279,11 @@ func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []sc
 	if err != nil {
 		return err
 	}
-	runAs, err := x.c.taskUser(ctx, e.UserID)
+	ws, err := x.c.db.WorkspaceSettings(ctx, e.WorkspaceID)
+	if err != nil {
+		return err
+	}
+	runAs, err := x.c.taskUser(ctx, e.UserID, ws)
 	if err != nil {
 		return err
 	}
@@ -296,7 +300,7 @@ func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []sc
 		PodSpec: cfg.Environment.PodSpec, Priority: cfg.Resources.Priority,
 		Mounts:       mountsOf(cfg.BindMounts, cfg.CheckpointStorage),
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,
-		RunAs: runAs,
+		RunAs: runAs, Namespace: ws.Namespace,
 	}
 	spec.StartupHook = resolute.RunsStartupHook(spec.TaskType)
 	if t.LatestCheckpoint != "" {

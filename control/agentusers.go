@@ -75,12 +75,13 @@ func taskUserOf(base int, u resolute.User) (resolute.TaskUser, error) {
 	return DefaultTaskUser(base, u)
 }
 
-// taskUser is what the tasks of user id run as: their link, or their
+// taskUser is what the tasks of user id in a workspace with settings ws
+// run as (TaskUserIn): the workspace's agent user, their link, or their
 // default ids.
-func (c *core) taskUser(ctx context.Context, userID int64) (resolute.TaskUser, error) {
+func (c *core) taskUser(ctx context.Context, userID int64, ws resolute.WorkspaceSettings) (resolute.TaskUser, error) {
 	u, err := c.db.User(ctx, userID)
 	if err != nil {
 		return resolute.TaskUser{}, fmt.Errorf("the task's owner: %w", err)
 	}
-	return taskUserOf(c.opts.TaskUIDBase, u)
+	return TaskUserIn(c.opts.TaskUIDBase, ws, u)
 }

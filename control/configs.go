@@ -44,12 +44,10 @@ func WithPoolDefaults(pools map[string][]byte, computePool string) ConfigsOption
 	return func(c *Configs) { c.pools, c.computePool = pools, computePool }
 }
 
-// defaultsFor picks the lowest layer for a config whose upper layers are
-// given: the pool's own defaults when it has them, else the master's.
-func (c *Configs) defaultsFor(upper [][]byte, overrides []string) []byte {
-	if len(c.pools) == 0 {
-		return c.defaults
-	}
+// mergedUpper merges a config's upper layers and overrides as maps, to
+// read the keys that pick its lower layers (workspace, project,
+// resources.resource_pool); nil when they do not merge.
+func mergedUpper(upper [][]byte, overrides []string) map[string]any {
 	var maps []map[string]any
 	for _, l := range upper {
 		var m map[string]any
@@ -59,9 +57,22 @@ func (c *Configs) defaultsFor(upper [][]byte, overrides []string) []byte {
 	}
 	merged, err := expconf.ApplyOverrides(expconf.Merge(maps...), overrides)
 	if err != nil {
+		return nil
+	}
+	return merged
+}
+
+// defaultsFor picks the lowest layer for a config whose upper layers merge
+// to merged: the pool's own defaults when it has them, else the master's.
+// computePool is where the config goes when it names no pool.
+func (c *Configs) defaultsFor(merged map[string]any, computePool string) []byte {
+	if len(c.pools) == 0 {
 		return c.defaults
 	}
-	pool := c.computePool
+	pool := computePool
+	if pool == "" {
+		pool = c.computePool
+	}
 	if res, ok := merged["resources"].(map[string]any); ok {
 		if p, ok := res["resource_pool"].(string); ok && p != "" {
 			pool = p
@@ -73,9 +84,51 @@ func (c *Configs) defaultsFor(upper [][]byte, overrides []string) []byte {
 	return c.defaults
 }
 
+// workspaceSettings are the settings of the workspace a config is
+// submitted in: project projectID's, else the one its workspace key names,
+// else the default workspace's. A workspace that is not found has none
+// here; the submission reports it when it places the experiment.
+func (c *Configs) workspaceSettings(ctx context.Context, projectID int64, merged map[string]any) (resolute.WorkspaceSettings, error) {
+	var wsID int64
+	if projectID != 0 {
+		p, err := c.db.Project(ctx, projectID)
+		if err != nil {
+			return resolute.WorkspaceSettings{}, ignoreNotFound(err)
+		}
+		wsID = p.WorkspaceID
+	} else {
+		name, _ := merged["workspace"].(string)
+		if name == "" {
+			name = resolute.DefaultWorkspaceName
+		}
+		w, err := c.db.WorkspaceByName(ctx, name)
+		if err != nil {
+			return resolute.WorkspaceSettings{}, ignoreNotFound(err)
+		}
+		wsID = w.ID
+	}
+	return c.db.WorkspaceSettings(ctx, wsID)
+}
+
+// ignoreNotFound is nil for a not_found error, else err.
+func ignoreNotFound(err error) error {
+	if resolute.ErrorCode(err) == resolute.ENotFound {
+		return nil
+	}
+	return err
+}
+
 // ExpandExperiment merges the layers and returns the fully expanded config,
-// or every error at once (code invalid). templateName "" means none.
+// or every error at once (code invalid). templateName "" means none. The
+// config's workspace key (or the default workspace) gives its workspace.
 func (c *Configs) ExpandExperiment(ctx context.Context, userYAML []byte, templateName string, overrides []string) (*expconf.ExperimentConfig, error) {
+	return c.ExpandExperimentIn(ctx, 0, userYAML, templateName, overrides)
+}
+
+// ExpandExperimentIn is ExpandExperiment for a config submitted in project
+// projectID (0: the project its keys name): master (or pool) defaults <
+// the workspace's checkpoint storage < template < user config < overrides.
+func (c *Configs) ExpandExperimentIn(ctx context.Context, projectID int64, userYAML []byte, templateName string, overrides []string) (*expconf.ExperimentConfig, error) {
 	var upper [][]byte
 	if templateName != "" {
 		t, err := c.db.Template(ctx, templateName)
@@ -85,9 +138,18 @@ func (c *Configs) ExpandExperiment(ctx context.Context, userYAML []byte, templat
 		upper = append(upper, []byte(t.ConfigYAML))
 	}
 	upper = append(upper, userYAML)
+	merged := mergedUpper(upper, overrides)
+	ws, err := c.workspaceSettings(ctx, projectID, merged)
+	if err != nil {
+		return nil, err
+	}
 	// A config without a name gets one, as Determined's does.
 	name := []byte(fmt.Sprintf("name: %q\n", expconf.GenerateName(rand.Uint64())))
-	layers := append([][]byte{name, c.defaultsFor(upper, overrides)}, upper...)
+	layers := [][]byte{name, c.defaultsFor(merged, ws.DefaultComputePool)}
+	if l := StorageLayer(ws); l != nil {
+		layers = append(layers, l)
+	}
+	layers = append(layers, upper...)
 	cfg, err := expconf.ParseExperimentLayers(layers, overrides)
 	if err != nil {
 		return nil, invalid(err)

@@ -33,6 +33,9 @@ type RunOptions struct {
 	// TaskUIDBase gives unlinked users' tasks their Unix ids: base + user
 	// id (master task_uid_base); 0 means resolute.DefaultTaskUIDBase.
 	TaskUIDBase int
+	// Namespaces says the resource manager runs pods in Kubernetes
+	// namespaces, so that workspaces may name their own.
+	Namespaces bool
 }
 
 // Pool is a resource pool.
@@ -51,6 +54,17 @@ type Runner struct {
 	Experiments *Experiments
 	Tasks       *Tasks
 	Queue       *Queue
+}
+
+// core is the runner's shared core, nil for a runner of no parts.
+func (r *Runner) core() *core {
+	switch {
+	case r.Queue != nil:
+		return r.Queue.c
+	case r.Tasks != nil:
+		return r.Tasks.c
+	}
+	return nil
 }
 
 // Option changes an optional knob of NewRunner.

@@ -37,7 +37,7 @@ func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateReque
 	if err := checkContext(req.Context); err != nil {
 		return resolute.Experiment{}, err
 	}
-	cfg, err := x.c.configs.ExpandExperiment(ctx, []byte(req.ConfigYAML), req.Template, req.Overrides)
+	cfg, err := x.c.configs.ExpandExperimentIn(ctx, req.ProjectID, []byte(req.ConfigYAML), req.Template, req.Overrides)
 	if err != nil {
 		return resolute.Experiment{}, err
 	}
@@ -45,10 +45,6 @@ func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateReque
 		return resolute.Experiment{}, err
 	}
 	projectID, err := x.c.projectFor(ctx, cfg, req.ProjectID)
-	if err != nil {
-		return resolute.Experiment{}, err
-	}
-	pool, err := x.c.poolFor(cfg.Resources.ResourcePool)
 	if err != nil {
 		return resolute.Experiment{}, err
 	}
@@ -71,6 +67,7 @@ func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateReque
 		contextFrom = req.ParentID // the parent's, copied inside the database
 	}
 	var id int64
+	var pool string
 	err = x.c.db.InTx(ctx, func(q *db.Queries) error {
 		p, err := q.ProjectForUpdate(ctx, projectID)
 		if err != nil {
@@ -81,6 +78,16 @@ func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateReque
 		}
 		if p.Archived {
 			return resolute.Errorf(resolute.EConflict, "project %q is archived", p.Name)
+		}
+		// The workspace's default pool, and its right to the pool, are
+		// read under the bindings' lock: a pool bound elsewhere meanwhile
+		// is refused, not used.
+		pl, err := placementOf(ctx, q, projectID)
+		if err != nil {
+			return err
+		}
+		if pool, err = x.c.routePool(pl, cfg.Resources.ResourcePool, false); err != nil {
+			return err
 		}
 		snap, err := s.Snapshot()
 		if err != nil {

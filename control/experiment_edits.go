@@ -92,7 +92,8 @@ func (x *Experiments) Delete(ctx context.Context, a authz.Actor, id int64) error
 // Move puts an experiment in another project, not an archived one.
 func (x *Experiments) Move(ctx context.Context, a authz.Actor, id, projectID int64) error {
 	return x.c.db.InTx(ctx, func(q *db.Queries) error {
-		if _, err := changeableExperiment(ctx, q, a, id); err != nil {
+		e, err := changeableExperiment(ctx, q, a, id)
+		if err != nil {
 			return err
 		}
 		p, err := q.ProjectForUpdate(ctx, projectID)
@@ -101,6 +102,17 @@ func (x *Experiments) Move(ctx context.Context, a authz.Actor, id, projectID int
 		}
 		if p.Archived {
 			return resolute.Errorf(resolute.EConflict, "project %q is archived", p.Name)
+		}
+		// An experiment that may still run must be allowed its pool in the
+		// workspace it moves to (resource-pool bindings).
+		if !resolute.Terminal(e.State) {
+			pl, err := placementOf(ctx, q, projectID)
+			if err != nil {
+				return err
+			}
+			if err := CheckPoolUse(e.ResourcePool, pl.workspace, pl.bindings); err != nil {
+				return err
+			}
 		}
 		return q.MoveExperiment(ctx, id, projectID)
 	})

@@ -128,6 +128,17 @@ func (x *Queue) updateOne(ctx context.Context, q *db.Queries, a authz.Actor, u r
 		if pool, err = x.c.poolFor(*u.ResourcePool); err != nil {
 			return resolute.Errorf(resolute.EInvalid, "resourcePool: %s", strings.TrimPrefix(resolute.ErrorMessage(err), "resources.resource_pool: "))
 		}
+		if pool != j.pool {
+			// A pool bound to other workspaces is theirs (seeds: resource
+			// pool bindings), in the queue as at submission.
+			pl, err := placementOf(ctx, q, j.exp.ProjectID)
+			if err != nil {
+				return err
+			}
+			if err := CheckPoolUse(pool, pl.workspace, pl.bindings); err != nil {
+				return resolute.Errorf(resolute.EForbidden, "resourcePool: %s", resolute.ErrorMessage(err))
+			}
+		}
 	}
 	if u.AheadOf != "" && u.BehindOf != "" {
 		return resolute.Errorf(resolute.EInvalid, "aheadOf and behindOf: give one")

@@ -20,15 +20,17 @@ type Services struct {
 	Tasks       *Tasks
 	Queue       *Queue
 	Workspaces  *Workspaces
-	Projects    *Projects
-	Trials      *Trials
-	Checkpoints *Checkpoints
-	Allocations *Allocations
-	Models      *Models
-	Templates   *Templates
-	Users       *Users
-	RunMetadata *RunMetadata
-	TaskOrigin  *TaskOrigin
+	// WorkspaceSettings changes workspaces' settings and pool bindings.
+	WorkspaceSettings *WorkspaceSettings
+	Projects          *Projects
+	Trials            *Trials
+	Checkpoints       *Checkpoints
+	Allocations       *Allocations
+	Models            *Models
+	Templates         *Templates
+	Users             *Users
+	RunMetadata       *RunMetadata
+	TaskOrigin        *TaskOrigin
 }
 
 // ServicesOption tunes the services: WithMinPasswordLength.
@@ -63,6 +65,11 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 		RunMetadata: &RunMetadata{db: database},
 		TaskOrigin:  NewTaskOrigin(database, time.Now),
 	}
+	c := run.core()
+	if c == nil { // a runner of no parts (tests of other services): the defaults
+		c = NewRunner(database, nil, nil, RunOptions{}, logger).Queue.c
+	}
+	s.WorkspaceSettings = &WorkspaceSettings{db: database, c: c, logger: logger}
 	for _, o := range opts {
 		o(s)
 	}

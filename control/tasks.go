@@ -90,15 +90,6 @@ func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (res
 	if err != nil {
 		return resolute.Task{}, invalid(err)
 	}
-	pool := cfg.Resources.ResourcePool
-	if pool == "" {
-		pool = x.c.opts.AuxPool
-		if cfg.Slots > 0 {
-			pool = x.c.opts.ComputePool
-		}
-	} else if pool, err = x.c.poolFor(pool); err != nil {
-		return resolute.Task{}, err
-	}
 	projectID := req.ProjectID
 	if projectID == 0 {
 		projectID, err = x.c.projectFor(ctx, &expconf.ExperimentConfig{}, 0)
@@ -114,8 +105,17 @@ func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (res
 	if req.Type == resolute.TaskNotebook {
 		token = randomHex(16)
 	}
-	var id string
+	var id, pool string
 	err = x.c.db.InTx(ctx, func(q *db.Queries) error {
+		// The workspace's default pools and its right to the pool, under
+		// the bindings' lock (see Experiments.Create).
+		pl, err := placementOf(ctx, q, projectID)
+		if err != nil {
+			return err
+		}
+		if pool, err = x.c.routePool(pl, cfg.Resources.ResourcePool, cfg.Slots == 0); err != nil {
+			return err
+		}
 		id, err = q.CreateTask(ctx, db.NewTask{Type: req.Type, Description: taskDescription(req, cfg), Config: configJSON,
 			Context: contextReader(req.Context), UserID: a.UserID(), ProjectID: projectID, ResourcePool: pool, Priority: cfg.Resources.Priority,
 			Slots: cfg.Slots, ServiceToken: token, ExperimentIDs: req.ExperimentIDs, TrialIDs: req.TrialIDs})
@@ -234,7 +234,11 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 	if err != nil {
 		return err
 	}
-	runAs, err := x.c.taskUser(ctx, t.UserID)
+	ws, err := x.c.workspaceSettingsOf(ctx, t.ProjectID)
+	if err != nil {
+		return err
+	}
+	runAs, err := x.c.taskUser(ctx, t.UserID, ws)
 	if err != nil {
 		return err
 	}
@@ -261,7 +265,7 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: t.Priority, Mounts: mountsOf(cfg.BindMounts, nil),
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,
-		RunAs: runAs}
+		RunAs: runAs, Namespace: ws.Namespace}
 	spec.StartupHook = resolute.RunsStartupHook(t.Type)
 	listen := x.c.rm.ListenAddr()
 	prefix := "/proxy/" + t.ID + "/"

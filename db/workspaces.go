@@ -14,17 +14,32 @@ func (q *Queries) Workspaces(ctx context.Context, archived *bool) ([]resolute.Wo
 	if err != nil {
 		return nil, translate(err, "workspaces")
 	}
+	settings, err := q.allWorkspaceSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]resolute.Workspace, len(rows))
 	for i, r := range rows {
 		out[i] = toWorkspace(r)
+		out[i].WorkspaceSettingsView = settings[r.ID].View()
 	}
 	return out, nil
 }
 
-// Workspace returns the workspace with id.
+// Workspace returns the workspace with id, its settings' secrets masked.
 func (q *Queries) Workspace(ctx context.Context, id int64) (resolute.Workspace, error) {
-	w, err := q.q.GetWorkspace(ctx, id)
-	return toWorkspace(w), translate(err, "workspace %d", id)
+	row, err := q.q.GetWorkspace(ctx, id)
+	if err != nil {
+		return toWorkspace(row), translate(err, "workspace %d", id)
+	}
+	return q.withSettings(ctx, toWorkspace(row))
+}
+
+// withSettings adds w's settings, masked, to w.
+func (q *Queries) withSettings(ctx context.Context, w resolute.Workspace) (resolute.Workspace, error) {
+	s, err := q.WorkspaceSettings(ctx, w.ID)
+	w.WorkspaceSettingsView = s.View()
+	return w, err
 }
 
 // WorkspaceForUpdate locks the workspace with id until the transaction ends
@@ -38,8 +53,11 @@ func (q *Queries) WorkspaceForUpdate(ctx context.Context, id int64) (resolute.Wo
 
 // WorkspaceByName returns the workspace called name.
 func (q *Queries) WorkspaceByName(ctx context.Context, name string) (resolute.Workspace, error) {
-	w, err := q.q.GetWorkspaceByName(ctx, name)
-	return toWorkspace(w), translate(err, "workspace %q", name)
+	row, err := q.q.GetWorkspaceByName(ctx, name)
+	if err != nil {
+		return toWorkspace(row), translate(err, "workspace %q", name)
+	}
+	return q.withSettings(ctx, toWorkspace(row))
 }
 
 // CreateWorkspace adds a workspace owned by userID.

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"sort"
 	"strconv"
@@ -130,23 +131,31 @@ func (s *Server) masterView() views.MasterInfo {
 // handleCluster serves GET /cluster: the master and each resource pool
 // with its scheduler and slots.
 func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) {
-	s.page(w, r, views.ClusterPage(views.Cluster{Shell: s.shell(r, "Cluster", "cluster"), Master: s.masterView(), Live: s.clusterLive()}))
+	s.page(w, r, views.ClusterPage(views.Cluster{Shell: s.shell(r, "Cluster", "cluster"), Master: s.masterView(), Live: s.clusterLive(r.Context())}))
 }
 
 // handleClusterPools serves GET /cluster/pools: the htmx fragment of the
 // pools and their slots, fetched again on each pushed change (GET /events).
 func (s *Server) handleClusterPools(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, views.ClusterLiveView(s.clusterLive()))
+	s.render(w, r, http.StatusOK, views.ClusterLiveView(s.clusterLive(r.Context())))
 }
 
-func (s *Server) clusterLive() views.ClusterLive {
+func (s *Server) clusterLive(ctx context.Context) views.ClusterLive {
+	// The workspaces each pool is bound to; without them (the database
+	// away) the pools still show.
+	bound := map[string][]string{}
+	if bindings, err := s.db.PoolBindings(ctx); err == nil {
+		for _, b := range bindings {
+			bound[b.PoolName] = append(bound[b.PoolName], b.WorkspaceName)
+		}
+	}
 	configs := map[string]scheduler.Config{}
 	for _, p := range s.queue.Pools() {
 		configs[p.Name] = p.Scheduler
 	}
 	var l views.ClusterLive
 	for _, p := range s.queue.ResourcePools() {
-		cp := views.ClusterPool{Pool: p, Order: priorityOrder(configs[p.Name])}
+		cp := views.ClusterPool{Pool: p, Order: priorityOrder(configs[p.Name]), BoundTo: bound[p.Name]}
 		for _, sl := range p.Slots {
 			cp.Slots = append(cp.Slots, views.ClusterSlot{Slot: sl, TrialID: trialOfID(sl.AllocationID)})
 		}

@@ -104,6 +104,8 @@ func (s *Server) Routes() chi.Router {
 		r.Post("/workspaces", s.handleWorkspaceCreateForm)
 		r.Get("/workspaces/{id}", s.handleWorkspacePage)
 		r.Post("/workspaces/{id}/rename", s.handleWorkspaceRenameForm)
+		r.Get("/workspaces/{id}/settings", s.handleWorkspaceSettingsPage)
+		r.Post("/workspaces/{id}/settings", s.handleWorkspaceSettingsForm)
 		r.Post("/workspaces/{id}/archive", s.handleWorkspaceArchiveForm(true))
 		r.Post("/workspaces/{id}/unarchive", s.handleWorkspaceArchiveForm(false))
 		r.Post("/workspaces/{id}/delete", s.handleWorkspaceDeleteForm)
@@ -180,6 +182,10 @@ func (s *Server) Routes() chi.Router {
 			r.Post("/workspaces/{id}/archive", s.handleAPIWorkspaceArchive(true))
 			r.Post("/workspaces/{id}/unarchive", s.handleAPIWorkspaceArchive(false))
 			r.Get("/workspaces/{id}/projects", s.handleAPIWorkspaceProjects)
+			r.Get("/workspaces/{id}/available-resource-pools", s.handleAPIAvailablePools)
+			r.Get("/workspaces/{id}/list-namespace-bindings", s.handleAPINamespaceBindingsGet)
+			r.Post("/workspaces/{id}/namespace-bindings", s.handleAPINamespaceBindingsSet)
+			r.Delete("/workspaces/{id}/namespace-bindings", s.handleAPINamespaceBindingsDelete)
 			r.Post("/workspaces/{id}/projects", s.handleAPIProjectCreate)
 
 			r.Get("/projects", s.handleAPIProjectList)
@@ -217,6 +223,10 @@ func (s *Server) Routes() chi.Router {
 			r.Get("/job-queues", s.handleAPIJobQueue)
 			r.Post("/job-queues", s.handleAPIJobQueueUpdate)
 			r.Get("/resource-pools", s.handleAPIResourcePools)
+			r.Get("/resource-pools/{name}/workspace-bindings", s.handleAPIPoolBindings)
+			r.Post("/resource-pools/{name}/workspace-bindings", s.handleAPIPoolBind("bind"))
+			r.Put("/resource-pools/{name}/workspace-bindings", s.handleAPIPoolBind("replace"))
+			r.Delete("/resource-pools/{name}/workspace-bindings", s.handleAPIPoolBind("unbind"))
 			r.Get("/agents", s.handleAPIAgents)
 
 			for kind := range kinds {

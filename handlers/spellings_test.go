@@ -227,6 +227,33 @@ func TestEveryBodyTakesEitherSpelling(t *testing.T) {
 				}
 			},
 		},
+		"a workspace's settings, the storage's keys kept as written": {
+			route: "PATCH /api/v1/workspaces/{id}", path: "/api/v1/workspaces/{ws}",
+			camel: `{"defaultComputeResourcePool":"default","checkpointStorageConfig":{"type":"shared_fs","host_path":"/mnt/{s}"}}`,
+			snake: `{"default_compute_resource_pool":"default","checkpoint_storage_config":{"type":"shared_fs","host_path":"/mnt/{s}"}}`,
+			check: func(t *testing.T, fx *spellingFixture, v map[string]string, _ []byte) {
+				w, _ := m.DB.WorkspaceSettings(ctx, fx.ws)
+				if w.DefaultComputePool != "default" || w.CheckpointStorage["host_path"] != "/mnt/"+v["{s}"] {
+					t.Errorf("settings %+v", w)
+				}
+			},
+		},
+		"a pool bound to a workspace: the ids reached the rule for default pools": {
+			route: "POST /api/v1/resource-pools/{name}/workspace-bindings", path: "/api/v1/resource-pools/default/workspace-bindings",
+			camel: `{"resourcePoolName":"default","workspaceIds":[{ws}]}`, snake: `{"resource_pool_name":"default","workspace_ids":[{ws}]}`,
+			status: 400, check: wantMessage("default pools cannot be bound"),
+		},
+		"a pool's bindings replaced": {
+			route: "PUT /api/v1/resource-pools/{name}/workspace-bindings", path: "/api/v1/resource-pools/default/workspace-bindings",
+			camel: `{"resourcePoolName":"default","workspaceIds":[{ws}]}`, snake: `{"resource_pool_name":"default","workspace_ids":[{ws}]}`,
+			status: 400, check: wantMessage("default pools cannot be bound"),
+		},
+		"a workspace's namespace: it reached the rule for the local resource manager": {
+			route: "POST /api/v1/workspaces/{id}/namespace-bindings", path: "/api/v1/workspaces/{ws}/namespace-bindings",
+			camel:  `{"workspaceId":{ws},"clusterNamespaceMeta":{"":{"namespace":"ns-{s}"}}}`,
+			snake:  `{"workspace_id":{ws},"cluster_namespace_meta":{"":{"namespace":"ns-{s}"}}}`,
+			status: 400, check: wantMessage("runs no Kubernetes pods"),
+		},
 		"a new project": {
 			route: "POST /api/v1/workspaces/{id}/projects", path: "/api/v1/workspaces/{ws}/projects",
 			camel: `{"name":"p-{s}","description":"made {s}","workspaceId":{ws}}`, snake: `{"name":"p-{s}","description":"made {s}","workspace_id":{ws}}`,

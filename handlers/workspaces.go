@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/views"
 )
@@ -54,14 +55,23 @@ func filterWorkspaces(list []resolute.Workspace, name string) []resolute.Workspa
 	return out
 }
 
-// handleAPIWorkspaceCreate serves POST /api/v1/workspaces.
+// handleAPIWorkspaceCreate serves POST /api/v1/workspaces: a name, and
+// any of the settings (Determined's PostWorkspaceRequest).
 func (s *Server) handleAPIWorkspaceCreate(w http.ResponseWriter, r *http.Request) {
-	var req resolute.NameRequest
+	var req resolute.WorkspaceRequest
 	if err := decodeJSON(r, &req); err != nil {
 		s.error(w, r, err)
 		return
 	}
-	ws, err := s.svc.Workspaces.Create(r.Context(), actorFrom(r), req.Name)
+	p, err := control.PatchOf(req)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if p.Name == nil {
+		p.Name = new(string)
+	}
+	ws, err := s.svc.WorkspaceSettings.Create(r.Context(), actorFrom(r), p)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -84,19 +94,25 @@ func (s *Server) handleAPIWorkspaceGet(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resolute.WorkspaceResponse{Workspace: ws})
 }
 
-// handleAPIWorkspacePatch serves PATCH /api/v1/workspaces/{id}: rename.
+// handleAPIWorkspacePatch serves PATCH /api/v1/workspaces/{id}: its name
+// and settings (Determined's PatchWorkspace).
 func (s *Server) handleAPIWorkspacePatch(w http.ResponseWriter, r *http.Request) {
 	id, err := idParam(r, "id")
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	var req resolute.NameRequest
+	var req resolute.WorkspaceRequest
 	if err := decodeJSON(r, &req); err != nil {
 		s.error(w, r, err)
 		return
 	}
-	ws, err := s.svc.Workspaces.Rename(r.Context(), actorFrom(r), id, req.Name)
+	p, err := control.PatchOf(req)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	ws, err := s.svc.WorkspaceSettings.Set(r.Context(), actorFrom(r), id, p)
 	if err != nil {
 		s.error(w, r, err)
 		return

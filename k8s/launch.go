@@ -44,7 +44,7 @@ func (m *Manager) Launch(ctx context.Context, spec resolute.LaunchSpec) error {
 		def = pool.GCPodSpec // else the CPU pod spec: GC needs no GPU
 	}
 	req := PodRequest{Spec: spec, TaskType: spec.TaskType, User: spec.User, Pool: pool.Name,
-		Namespace: m.namespaceOf(pool), Image: spec.Image, Slots: len(spec.Slots), MaxSlotsPerPod: m.opts.MaxSlotsPerPod,
+		Namespace: m.namespaceOf(spec, pool), Image: spec.Image, Slots: len(spec.Slots), MaxSlotsPerPod: m.opts.MaxSlotsPerPod,
 		SlotType: m.opts.SlotType, CPUPerSlot: m.opts.CPUPerSlot, DefaultPodSpec: def, UserPodSpec: user,
 		Priority: spec.Priority, DefaultScheduler: m.opts.DefaultScheduler, Rendezvous: m.harness != nil}
 	for _, p := range places {
@@ -75,6 +75,7 @@ func (m *Manager) Launch(ctx context.Context, spec resolute.LaunchSpec) error {
 		}
 	}
 
+	m.watchNamespace(req.Namespace)
 	a := &allocation{id: spec.AllocationID, namespace: req.Namespace, pods: places, launched: time.Now(), noted: map[string]bool{}}
 	for i := range a.pods {
 		a.pods[i].name = pods[i].Name

@@ -29,8 +29,12 @@ type Options struct {
 	Client kubernetes.Interface
 	// Config is the client's REST configuration, for exec.
 	Config *rest.Config
-	// Namespace is where pods go unless their pool names another.
+	// Namespace is where pods go unless their workspace or pool names another.
 	Namespace string
+	// WorkspaceNamespaces are the namespaces workspaces name (a launch's
+	// LaunchSpec.Namespace), watched from the start; one a launch names
+	// later is watched from then on.
+	WorkspaceNamespaces []string
 	// Pools are the resource pools; the first is used for unknown names.
 	Pools          []Pool
 	MaxSlotsPerPod int
@@ -67,7 +71,9 @@ type Manager struct {
 	factory   informers.SharedInformerFactory   // Resolute's pods
 	others    informers.SharedInformerFactory   // every other pod that holds resources
 	cluster   informers.SharedInformerFactory   // nodes
+	evMu      sync.Mutex                        // guards podEvents and watched
 	podEvents []informers.SharedInformerFactory // events about pods, by namespace
+	watched   map[string]bool                   // namespaces of podEvents
 	pods      corelisters.PodLister
 	otherPods corelisters.PodLister
 	nodes     corelisters.NodeLister
@@ -156,14 +162,9 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	m.cluster = informers.NewSharedInformerFactory(opts.Client, 0)
 	// Events are read in Resolute's namespaces only (the Helm chart's Roles
 	// grant no more).
+	m.watched = map[string]bool{}
 	for _, ns := range m.namespaces() {
-		f := informers.NewSharedInformerFactoryWithOptions(opts.Client, 0, informers.WithNamespace(ns),
-			informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "involvedObject.kind=Pod" }))
-		f.Core().V1().Events().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(o any) { m.eventSeen(o) },
-			UpdateFunc: func(_, o any) { m.eventSeen(o) },
-		})
-		m.podEvents = append(m.podEvents, f)
+		m.addEventInformer(ns)
 	}
 	podInf := m.factory.Core().V1().Pods()
 	m.pods = podInf.Lister()
@@ -238,16 +239,58 @@ func (m *Manager) Close() error {
 
 // factories are every informer factory of the manager.
 func (m *Manager) factories() []informers.SharedInformerFactory {
+	m.evMu.Lock()
+	defer m.evMu.Unlock()
 	return append([]informers.SharedInformerFactory{m.factory, m.others, m.cluster}, m.podEvents...)
 }
 
-// namespaces are where Resolute's pods go: the default namespace and the
-// pools' own.
+// addEventInformer makes (not starts) an informer of the events about pods
+// in namespace ns, unless there is one.
+func (m *Manager) addEventInformer(ns string) (informers.SharedInformerFactory, bool) {
+	m.evMu.Lock()
+	defer m.evMu.Unlock()
+	if m.watched[ns] {
+		return nil, false
+	}
+	f := informers.NewSharedInformerFactoryWithOptions(m.opts.Client, 0, informers.WithNamespace(ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "involvedObject.kind=Pod" }))
+	f.Core().V1().Events().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { m.eventSeen(o) },
+		UpdateFunc: func(_, o any) { m.eventSeen(o) },
+	})
+	m.podEvents = append(m.podEvents, f)
+	m.watched[ns] = true
+	return f, true
+}
+
+// watchNamespace starts reading the events of a namespace a launch names
+// that the manager did not watch yet (a workspace's, bound after start).
+func (m *Manager) watchNamespace(ns string) {
+	if f, ok := m.addEventInformer(ns); ok {
+		f.Start(m.ctx.Done())
+		m.log.Info("watching pod events", "namespace", ns)
+	}
+}
+
+// namespaces are where Resolute's pods go: the default namespace, the
+// pools' own and the workspaces'.
 func (m *Manager) namespaces() []string {
 	out := []string{m.opts.Namespace}
 	for _, p := range m.opts.Pools {
 		if p.Namespace != "" && !slices.Contains(out, p.Namespace) {
 			out = append(out, p.Namespace)
+		}
+	}
+	for _, ns := range m.opts.WorkspaceNamespaces {
+		if ns != "" && !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	m.evMu.Lock()
+	defer m.evMu.Unlock()
+	for ns := range m.watched {
+		if !slices.Contains(out, ns) {
+			out = append(out, ns)
 		}
 	}
 	return out
@@ -263,8 +306,12 @@ func (m *Manager) pool(name string) Pool {
 	return m.opts.Pools[0]
 }
 
-// namespaceOf is the namespace of a pool's pods.
-func (m *Manager) namespaceOf(p Pool) string {
+// namespaceOf is the namespace of a launch's pods in pool p: its
+// workspace's, else the pool's, else the manager's.
+func (m *Manager) namespaceOf(spec resolute.LaunchSpec, p Pool) string {
+	if spec.Namespace != "" {
+		return spec.Namespace
+	}
 	if p.Namespace != "" {
 		return p.Namespace
 	}

@@ -139,7 +139,7 @@ func (r PodRequest) prepareBase(p *corev1.Pod, name string, labels map[string]st
 		w.add("pod_spec: metadata.name is ignored: Resolute names the pods %s-<n>", name)
 	}
 	if p.Namespace != "" && p.Namespace != r.Namespace {
-		w.add("pod_spec: metadata.namespace %q is ignored: the pods run in namespace %q of resource pool %q",
+		w.add("pod_spec: metadata.namespace %q is ignored: the pods run in namespace %q (their workspace's, else resource pool %q's)",
 			p.Namespace, r.Namespace, r.Pool)
 	}
 	meta := metav1.ObjectMeta{Namespace: r.Namespace, Labels: p.Labels, Annotations: p.Annotations}

@@ -364,6 +364,9 @@ type ClusterPool struct {
 	Pool  resolute.ResourcePool
 	Order string // which way priorities run, for priority pools
 	Slots []ClusterSlot
+	// BoundTo are the workspaces the pool is bound to, the only ones that
+	// may use it; none: every workspace may.
+	BoundTo []string
 }
 
 // ClusterSlot is one slot and what holds it.

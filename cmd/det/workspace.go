@@ -2,8 +2,7 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"strconv"
+	"reflect"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +14,8 @@ func (a *app) workspaceCmd() *cobra.Command {
 	cmd := group("workspace", "Manage workspaces", "w")
 	cmd.AddCommand(a.workspaceListCmd(), a.workspaceCreateCmd(), a.workspaceDescribeCmd(),
 		a.workspaceArchiveCmd("archive", true), a.workspaceArchiveCmd("unarchive", false),
-		a.workspaceDeleteCmd(), a.workspaceEditCmd(), a.workspaceListProjectsCmd())
+		a.workspaceDeleteCmd(), a.workspaceEditCmd(), a.workspaceListProjectsCmd(), a.workspaceListPoolsCmd(),
+		a.workspaceBindingsCmd())
 	return cmd
 }
 
@@ -48,7 +48,7 @@ func (a *app) workspaceListCmd() *cobra.Command {
 			if asJSON {
 				return printJSON(a.stdout, list)
 			}
-			return workspaceTable(a.stdout, list)
+			return workspaceSettingsTable(a, list, false)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -56,35 +56,40 @@ func (a *app) workspaceListCmd() *cobra.Command {
 	return cmd
 }
 
-func workspaceTable(w io.Writer, list []resolute.Workspace) error {
-	rows := make([][]string, len(list))
-	for i, ws := range list {
-		rows[i] = []string{strconv.FormatInt(ws.ID, 10), ws.Name, strconv.Itoa(ws.NumProjects), yesNo(ws.Archived), ws.Username}
-	}
-	return table(w, []string{"ID", "Name", "# Projects", "Archived", "Owner"}, rows)
-}
-
 func (a *app) workspaceCreateCmd() *cobra.Command {
 	var asJSON bool
+	var f settingsFlags
 	cmd := &cobra.Command{
-		Use:   "create WORKSPACE_NAME",
-		Short: "Create a workspace",
+		Use:   "create WORKSPACE_NAME [--default-compute-pool P] [--checkpoint-storage-config JSON] [--agent-uid N ...] [--namespace NS]",
+		Short: "Create a workspace, with its settings",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			req, err := f.request(cmd)
+			if err != nil {
+				return err
+			}
+			req.Name = &args[0]
 			s, err := a.login(cmd.Context())
 			if err != nil {
 				return err
 			}
-			ws, err := s.CreateWorkspace(cmd.Context(), args[0])
+			ws, err := s.CreateWorkspaceWith(cmd.Context(), req)
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				return printJSON(a.stdout, ws)
 			}
-			return workspaceTable(a.stdout, []resolute.Workspace{ws})
+			if err := workspaceSettingsTable(a, []resolute.Workspace{ws}, false); err != nil {
+				return err
+			}
+			if ws.Namespace != "" {
+				fmt.Fprintf(a.stdout, "Workspace %s is bound to namespace %s\n", ws.Name, ws.Namespace)
+			}
+			return nil
 		},
 	}
+	f.add(cmd.Flags(), true)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }
@@ -112,7 +117,7 @@ func (a *app) workspaceDescribeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := workspaceTable(a.stdout, []resolute.Workspace{ws}); err != nil {
+			if err := workspaceSettingsTable(a, []resolute.Workspace{ws}, true); err != nil {
 				return err
 			}
 			fmt.Fprintln(a.stdout, "\nAssociated Projects")
@@ -191,14 +196,22 @@ func (a *app) workspaceDeleteCmd() *cobra.Command {
 func (a *app) workspaceEditCmd() *cobra.Command {
 	var name string
 	var asJSON bool
+	var f settingsFlags
 	cmd := &cobra.Command{
-		Use:   "edit WORKSPACE_NAME --name NEW_NAME",
-		Short: "Rename a workspace",
+		Use:   "edit WORKSPACE_NAME [--name NEW_NAME] [--default-compute-pool P] [--checkpoint-storage-config JSON] [--agent-uid N ...]",
+		Short: "Rename a workspace or change its settings",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if !cmd.Flags().Changed("name") {
-				return usageError{fmt.Errorf("nothing to change: give --name")}
+			req, err := f.request(cmd)
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("name") {
+				req.Name = &name
+			}
+			if reflect.ValueOf(req).IsZero() {
+				return usageError{fmt.Errorf("nothing to change: give --name or a setting (see --help)")}
 			}
 			s, err := a.login(ctx)
 			if err != nil {
@@ -208,16 +221,17 @@ func (a *app) workspaceEditCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if ws, err = s.RenameWorkspace(ctx, ws.ID, name); err != nil {
+			if ws, err = s.PatchWorkspace(ctx, ws.ID, req); err != nil {
 				return err
 			}
 			if asJSON {
 				return printJSON(a.stdout, ws)
 			}
-			return workspaceTable(a.stdout, []resolute.Workspace{ws})
+			return workspaceSettingsTable(a, []resolute.Workspace{ws}, false)
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "the workspace's new name")
+	f.add(cmd.Flags(), false)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

@@ -43,7 +43,7 @@ func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.D
 	var pools []masterconf.Pool
 	var err error
 	if kubernetes {
-		rm, pools, err = startKubernetes(ctx, cfg, logger)
+		rm, pools, err = startKubernetes(ctx, cfg, database, logger)
 	} else {
 		rm, pools, err = startLocal(cfg, logger)
 	}
@@ -115,6 +115,7 @@ func runOptions(cfg masterconf.Config, clusterID string, confPools []masterconf.
 		KillGrace: 10 * time.Second, Pools: pools, ComputePool: cfg.ComputePool(), AuxPool: cfg.AuxPool(),
 		NotebookTimeout:    time.Duration(cfg.NotebookTimeout) * time.Second,
 		TensorboardTimeout: time.Duration(cfg.TensorboardTimeout) * time.Second,
+		Namespaces:         kubernetes,
 	}
 }
 

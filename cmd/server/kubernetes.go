@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/harness"
 	"github.com/resolute-ml/resolute/k8s"
 	"github.com/resolute-ml/resolute/masterconf"
@@ -22,7 +23,7 @@ import (
 // startKubernetes starts the Kubernetes resource manager: every allocation
 // becomes pods in the pool's namespace, with the harness among its files;
 // pods that survived a restart are adopted by label.
-func startKubernetes(ctx context.Context, cfg masterconf.Config, logger *slog.Logger) (control.ResourceManager, []masterconf.Pool, error) {
+func startKubernetes(ctx context.Context, cfg masterconf.Config, database *db.DB, logger *slog.Logger) (control.ResourceManager, []masterconf.Pool, error) {
 	rc := cfg.ResourceManager
 	var restCfg *rest.Config
 	var err error
@@ -71,8 +72,15 @@ func startKubernetes(ctx context.Context, cfg masterconf.Config, logger *slog.Lo
 		slotType = "gpu"
 	}
 	cpu := resource.MustParse(strconv.FormatFloat(rc.SlotResourceRequests.CPU, 'f', -1, 64))
+	// Workspaces' namespaces are watched from the start, so that their
+	// pods' events after a restart are read too.
+	wsNamespaces, err := database.WorkspaceNamespaces(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("workspace namespaces: %w", err)
+	}
 	rm, err := k8s.New(ctx, k8s.Options{Client: client, Config: restCfg, Namespace: rc.KubernetesNamespace(), Pools: pools,
-		MaxSlotsPerPod: rc.MaxSlotsPerPod, SlotType: slotType, CPUPerSlot: cpu, DefaultScheduler: rc.DefaultScheduler,
+		WorkspaceNamespaces: wsNamespaces,
+		MaxSlotsPerPod:      rc.MaxSlotsPerPod, SlotType: slotType, CPUPerSlot: cpu, DefaultScheduler: rc.DefaultScheduler,
 		PendingTimeout: time.Duration(rc.PendingTimeout) * time.Second, Harness: harness.Files,
 		Logger: logger.With("component", "k8s")})
 	if err != nil {

@@ -251,6 +251,11 @@ type ProjectView struct {
 	NumExperiments int32
 }
 
+type ResourcePoolBinding struct {
+	PoolName    string
+	WorkspaceID int64
+}
+
 type RunMetadatum struct {
 	TrialID  int64
 	Metadata []byte
@@ -417,6 +422,18 @@ type Workspace struct {
 	Immutable bool
 	UserID    int64
 	CreatedAt time.Time
+}
+
+type WorkspaceSetting struct {
+	WorkspaceID        int64
+	DefaultComputePool string
+	DefaultAuxPool     string
+	CheckpointStorage  []byte
+	AgentUid           *int64
+	AgentGid           *int64
+	AgentUser          *string
+	AgentGroup         *string
+	Namespace          string
 }
 
 type WorkspaceView struct {

@@ -80,6 +80,10 @@ type Options struct {
 	// Scheduler of the one pool, "default"; zero: priority without
 	// preemption.
 	Scheduler scheduler.Config
+	// ExtraPools are pools beside "default", with its scheduler: with
+	// them, "default" has slot 0 and the i-th extra pool slot i+1 (Slots
+	// must be enough).
+	ExtraPools []string
 	// Live tunes the change listener (the benchmark's table topics).
 	Live []live.Option
 	// DatabaseDown stands for the embedded database's supervisor (GET
@@ -168,7 +172,7 @@ func Start(t testing.TB, opts Options) *Master {
 	}
 	configs := control.NewConfigs(d, opts.Defaults)
 	m.Runner = control.NewRunner(d, configs, m.RM, control.RunOptions{MasterURL: m.URL, ClusterID: clusterID, TaskUIDBase: m.TaskUIDBase,
-		WorkRoot: filepath.Join(dir, "work"), KillGrace: time.Second, Pools: pools(opts.Scheduler)}, logger)
+		WorkRoot: filepath.Join(dir, "work"), KillGrace: time.Second, Pools: pools(opts.Scheduler, opts.ExtraPools)}, logger)
 	m.Experiments, m.Tasks = m.Runner.Experiments, m.Runner.Tasks
 	metrics := control.NewMetricsWriter(d, logger)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -253,8 +257,8 @@ func TempDir(t testing.TB) string {
 	return dir
 }
 
-// pools is the one pool of a test master.
-func pools(c scheduler.Config) []control.Pool {
+// pools is the one pool of a test master, or with extra pools a slot each.
+func pools(c scheduler.Config, extra []string) []control.Pool {
 	if c.Type == "" {
 		c.Type = scheduler.TypePriority
 	}
@@ -264,5 +268,12 @@ func pools(c scheduler.Config) []control.Pool {
 	if c.DefaultPriority == 0 {
 		c.DefaultPriority = 42
 	}
-	return []control.Pool{{Name: "default", Scheduler: c}}
+	if len(extra) == 0 {
+		return []control.Pool{{Name: "default", Scheduler: c}}
+	}
+	out := []control.Pool{{Name: "default", Scheduler: c, SlotIDs: []int{0}}}
+	for i, name := range extra {
+		out = append(out, control.Pool{Name: name, Scheduler: c, SlotIDs: []int{i + 1}})
+	}
+	return out
 }

@@ -80,6 +80,7 @@ The namespaces tasks run in: the release namespace and every pool's.
 {{- range .Values.resourcePools -}}
 {{- if .kubernetes_namespace -}}{{- $out = append $out .kubernetes_namespace -}}{{- end -}}
 {{- end -}}
+{{- range .Values.workspaceNamespaces -}}{{- $out = append $out . -}}{{- end -}}
 {{- uniq $out | join "," -}}
 {{- end -}}
 
