@@ -40,9 +40,6 @@ func (s *Models) Create(ctx context.Context, a authz.Actor, req resolute.ModelRe
 
 // createModel adds the model req describes, checked, for a.
 func createModel(ctx context.Context, q *db.Queries, a authz.Actor, req resolute.ModelRequest) (resolute.Model, error) {
-	if err := authz.Can(a, authz.CreateModel, authz.Cluster); err != nil {
-		return resolute.Model{}, err
-	}
 	m := resolute.Model{Name: *req.Name, WorkspaceID: req.WorkspaceID, UserID: a.UserID()}
 	if m.WorkspaceID == 0 {
 		ws, err := q.WorkspaceByName(ctx, resolute.DefaultWorkspaceName)
@@ -52,6 +49,9 @@ func createModel(ctx context.Context, q *db.Queries, a authz.Actor, req resolute
 		m.WorkspaceID = ws.ID
 	} else if _, err := q.Workspace(ctx, m.WorkspaceID); err != nil {
 		return m, err
+	}
+	if err := authz.Can(a, authz.CreateModel, authz.InWorkspace(m.WorkspaceID)); err != nil {
+		return resolute.Model{}, err
 	}
 	applyModel(&m, req)
 	return q.CreateModel(ctx, m)

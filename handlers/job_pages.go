@@ -86,7 +86,7 @@ func (s *Server) jobQueueLive(r *http.Request) (views.JobQueueLive, error) {
 			}
 		}
 		for i, j := range queue {
-			row := views.JobRow{Job: j, Position: i + 1, CanChange: authz.Can(actorFrom(r), authz.ChangeJob, authz.Job(j.JobID, j.UserID, j.Username)) == nil}
+			row := views.JobRow{Job: j, Position: i + 1, CanChange: authz.Can(actorFrom(r), authz.ChangeJob, authz.Job(j.JobID, j.UserID, j.Username, j.WorkspaceID)) == nil}
 			if i > 0 {
 				row.Prev = queue[i-1].JobID
 			}

@@ -208,16 +208,20 @@ SELECT id, project_id, user_id, name, description, labels, notes, state, archive
 WHERE ($1::bigint IS NULL OR project_id = $1)
   AND ($2::boolean IS NULL OR archived = $2)
   AND (cardinality($3::text[]) = 0 OR state = ANY($3::text[]))
+  AND ($4::bigint IS NULL OR workspace_id IN (SELECT rh.workspace_id FROM role_holders rh
+       WHERE rh.user_id = $4 AND rh.role = ANY($5::text[])))
 ORDER BY id DESC
-LIMIT $5 OFFSET $4
+LIMIT $7 OFFSET $6
 `
 
 type ListExperimentsParams struct {
-	ProjectID *int64
-	Archived  *bool
-	States    []string
-	Off       int32
-	Lim       int32
+	ProjectID   *int64
+	Archived    *bool
+	States      []string
+	ViewerID    *int64
+	ViewerRoles []string
+	Off         int32
+	Lim         int32
 }
 
 func (q *Queries) ListExperiments(ctx context.Context, arg ListExperimentsParams) ([]ExperimentView, error) {
@@ -225,6 +229,8 @@ func (q *Queries) ListExperiments(ctx context.Context, arg ListExperimentsParams
 		arg.ProjectID,
 		arg.Archived,
 		arg.States,
+		arg.ViewerID,
+		arg.ViewerRoles,
 		arg.Off,
 		arg.Lim,
 	)

@@ -1,6 +1,8 @@
 -- name: ListTemplates :many
 SELECT * FROM template_views
 WHERE (sqlc.narg(workspace_id)::bigint IS NULL OR workspace_id = sqlc.narg(workspace_id))
+  AND (sqlc.narg(viewer_id)::bigint IS NULL OR workspace_id IN (SELECT rh.workspace_id FROM role_holders rh
+       WHERE rh.user_id = sqlc.narg(viewer_id) AND rh.role = ANY(sqlc.arg(viewer_roles)::text[])))
 ORDER BY name;
 
 -- name: GetTemplate :one

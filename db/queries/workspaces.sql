@@ -1,6 +1,8 @@
 -- name: ListWorkspaces :many
 SELECT * FROM workspace_views
 WHERE (sqlc.narg(archived)::boolean IS NULL OR archived = sqlc.narg(archived))
+  AND (sqlc.narg(viewer_id)::bigint IS NULL OR id IN (SELECT rh.workspace_id FROM role_holders rh
+       WHERE rh.user_id = sqlc.narg(viewer_id) AND rh.role = ANY(sqlc.arg(viewer_roles)::text[])))
 ORDER BY id;
 
 -- name: GetWorkspace :one
