@@ -121,10 +121,10 @@ const (
 	// OpenTask opens a task's web page or terminal: under basic as
 	// ChangeTask; under RBAC a TensorBoard is opened by its viewers, a
 	// notebook or shell by EditorRestricted and above.
-	OpenTask Action = "open task"
-	ChangeJob        Action = "change job"  // its place, priority, weight and pool in the queue
-	ChangeModel      Action = "change model"
-	ChangeTemplate   Action = "change template"
+	OpenTask       Action = "open task"
+	ChangeJob      Action = "change job" // its place, priority, weight and pool in the queue
+	ChangeModel    Action = "change model"
+	ChangeTemplate Action = "change template"
 	// ChangeCheckpoint records that a checkpoint's files were deleted: the
 	// experiment's owner, an administrator, or the allocation of its trial.
 	ChangeCheckpoint Action = "change checkpoint"

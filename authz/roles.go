@@ -79,11 +79,11 @@ type RoleInfo struct {
 var (
 	viewerPerms = []Permission{ViewModelRegistry, ViewWorkspace, ViewProject, ViewExperiment, ViewNSC, ViewTemplates}
 	restricted  = append(slices.Clone(viewerPerms), CreateProjects, UpdateProjects, CreateExperiments, UpdateExperiments,
-			UseNSC, CreateModels, EditModels, CreateTemplates, UpdateTemplates)
+		UseNSC, CreateModels, EditModels, CreateTemplates, UpdateTemplates)
 	editorPerms = append(slices.Clone(restricted), CreateNSC, UpdateNSC)
 	wsAdmin     = append(slices.Clone(editorPerms), UpdateWorkspace, AssignRolesIn)
 	everything  = append(slices.Clone(wsAdmin), CreateWorkspaces, AdministrateUsers, AdministrateGroups, ViewMasterLogs,
-			EditJobQueue, ViewEveryWorkspaces)
+		EditJobQueue, ViewEveryWorkspaces)
 )
 
 // roles are the built-in roles with Determined's ids.

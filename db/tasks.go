@@ -55,7 +55,7 @@ func (q *Queries) Task(ctx context.Context, id string) (resolute.Task, error) {
 
 // TaskFilter selects tasks; zero fields select all.
 type TaskFilter struct {
-	Type string
+	Type   string
 	Live   *bool // not terminated
 	Viewer Viewer
 }
