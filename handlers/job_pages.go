@@ -55,6 +55,7 @@ func (s *Server) jobQueueLive(r *http.Request) (views.JobQueueLive, error) {
 	if err != nil {
 		return views.JobQueueLive{}, err
 	}
+	jobs = visibleJobs(r, jobs)
 	l := views.JobQueueLive{Version: queueVersion(jobs), Draggable: s.assets.Has("vendor/Sortable.min.js")}
 	slots := map[string][2]int{}
 	for _, p := range s.queue.ResourcePools() {
