@@ -244,7 +244,8 @@ func (s *Server) requireAPIUser(next http.Handler) http.Handler {
 // requireAdmin answers 403 to users who are not administrators.
 func (s *Server) requireAdmin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, _ := userFrom(r); !u.Admin {
+		// Under RBAC a ClusterAdmin by role is one too.
+		if err := authz.Can(actorFrom(r), authz.Administer, authz.Cluster); err != nil {
 			s.error(w, r, resolute.Errorf(resolute.EForbidden, "only administrators may do this"))
 			return
 		}
