@@ -22,8 +22,9 @@ WHERE ($1::bigint IS NULL OR e.project_id = $1)
   AND ($6::text IS NULL OR e.labels @> ARRAY[$6::text])
   AND ($7::text IS NULL OR e.name ILIKE $7 OR e.description ILIKE $7)
   AND ($8::bigint IS NULL OR e.project_id IN (SELECT p.id FROM projects p WHERE p.workspace_id IN (
-       SELECT rh.workspace_id FROM role_holders rh
-       WHERE rh.user_id = $8 AND rh.role = ANY($9::text[]))))
+       SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY($9::text[]) AND (ra.user_id = $8
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = $8)))))
 `
 
 type CountExperimentPageParams struct {
@@ -100,9 +101,11 @@ WHERE ($1::bigint IS NULL OR e.project_id = $1)
   AND ($6::text IS NULL OR e.labels @> ARRAY[$6::text])
   AND ($7::text IS NULL OR e.name ILIKE $7 OR e.description ILIKE $7)
   -- Under RBAC, only the workspaces where the viewer holds a role that
-  -- reads experiments (authz.Visible): a semi-join on role_holders.
-  AND ($8::bigint IS NULL OR p.workspace_id IN (SELECT rh.workspace_id FROM role_holders rh
-       WHERE rh.user_id = $8 AND rh.role = ANY($9::text[])))
+  -- reads experiments (authz.Visible): a semi-join on their assignments
+  -- and their groups'.
+  AND ($8::bigint IS NULL OR p.workspace_id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY($9::text[]) AND (ra.user_id = $8
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = $8))))
 ORDER BY
   CASE WHEN $10::text = 'name' AND NOT $11::boolean THEN e.name END,
   CASE WHEN $10::text = 'name' AND $11::boolean THEN e.name END DESC,

@@ -255,8 +255,9 @@ WHERE ($1::boolean IS NULL OR archived = $1)
   AND ($2::text IS NULL OR name ILIKE '%' || $2 || '%' OR description ILIKE '%' || $2 || '%')
   AND (cardinality($3::text[]) = 0 OR labels @> $3::text[])
   AND ($4::bigint IS NULL OR workspace_id = $4)
-  AND ($5::bigint IS NULL OR workspace_id IN (SELECT rh.workspace_id FROM role_holders rh
-       WHERE rh.user_id = $5 AND rh.role = ANY($6::text[])))
+  AND ($5::bigint IS NULL OR workspace_id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY($6::text[]) AND (ra.user_id = $5
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = $5))))
 ORDER BY CASE WHEN $7::text = 'name' THEN name END,
          CASE WHEN $7::text = 'updated' THEN updated_at END DESC,
          CASE WHEN $7::text = 'versions' THEN num_versions END DESC,

@@ -103,8 +103,9 @@ const listProjects = `-- name: ListProjects :many
 SELECT id, name, description, workspace_id, archived, immutable, user_id, created_at, workspace_name, username, num_experiments FROM project_views
 WHERE ($1::bigint IS NULL OR workspace_id = $1)
   AND ($2::boolean IS NULL OR archived = $2)
-  AND ($3::bigint IS NULL OR workspace_id IN (SELECT rh.workspace_id FROM role_holders rh
-       WHERE rh.user_id = $3 AND rh.role = ANY($4::text[])))
+  AND ($3::bigint IS NULL OR workspace_id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY($4::text[]) AND (ra.user_id = $3
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = $3))))
 ORDER BY workspace_id, id
 `
 

@@ -177,8 +177,9 @@ const listTasks = `-- name: ListTasks :many
 SELECT id, type, state, description, config, user_id, project_id, resource_pool, priority, weight, queue_position, slots, service_port, service_token, ready, exit_code, end_reason, created_at, ended_at, username, experiment_ids, trial_ids, service_host, workspace_id FROM task_views
 WHERE ($1::text IS NULL OR type = $1)
   AND ($2::boolean IS NULL OR (state <> 'TERMINATED') = $2)
-  AND ($3::bigint IS NULL OR workspace_id IN (SELECT rh.workspace_id FROM role_holders rh
-       WHERE rh.user_id = $3 AND rh.role = ANY($4::text[])))
+  AND ($3::bigint IS NULL OR workspace_id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY($4::text[]) AND (ra.user_id = $3
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = $3))))
 ORDER BY created_at DESC
 `
 

@@ -65,8 +65,9 @@ func (q *Queries) GetTemplate(ctx context.Context, name string) (TemplateView, e
 const listTemplates = `-- name: ListTemplates :many
 SELECT name, config_yaml, workspace_id, user_id, created_at, updated_at, username, workspace_name FROM template_views
 WHERE ($1::bigint IS NULL OR workspace_id = $1)
-  AND ($2::bigint IS NULL OR workspace_id IN (SELECT rh.workspace_id FROM role_holders rh
-       WHERE rh.user_id = $2 AND rh.role = ANY($3::text[])))
+  AND ($2::bigint IS NULL OR workspace_id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY($3::text[]) AND (ra.user_id = $2
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = $2))))
 ORDER BY name
 `
 
