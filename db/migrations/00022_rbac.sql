@@ -33,9 +33,12 @@ CREATE INDEX role_assignments_by_group ON role_assignments (group_id) WHERE grou
 CREATE INDEX role_assignments_by_workspace ON role_assignments (workspace_id) WHERE workspace_id IS NOT NULL;
 
 -- Who holds which role where: a user's own assignments and those of their
--- groups, one row each (workspace_id NULL: cluster-wide). The lists filter
--- on it (p.workspace_id IN (SELECT workspace_id FROM role_holders WHERE
--- user_id = $1 AND role = ANY($2))), a semi-join on the indexes above.
+-- groups, one row each (workspace_id NULL: cluster-wide), read once per
+-- request into the user's Actor. The lists filter with the same two
+-- branches written out (workspace_id IN (SELECT ra.workspace_id FROM
+-- role_assignments ra WHERE ra.role = ANY($roles) AND (ra.user_id = $1 OR
+-- ra.group_id IN (SELECT group_id FROM user_group_members WHERE user_id =
+-- $1)))), a semi-join on the indexes above that plans faster than the view.
 CREATE VIEW role_holders AS
 SELECT ra.id AS assignment_id, ra.user_id, ra.workspace_id, ra.role, NULL::bigint AS group_id
 FROM role_assignments ra WHERE ra.user_id IS NOT NULL
