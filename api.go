@@ -276,6 +276,7 @@ type Job struct {
 	Name           string    `json:"name"`
 	UserID         int64     `json:"userId"`
 	Username       string    `json:"username"`
+	WorkspaceID    int64     `json:"workspaceId"`
 	State          string    `json:"state"` // QUEUED, SCHEDULED (running), SCHEDULED_BACKFILLED
 	Priority       int       `json:"priority"`
 	Weight         float64   `json:"weight"`

@@ -38,6 +38,7 @@ type Task struct {
 	UserID       int64           `json:"userId"`
 	Username     string          `json:"username"`
 	ProjectID    int64           `json:"projectId"`
+	WorkspaceID  int64           `json:"workspaceId"`
 	ResourcePool string          `json:"resourcePool"`
 	Priority     *int            `json:"priority,omitempty"`
 	Weight       float64         `json:"weight"`

@@ -12,13 +12,17 @@
 //   - a task's allocation (its token) reaches only its own trial or task;
 //   - the system (the master itself) may do anything.
 //
-// RBAC plugs in here later, behind the same function. The package must not
-// read the database or know about HTTP: callers load the object and pass
-// what the rule needs.
+// Under RBAC (security.authz.type: rbac) a user's Actor carries the roles
+// they hold, cluster-wide and per workspace (RBACUser), and the same
+// function answers from those instead (rbac.go): ownership no longer
+// counts, the role held in the object's workspace does. The package must
+// not read the database or know about HTTP: callers load the object and
+// the actor's roles and pass what the rule needs.
 package authz
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/resolute-ml/resolute"
 )
@@ -33,10 +37,29 @@ type Actor struct {
 	// validation so far); 0 for other allocations.
 	experimentID int64
 	system       bool
+	// perms are a user's roles under RBAC; nil under basic authorization.
+	perms *Permissions
 }
 
 // User is the actor of a signed-in user.
 func User(u resolute.User) Actor { return Actor{user: &u} }
+
+// RBACUser is the actor of a signed-in user under RBAC, holding the roles
+// p. An administrator (the user's admin flag) holds ClusterAdmin too.
+func RBACUser(u resolute.User, p Permissions) Actor {
+	if u.Admin && !slices.Contains(p.Global, ClusterAdmin) {
+		p.Global = append(slices.Clone(p.Global), ClusterAdmin)
+	}
+	return Actor{user: &u, perms: &p}
+}
+
+// RBAC says whether the actor is a user under RBAC, and their roles.
+func (a Actor) RBAC() (Permissions, bool) {
+	if a.perms == nil {
+		return Permissions{}, false
+	}
+	return *a.perms, true
+}
 
 // Allocation is the actor of a running task's allocation token.
 func Allocation(a resolute.Allocation) Actor { return Actor{allocation: &a} }
@@ -94,10 +117,14 @@ const (
 	ChangeWorkspace  Action = "change workspace"
 	ChangeProject    Action = "change project" // also the workspace's owner
 	ChangeExperiment Action = "change experiment"
-	ChangeTask       Action = "change task" // kill it, open its service or terminal
-	ChangeJob        Action = "change job"  // its place, priority, weight and pool in the queue
-	ChangeModel      Action = "change model"
-	ChangeTemplate   Action = "change template"
+	ChangeTask       Action = "change task" // kill it, set its priority
+	// OpenTask opens a task's web page or terminal: under basic as
+	// ChangeTask; under RBAC a TensorBoard is opened by its viewers, a
+	// notebook or shell by EditorRestricted and above.
+	OpenTask       Action = "open task"
+	ChangeJob      Action = "change job" // its place, priority, weight and pool in the queue
+	ChangeModel    Action = "change model"
+	ChangeTemplate Action = "change template"
 	// ChangeCheckpoint records that a checkpoint's files were deleted: the
 	// experiment's owner, an administrator, or the allocation of its trial.
 	ChangeCheckpoint Action = "change checkpoint"
@@ -116,6 +143,11 @@ const (
 	// Administer is what only administrators may do: add users, change
 	// anyone's admin flag, read the master's logs.
 	Administer Action = "administer"
+
+	// AssignRoles grants and revokes roles in a workspace (the object) or
+	// cluster-wide (Cluster): administrators; under RBAC also a
+	// WorkspaceAdmin of that workspace.
+	AssignRoles Action = "assign roles"
 )
 
 // Object is what an action is asked of, with what the rules read.
@@ -140,6 +172,12 @@ type Object struct {
 	// allocations of that experiment's trials may read it (the experiment
 	// itself and its checkpoints; not its other trials).
 	ExperimentID int64
+	// WorkspaceID is the workspace it is or belongs to, whose roles RBAC
+	// reads; 0 for what belongs to none (users, the cluster).
+	WorkspaceID int64
+	// TaskType is a task's type (or a job's, "" for an experiment's): RBAC
+	// tells notebooks, shells, commands and TensorBoards from experiments.
+	TaskType string
 }
 
 // Can answers nil when the actor may do the action to the object, or an
@@ -157,10 +195,13 @@ func Can(a Actor, act Action, o Object) error {
 		return resolute.Errorf(resolute.EUnauthorized, "user %s is deactivated", a.user.Username)
 	}
 	u := *a.user
+	if a.perms != nil {
+		return rbacCan(u, a.perms, act, o)
+	}
 	switch act {
 	case Read, CreateWorkspace, CreateProject, CreateExperiment, CreateTask, CreateModel, CreateTemplate:
 		return nil
-	case ChangeWorkspace, ChangeProject, ChangeExperiment, ChangeTask, ChangeJob, ChangeModel, ChangeTemplate,
+	case ChangeWorkspace, ChangeProject, ChangeExperiment, ChangeTask, OpenTask, ChangeJob, ChangeModel, ChangeTemplate,
 		ChangeCheckpoint, ChangeRunMetadata:
 		if u.Admin || u.ID == o.OwnerID || o.CoOwnerID != 0 && u.ID == o.CoOwnerID {
 			return nil
@@ -173,7 +214,7 @@ func Can(a Actor, act Action, o Object) error {
 			return nil
 		}
 		return resolute.Errorf(resolute.EForbidden, "only administrators may change another user's account")
-	case Administer:
+	case Administer, AssignRoles:
 		if u.Admin {
 			return nil
 		}

@@ -70,7 +70,7 @@ func TestCanAnswersEveryActionForEveryActor(t *testing.T) {
 		"owner, workspace owner or admin changes a project": {authz.ChangeProject, authz.Project(resolute.Project{Name: "p", UserID: owner.ID}, wsOwner.ID), []string{who, no, ok, ok, no, no, ok, who}},
 		"owner or admin changes an experiment":              {authz.ChangeExperiment, authz.Experiment(exp), []string{who, no, ok, ok, no, no, ok, who}},
 		"owner or admin changes a task":                     {authz.ChangeTask, authz.Task(resolute.Task{ID: "notebook-4", UserID: owner.ID}), []string{who, no, ok, ok, no, no, ok, who}},
-		"owner or admin moves a job":                        {authz.ChangeJob, authz.Job("experiment-7", owner.ID, owner.Username), []string{who, no, ok, ok, no, no, ok, who}},
+		"owner or admin moves a job":                        {authz.ChangeJob, authz.Job("experiment-7", owner.ID, owner.Username, 0), []string{who, no, ok, ok, no, no, ok, who}},
 		"owner or admin changes a model":                    {authz.ChangeModel, authz.Model(resolute.Model{Name: "m", UserID: owner.ID}), []string{who, no, ok, ok, no, no, ok, who}},
 		"owner or admin changes a template":                 {authz.ChangeTemplate, authz.Template(resolute.Template{Name: "t", UserID: owner.ID}), []string{who, no, ok, ok, no, no, ok, who}},
 		"a checkpoint is changed by its trial's task too":   {authz.ChangeCheckpoint, authz.Checkpoint(resolute.Checkpoint{UUID: "c", TrialID: 27}, exp), []string{who, no, ok, ok, ok, no, ok, who}},
@@ -79,6 +79,8 @@ func TestCanAnswersEveryActionForEveryActor(t *testing.T) {
 		"a user changes their own account, admin any":       {authz.ChangeUser, authz.UserAccount(owner), []string{who, no, ok, ok, no, no, ok, who}},
 		"an allocation reports only for itself":             {authz.Report, authz.AllocationOf(ownTask), []string{who, no, no, no, ok, no, ok, who}},
 		"only administrators administer":                    {authz.Administer, authz.Cluster, []string{who, no, no, ok, no, no, ok, who}},
+		"owner or admin opens a task":                       {authz.OpenTask, authz.Task(resolute.Task{ID: "notebook-4", UserID: owner.ID}), []string{who, no, ok, ok, no, no, ok, who}},
+		"only administrators assign roles":                  {authz.AssignRoles, authz.Cluster, []string{who, no, no, ok, no, no, ok, who}},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -100,6 +100,10 @@ func (x *Experiments) Move(ctx context.Context, a authz.Actor, id, projectID int
 		if err != nil {
 			return err
 		}
+		// Under RBAC the destination must be the mover's to add experiments to.
+		if err := authz.Can(a, authz.CreateExperiment, authz.Project(p, 0)); err != nil {
+			return err
+		}
 		if p.Archived {
 			return resolute.Errorf(resolute.EConflict, "project %q is archived", p.Name)
 		}

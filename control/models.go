@@ -40,9 +40,6 @@ func (s *Models) Create(ctx context.Context, a authz.Actor, req resolute.ModelRe
 
 // createModel adds the model req describes, checked, for a.
 func createModel(ctx context.Context, q *db.Queries, a authz.Actor, req resolute.ModelRequest) (resolute.Model, error) {
-	if err := authz.Can(a, authz.CreateModel, authz.Cluster); err != nil {
-		return resolute.Model{}, err
-	}
 	m := resolute.Model{Name: *req.Name, WorkspaceID: req.WorkspaceID, UserID: a.UserID()}
 	if m.WorkspaceID == 0 {
 		ws, err := q.WorkspaceByName(ctx, resolute.DefaultWorkspaceName)
@@ -52,6 +49,9 @@ func createModel(ctx context.Context, q *db.Queries, a authz.Actor, req resolute
 		m.WorkspaceID = ws.ID
 	} else if _, err := q.Workspace(ctx, m.WorkspaceID); err != nil {
 		return m, err
+	}
+	if err := authz.Can(a, authz.CreateModel, authz.InWorkspace(m.WorkspaceID)); err != nil {
+		return resolute.Model{}, err
 	}
 	applyModel(&m, req)
 	return q.CreateModel(ctx, m)
@@ -110,7 +110,12 @@ func (s *Models) Move(ctx context.Context, a authz.Actor, name string, workspace
 		if err != nil {
 			return err
 		}
-		if _, err := q.Workspace(ctx, workspaceID); err != nil {
+		w, err := q.Workspace(ctx, workspaceID)
+		if err != nil {
+			return err
+		}
+		// Under RBAC the destination must be the mover's to add models to.
+		if err := authz.Can(a, authz.CreateModel, authz.Workspace(w)); err != nil {
 			return err
 		}
 		return q.MoveModel(ctx, m.ID, workspaceID)
@@ -175,6 +180,14 @@ func registerVersion(ctx context.Context, q *db.Queries, a authz.Actor, m resolu
 	// registration, or this sees that task.
 	c, err := q.CheckpointForUpdate(ctx, req.CheckpointUUID)
 	if err != nil {
+		return resolute.ModelVersion{}, err
+	}
+	e, err := q.Experiment(ctx, c.ExperimentID)
+	if err != nil {
+		return resolute.ModelVersion{}, err
+	}
+	// Under RBAC, only a checkpoint one may read (anyone's under basic).
+	if err := authz.Can(a, authz.Read, authz.Checkpoint(c, e)); err != nil {
 		return resolute.ModelVersion{}, err
 	}
 	if c.State != "COMPLETED" {

@@ -54,7 +54,7 @@ func (x *Queue) Jobs(ctx context.Context, pool string) ([]resolute.Job, error) {
 			u = &use{}
 		}
 		j := resolute.Job{JobID: JobID(e.ID), Type: "EXPERIMENT", EntityID: strconv.FormatInt(e.ID, 10), Name: e.Name, UserID: e.UserID,
-			Username: e.Username, State: "QUEUED", Priority: x.effectivePriority(e), Weight: e.Weight, ResourcePool: e.ResourcePool,
+			Username: e.Username, WorkspaceID: e.WorkspaceID, State: "QUEUED", Priority: x.effectivePriority(e), Weight: e.Weight, ResourcePool: e.ResourcePool,
 			IsPreemptible: true, RequestedSlots: u.requested, AllocatedSlots: u.allocated, QueuePosition: e.QueuePosition,
 			JobsAhead: d.JobsAhead[JobID(e.ID)], SubmissionTime: e.CreatedAt}
 		if u.running > 0 {
@@ -93,7 +93,7 @@ func (x *Queue) taskJobs(ctx context.Context, pool string, allocs []db.LiveAlloc
 			continue
 		}
 		j := resolute.Job{JobID: t.ID, Type: t.Type, EntityID: t.ID, Name: t.Description, UserID: t.UserID, Username: t.Username,
-			State: "QUEUED", Priority: x.effectivePriority(resolute.Experiment{Priority: t.Priority, ResourcePool: t.ResourcePool}),
+			WorkspaceID: t.WorkspaceID, State: "QUEUED", Priority: x.effectivePriority(resolute.Experiment{Priority: t.Priority, ResourcePool: t.ResourcePool}),
 			Weight: t.Weight, ResourcePool: t.ResourcePool, RequestedSlots: t.Slots, QueuePosition: t.QueuePosition,
 			JobsAhead: d.JobsAhead[t.ID], SubmissionTime: t.CreatedAt}
 		for _, a := range allocs {

@@ -46,6 +46,7 @@ type queueJob struct {
 	task     *resolute.Task       // nil for an experiment
 	ownerID  int64
 	owner    string
+	ws       int64 // its workspace
 	pool     string
 	priority *int
 	weight   float64
@@ -63,7 +64,7 @@ func loadJob(ctx context.Context, q *db.Queries, field, jobID string) (queueJob,
 		if err != nil {
 			return queueJob{}, err
 		}
-		j := queueJob{id: jobID, exp: &e, ownerID: e.UserID, owner: e.Username, pool: e.ResourcePool, priority: e.Priority, weight: e.Weight}
+		j := queueJob{id: jobID, exp: &e, ownerID: e.UserID, owner: e.Username, ws: e.WorkspaceID, pool: e.ResourcePool, priority: e.Priority, weight: e.Weight}
 		if resolute.Terminal(e.State) {
 			j.ended = e.State
 		}
@@ -75,7 +76,7 @@ func loadJob(ctx context.Context, q *db.Queries, field, jobID string) (queueJob,
 	} else if err != nil {
 		return queueJob{}, err
 	}
-	j := queueJob{id: jobID, task: &t, ownerID: t.UserID, owner: t.Username, pool: t.ResourcePool, priority: t.Priority, weight: t.Weight}
+	j := queueJob{id: jobID, task: &t, ownerID: t.UserID, owner: t.Username, ws: t.WorkspaceID, pool: t.ResourcePool, priority: t.Priority, weight: t.Weight}
 	if t.State == resolute.TaskTerminated {
 		j.ended = t.State
 	}
@@ -87,7 +88,7 @@ func (x *Queue) updateOne(ctx context.Context, q *db.Queries, a authz.Actor, u r
 	if err != nil {
 		return err
 	}
-	if err := authz.Can(a, authz.ChangeJob, authz.Job(j.id, j.ownerID, j.owner)); err != nil {
+	if err := authz.Can(a, authz.ChangeJob, authz.Job(j.id, j.ownerID, j.owner, j.ws)); err != nil {
 		return err
 	}
 	if j.ended != "" {

@@ -31,10 +31,21 @@ type Services struct {
 	Users             *Users
 	RunMetadata       *RunMetadata
 	TaskOrigin        *TaskOrigin
+	Groups            *Groups
+	Roles             *Roles
 }
 
 // ServicesOption tunes the services: WithMinPasswordLength.
 type ServicesOption func(*Services)
+
+// WithRBAC makes roles decide permissions (security.authz.type: rbac)
+// instead of ownership.
+func WithRBAC() ServicesOption {
+	return func(s *Services) {
+		s.Roles.rbac = true
+		s.Workspaces.rbac = true
+	}
+}
 
 // WithMinPasswordLength sets the fewest characters of a new password
 // (DefaultMinPasswordLength without it).
@@ -64,6 +75,8 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 		Users:       &Users{db: database, logger: logger, taskUIDBase: taskUIDBase, minPassword: DefaultMinPasswordLength},
 		RunMetadata: &RunMetadata{db: database},
 		TaskOrigin:  NewTaskOrigin(database, time.Now),
+		Groups:      &Groups{db: database, logger: logger},
+		Roles:       &Roles{db: database, logger: logger},
 	}
 	c := run.core()
 	if c == nil { // a runner of no parts (tests of other services): the defaults
@@ -73,6 +86,7 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 	for _, o := range opts {
 		o(s)
 	}
+	s.TaskOrigin.actorOf = s.Roles.ActorOf
 	return s
 }
 

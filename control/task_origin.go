@@ -21,6 +21,16 @@ import (
 type TaskOrigin struct {
 	db  *db.DB
 	now func() time.Time
+	// actorOf is a visitor's Actor (their roles under RBAC).
+	actorOf func(context.Context, resolute.User) (authz.Actor, error)
+}
+
+// visitor is u's Actor, as actorOf says, or under basic authorization.
+func (s *TaskOrigin) visitor(ctx context.Context, u resolute.User) (authz.Actor, error) {
+	if s.actorOf == nil {
+		return authz.User(u), nil
+	}
+	return s.actorOf(ctx, u)
 }
 
 // TicketLifetime is how long a ticket waits to be redeemed.
@@ -59,10 +69,10 @@ func servesPages(t resolute.Task) bool {
 }
 
 // mayOpen is the rule for opening what a task serves: its owner or an
-// administrator (authz.ChangeTask), a task that serves pages and has not
+// administrator (authz.OpenTask), a task that serves pages and has not
 // ended.
 func mayOpen(a authz.Actor, t resolute.Task) error {
-	if err := authz.Can(a, authz.ChangeTask, authz.Task(t)); err != nil {
+	if err := authz.Can(a, authz.OpenTask, authz.Task(t)); err != nil {
 		return err
 	}
 	if !servesPages(t) {
@@ -134,7 +144,11 @@ func (s *TaskOrigin) Redeem(ctx context.Context, ticket string) (TaskSession, er
 		if err != nil {
 			return TaskSession{}, err
 		}
-		if err := mayOpen(authz.User(u), t); err != nil {
+		actor, err := s.visitor(ctx, u)
+		if err != nil {
+			return TaskSession{}, err
+		}
+		if err := mayOpen(actor, t); err != nil {
 			return TaskSession{}, err
 		}
 		expires, err := q.SessionExpiry(ctx, tk.SessionID)
@@ -167,5 +181,9 @@ func (s *TaskOrigin) Visitor(ctx context.Context, token, taskID string) (resolut
 	if err != nil {
 		return resolute.User{}, resolute.Task{}, err
 	}
-	return u, t, mayOpen(authz.User(u), t)
+	actor, err := s.visitor(ctx, u)
+	if err != nil {
+		return u, t, err
+	}
+	return u, t, mayOpen(actor, t)
 }

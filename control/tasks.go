@@ -58,8 +58,10 @@ var readyLines = map[string]*regexp.Regexp{
 // "Notebooks", "TensorBoards"). Tasks with slots go to the default compute
 // pool, zero-slot ones to the aux pool, unless resources.resource_pool says.
 func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (resolute.Task, error) {
-	if err := authz.Can(a, authz.CreateTask, authz.Cluster); err != nil {
-		return resolute.Task{}, err
+	if a.UserID() == 0 { // only people launch tasks; their workspace is checked below
+		if err := authz.Can(a, authz.CreateTask, authz.Cluster); err != nil {
+			return resolute.Task{}, err
+		}
 	}
 	kind, ok := map[string]string{resolute.TaskCommand: expconf.TaskCommand, resolute.TaskNotebook: expconf.TaskNotebook,
 		resolute.TaskShell: expconf.TaskShell, resolute.TaskTensorBoard: expconf.TaskTensorBoard}[req.Type]
@@ -69,7 +71,7 @@ func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (res
 	if err := checkContext(req.Context); err != nil {
 		return resolute.Task{}, err
 	}
-	if err := x.checkTensorBoardSources(ctx, req); err != nil {
+	if err := x.checkTensorBoardSources(ctx, a, req); err != nil {
 		return resolute.Task{}, err
 	}
 	layers := [][]byte{}
@@ -96,6 +98,13 @@ func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (res
 		if err != nil {
 			return resolute.Task{}, err
 		}
+	}
+	project, err := x.c.db.Project(ctx, projectID)
+	if err != nil {
+		return resolute.Task{}, err
+	}
+	if err := authz.Can(a, authz.CreateTask, authz.InWorkspace(project.WorkspaceID)); err != nil {
+		return resolute.Task{}, err
 	}
 	configJSON, err := json.Marshal(cfg.Map())
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
+	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/expconf"
 )
 
@@ -56,7 +58,7 @@ func bucketSource(name string, cs *expconf.CheckpointStorageConfig, clusterID st
 // checkTensorBoardSources refuses a TensorBoard over nothing, over
 // experiments or trials that do not exist, or over storage the master cannot
 // read.
-func (x *Tasks) checkTensorBoardSources(ctx context.Context, req TaskRequest) error {
+func (x *Tasks) checkTensorBoardSources(ctx context.Context, a authz.Actor, req TaskRequest) error {
 	if req.Type != resolute.TaskTensorBoard {
 		if len(req.ExperimentIDs) > 0 || len(req.TrialIDs) > 0 {
 			return resolute.Errorf(resolute.EInvalid, "experimentIds and trialIds: only TensorBoards take them")
@@ -66,8 +68,36 @@ func (x *Tasks) checkTensorBoardSources(ctx context.Context, req TaskRequest) er
 	if len(req.ExperimentIDs) == 0 && len(req.TrialIDs) == 0 {
 		return resolute.Errorf(resolute.EInvalid, "a TensorBoard needs experimentIds or trialIds: the experiments or trials to show")
 	}
+	if err := mayReadAll(ctx, x.c.db, a, req.ExperimentIDs, req.TrialIDs); err != nil {
+		return err
+	}
 	_, err := x.tensorboardSources(ctx, req.ExperimentIDs, req.TrialIDs)
 	return err
+}
+
+// mayReadAll refuses a TensorBoard over experiments and trials that a may
+// not all read: under RBAC, one that spans a workspace where a holds no
+// role that reads experiments.
+func mayReadAll(ctx context.Context, d *db.DB, a authz.Actor, experimentIDs, trialIDs []int64) error {
+	ids := slices.Clone(experimentIDs)
+	for _, id := range trialIDs {
+		t, err := d.Trial(ctx, id)
+		if err != nil {
+			return err
+		}
+		ids = append(ids, t.ExperimentID)
+	}
+	for _, id := range ids {
+		e, err := d.Experiment(ctx, id)
+		if err != nil {
+			return err
+		}
+		if err := authz.Can(a, authz.Read, authz.Experiment(e)); err != nil {
+			return resolute.Errorf(resolute.EForbidden, "a TensorBoard may show only experiments you may all read: %s",
+				resolute.ErrorMessage(err))
+		}
+	}
+	return nil
 }
 
 // tensorboardSources resolves experiments and trials to their TensorBoard

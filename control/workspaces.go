@@ -14,6 +14,9 @@ import (
 type Workspaces struct {
 	db     *db.DB
 	logger *slog.Logger
+	// rbac makes a workspace's creator its WorkspaceAdmin (as Determined
+	// does), since under RBAC owning it gives nothing.
+	rbac bool
 }
 
 // Create adds a workspace owned by the actor.
@@ -24,9 +27,21 @@ func (s *Workspaces) Create(ctx context.Context, a authz.Actor, name string) (re
 	if err := authz.Can(a, authz.CreateWorkspace, authz.Cluster); err != nil {
 		return resolute.Workspace{}, err
 	}
-	w, err := s.db.CreateWorkspace(ctx, name, a.UserID())
+	w, err := inTx(ctx, s.db, func(q *db.Queries) (resolute.Workspace, error) {
+		w, err := q.CreateWorkspace(ctx, name, a.UserID())
+		if err != nil || !s.rbac || a.UserID() == 0 {
+			return w, err
+		}
+		uid := a.UserID()
+		_, err = q.CreateRoleAssignment(ctx, string(authz.WorkspaceAdmin), &uid, nil, &w.ID)
+		return w, err
+	})
 	if err == nil {
 		s.logger.Info("workspace created", "workspace", w.Name, "user", a.Username())
+		if s.rbac {
+			s.logger.Info("role assigned", "role", authz.WorkspaceAdmin, "to", "user "+a.Username(),
+				"scope", "workspace \""+w.Name+"\"", "by", a.Username())
+		}
 	}
 	return w, err
 }

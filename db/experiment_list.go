@@ -30,6 +30,8 @@ type ExperimentListFilter struct {
 	Descending  bool
 	Limit       int
 	Offset      int
+	// Viewer limits the list to what one user sees under RBAC.
+	Viewer Viewer
 }
 
 // ListedExperiment is an experiment as the list shows it: no config, but
@@ -65,6 +67,7 @@ func (db *DB) ExperimentPage(ctx context.Context, f ExperimentListFilter) ([]Lis
 		p := "%" + likeEscaper.Replace(f.Search) + "%"
 		pattern = &p
 	}
+	viewer, roles := f.Viewer.params()
 	var rows []gen.ListExperimentPageRow
 	var total int32
 	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
@@ -75,12 +78,13 @@ func (db *DB) ExperimentPage(ctx context.Context, f ExperimentListFilter) ([]Lis
 		var err error
 		rows, err = q.ListExperimentPage(ctx, gen.ListExperimentPageParams{ProjectID: f.ProjectID, WorkspaceID: f.WorkspaceID,
 			Archived: f.Archived, States: states, Username: nonEmpty(f.Username), Label: nonEmpty(f.Label), Pattern: pattern,
-			Sort: f.Sort, Descending: f.Descending, Lim: int32(f.Limit), Off: int32(f.Offset)})
+			Sort: f.Sort, Descending: f.Descending, Lim: int32(f.Limit), Off: int32(f.Offset), ViewerID: viewer, ViewerRoles: roles})
 		if err != nil {
 			return err
 		}
 		total, err = q.CountExperimentPage(ctx, gen.CountExperimentPageParams{ProjectID: f.ProjectID, WorkspaceID: f.WorkspaceID,
-			Archived: f.Archived, States: states, Username: nonEmpty(f.Username), Label: nonEmpty(f.Label), Pattern: pattern})
+			Archived: f.Archived, States: states, Username: nonEmpty(f.Username), Label: nonEmpty(f.Label), Pattern: pattern,
+			ViewerID: viewer, ViewerRoles: roles})
 		return err
 	})
 	if err != nil {

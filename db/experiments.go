@@ -88,6 +88,7 @@ type ExperimentFilter struct {
 	States    []string
 	Limit     int
 	Offset    int
+	Viewer    Viewer
 }
 
 // Experiments lists experiments, newest first.
@@ -99,8 +100,9 @@ func (q *Queries) Experiments(ctx context.Context, f ExperimentFilter) ([]resolu
 	if states == nil {
 		states = []string{}
 	}
+	viewer, roles := f.Viewer.params()
 	rows, err := q.q.ListExperiments(ctx, gen.ListExperimentsParams{ProjectID: f.ProjectID, Archived: f.Archived,
-		States: states, Lim: int32(f.Limit), Off: int32(f.Offset)})
+		States: states, Lim: int32(f.Limit), Off: int32(f.Offset), ViewerID: viewer, ViewerRoles: roles})
 	if err != nil {
 		return nil, translate(err, "experiments")
 	}

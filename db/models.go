@@ -15,11 +15,13 @@ type ModelFilter struct {
 	Labels      []string
 	WorkspaceID *int64
 	Sort        string // name, updated, versions; default newest first
+	Viewer      Viewer
 }
 
 // Models lists models.
 func (q *Queries) Models(ctx context.Context, f ModelFilter) ([]resolute.Model, error) {
 	p := gen.ListModelsParams{Archived: f.Archived, Labels: f.Labels, WorkspaceID: f.WorkspaceID, Sort: f.Sort}
+	p.ViewerID, p.ViewerRoles = f.Viewer.params()
 	if p.Labels == nil {
 		p.Labels = []string{}
 	}

@@ -11,11 +11,14 @@ import (
 type ProjectFilter struct {
 	WorkspaceID *int64
 	Archived    *bool
+	Viewer      Viewer
 }
 
 // Projects lists projects by workspace, then id.
 func (q *Queries) Projects(ctx context.Context, f ProjectFilter) ([]resolute.Project, error) {
-	rows, err := q.q.ListProjects(ctx, gen.ListProjectsParams{WorkspaceID: f.WorkspaceID, Archived: f.Archived})
+	viewer, roles := f.Viewer.params()
+	rows, err := q.q.ListProjects(ctx, gen.ListProjectsParams{WorkspaceID: f.WorkspaceID, Archived: f.Archived,
+		ViewerID: viewer, ViewerRoles: roles})
 	if err != nil {
 		return nil, translate(err, "projects")
 	}

@@ -55,8 +55,9 @@ func (q *Queries) Task(ctx context.Context, id string) (resolute.Task, error) {
 
 // TaskFilter selects tasks; zero fields select all.
 type TaskFilter struct {
-	Type string
-	Live *bool // not terminated
+	Type   string
+	Live   *bool // not terminated
+	Viewer Viewer
 }
 
 // Tasks lists tasks, newest first.
@@ -65,7 +66,8 @@ func (q *Queries) Tasks(ctx context.Context, f TaskFilter) ([]resolute.Task, err
 	if f.Type != "" {
 		typ = &f.Type
 	}
-	rows, err := q.q.ListTasks(ctx, gen.ListTasksParams{Type: typ, Live: f.Live})
+	viewer, roles := f.Viewer.params()
+	rows, err := q.q.ListTasks(ctx, gen.ListTasksParams{Type: typ, Live: f.Live, ViewerID: viewer, ViewerRoles: roles})
 	if err != nil {
 		return nil, translate(err, "tasks")
 	}
@@ -114,7 +116,7 @@ func toTask(t gen.TaskView) resolute.Task {
 		UserID: t.UserID, Username: t.Username, ProjectID: t.ProjectID, ResourcePool: t.ResourcePool, Priority: intp(t.Priority),
 		Weight: t.Weight, QueuePosition: t.QueuePosition, Slots: int(t.Slots), ServicePort: intp(t.ServicePort), ServiceHost: deref(t.ServiceHost), ServiceToken: t.ServiceToken, Ready: t.Ready,
 		ExitCode: intp(t.ExitCode), EndReason: t.EndReason, CreatedAt: t.CreatedAt, EndedAt: t.EndedAt,
-		ExperimentIDs: t.ExperimentIds, TrialIDs: t.TrialIds}
+		ExperimentIDs: t.ExperimentIds, TrialIDs: t.TrialIds, WorkspaceID: t.WorkspaceID}
 }
 
 func deref(s *string) string {

@@ -9,7 +9,13 @@ import (
 
 // Templates lists templates by name; workspaceID nil lists all.
 func (q *Queries) Templates(ctx context.Context, workspaceID *int64) ([]resolute.Template, error) {
-	rows, err := q.q.ListTemplates(ctx, workspaceID)
+	return q.TemplatesFor(ctx, workspaceID, Viewer{})
+}
+
+// TemplatesFor lists the templates v sees, as Templates does.
+func (q *Queries) TemplatesFor(ctx context.Context, workspaceID *int64, v Viewer) ([]resolute.Template, error) {
+	id, roles := v.params()
+	rows, err := q.q.ListTemplates(ctx, gen.ListTemplatesParams{WorkspaceID: workspaceID, ViewerID: id, ViewerRoles: roles})
 	if err != nil {
 		return nil, translate(err, "templates")
 	}

@@ -10,7 +10,13 @@ import (
 // Workspaces lists workspaces; archived nil lists all, else only those with
 // that archived flag.
 func (q *Queries) Workspaces(ctx context.Context, archived *bool) ([]resolute.Workspace, error) {
-	rows, err := q.q.ListWorkspaces(ctx, archived)
+	return q.WorkspacesFor(ctx, archived, Viewer{})
+}
+
+// WorkspacesFor lists the workspaces v sees, as Workspaces does.
+func (q *Queries) WorkspacesFor(ctx context.Context, archived *bool, v Viewer) ([]resolute.Workspace, error) {
+	id, roles := v.params()
+	rows, err := q.q.ListWorkspaces(ctx, gen.ListWorkspacesParams{Archived: archived, ViewerID: id, ViewerRoles: roles})
 	if err != nil {
 		return nil, translate(err, "workspaces")
 	}

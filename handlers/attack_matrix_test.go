@@ -52,10 +52,13 @@ func everyone(v victim, other int64) map[string]attack {
 		"POST /tasks/launch-shell":              {path: "/tasks/launch-shell", form: url.Values{}},
 		"POST /tasks/run-command":               {path: "/tasks/run-command", form: url.Values{"entrypoint": {"true"}}},
 		// Three slots on a two-slot master: they wait in the queue.
-		"POST /api/v1/commands":     {path: "/api/v1/commands", body: `{"config":"resources: {slots: 3}\n","entrypoint":["true"]}`},
-		"POST /api/v1/notebooks":    {path: "/api/v1/notebooks", body: `{"config":"resources: {slots: 3}\n"}`},
-		"POST /api/v1/shells":       {path: "/api/v1/shells", body: `{"config":"resources: {slots: 3}\n"}`},
-		"POST /api/v1/tensorboards": {path: "/api/v1/tensorboards", body: `{"experimentIds":[` + e + `]}`},
+		"POST /api/v1/commands":            {path: "/api/v1/commands", body: `{"config":"resources: {slots: 3}\n","entrypoint":["true"]}`},
+		"POST /api/v1/notebooks":           {path: "/api/v1/notebooks", body: `{"config":"resources: {slots: 3}\n"}`},
+		"POST /api/v1/shells":              {path: "/api/v1/shells", body: `{"config":"resources: {slots: 3}\n"}`},
+		"POST /api/v1/tensorboards":        {path: "/api/v1/tensorboards", body: `{"experimentIds":[` + e + `]}`},
+		"POST /api/v1/groups/search":       {path: "/api/v1/groups/search", body: `{}`},
+		"POST /api/v1/roles/search":        {path: "/api/v1/roles/search", body: `{}`},
+		"POST /api/v1/roles/search/by-ids": {path: "/api/v1/roles/search/by-ids", body: `{"roleIds":[1,4]}`},
 	}
 	for _, method := range []string{"POST", "PUT", "PATCH", "DELETE"} {
 		out[method+" /static/*"] = attack{path: "/static/app.css"}
@@ -77,7 +80,14 @@ var (
 		// Namespaces and pool bindings are the cluster administrators'.
 		"POST /api/v1/workspaces/{id}/namespace-bindings": true, "DELETE /api/v1/workspaces/{id}/namespace-bindings": true,
 		"POST /api/v1/resource-pools/{name}/workspace-bindings": true, "PUT /api/v1/resource-pools/{name}/workspace-bindings": true,
-		"DELETE /api/v1/resource-pools/{name}/workspace-bindings": true}
+		"DELETE /api/v1/resource-pools/{name}/workspace-bindings": true,
+		// User groups and roles under basic authorization.
+		"POST /api/v1/groups": true, "PUT /api/v1/groups/{groupId}": true, "PATCH /api/v1/groups/{groupId}": true,
+		"DELETE /api/v1/groups/{groupId}": true, "POST /api/v1/roles/add-assignments": true,
+		"POST /api/v1/roles/remove-assignments": true, "POST /workspaces/{id}/members": true,
+		"POST /workspaces/{id}/members/remove": true, "POST /admin/groups": true, "POST /admin/groups/{id}": true,
+		"POST /admin/groups/{id}/members": true, "POST /admin/groups/{id}/members/remove": true,
+		"POST /admin/groups/{id}/delete": true, "POST /admin/groups/{id}/roles": true, "POST /admin/groups/{id}/roles/remove": true}
 	taskOnly = map[string]bool{"POST /api/v1/trials/{id}/metrics": true, "POST /api/v1/trials/{id}/progress": true,
 		"POST /api/v1/trials/{id}/early_exit": true, "POST /api/v1/trials/{id}/runner/metadata": true,
 		"POST /api/v1/checkpoints": true, "POST /api/v1/allocations/{id}/signals/ack_preemption": true,

@@ -30,6 +30,7 @@ type victim struct {
 	// tasks are alice's tasks by kind of the API ("notebooks"); they wait
 	// in a pool the master does not have, so none ever starts.
 	tasks                    map[string]string
+	group                    int64 // a user group with her in it, made by an administrator
 	template, job, aliceID   string
 	aliceToken, notebookLike string
 }
@@ -83,6 +84,9 @@ func newVictimNamed(t *testing.T, m *handlerstest.Master, adminToken, name, chec
 		t.Fatal(err)
 	}
 	v.alice, v.aliceID = me.User, itoa(me.ID)
+	var g resolute.GroupResponse
+	must(api(t, m, "POST", "/api/v1/groups", adminToken, fmt.Sprintf(`{"name":"%ss-group","addUsers":[%d]}`, name, me.ID), &g), "group")
+	v.group = g.Group.GroupID
 	v.workspace, v.project, v.exp, v.trial = ws.Workspace.ID, p.Project.ID, e.Experiment.ID, trial.ID
 	v.checkpoint, v.task, v.model, v.template = uuid, task.Task.ID, model, template
 	v.job = fmt.Sprintf("experiment-%d", e.Experiment.ID)
@@ -227,6 +231,29 @@ func attacks(v victim) map[string]attack {
 		out["POST /api/v1/"+kind+"/{id}/kill"] = attack{path: "/api/v1/" + kind + "/" + v.tasks[kind] + "/kill"}
 		out["POST /api/v1/"+kind+"/{id}/set_priority"] = attack{path: "/api/v1/" + kind + "/" + v.tasks[kind] + "/set_priority", body: `{"priority":1}`}
 	}
+	// User groups and roles: administrators only under basic authorization
+	// (adminOnly), so her own group and workspace are refused her too.
+	g, name := itoa(v.group), v.alice.Username
+	viewerHere := `{"userRoleAssignments":[{"userId":` + v.aliceID + `,"roleAssignment":{"role":{"name":"Viewer"},"scopeWorkspaceId":` + w + `}}]}`
+	for route, a := range map[string]attack{
+		"POST /api/v1/groups":                    {path: "/api/v1/groups", body: `{"name":"mallory-group"}`},
+		"PUT /api/v1/groups/{groupId}":           {path: "/api/v1/groups/" + g, body: `{"name":"` + name + `s-group2"}`},
+		"PATCH /api/v1/groups/{groupId}":         {path: "/api/v1/groups/" + g, body: `{"removeUsers":[` + v.aliceID + `]}`},
+		"DELETE /api/v1/groups/{groupId}":        {path: "/api/v1/groups/" + g},
+		"POST /api/v1/roles/add-assignments":     {path: "/api/v1/roles/add-assignments", body: viewerHere},
+		"POST /api/v1/roles/remove-assignments":  {path: "/api/v1/roles/remove-assignments", body: viewerHere},
+		"POST /workspaces/{id}/members":          {path: "/workspaces/" + w + "/members", form: form("kind", "user", "name", name, "role", "Editor")},
+		"POST /workspaces/{id}/members/remove":   {path: "/workspaces/" + w + "/members/remove", form: form("role", "Editor", "user_id", v.aliceID)},
+		"POST /admin/groups":                     {path: "/admin/groups", form: form("name", "mallory-group-page")},
+		"POST /admin/groups/{id}":                {path: "/admin/groups/" + g, form: form("name", name+"s-group3")},
+		"POST /admin/groups/{id}/members":        {path: "/admin/groups/" + g + "/members", form: form("username", "bob")},
+		"POST /admin/groups/{id}/members/remove": {path: "/admin/groups/" + g + "/members/remove", form: form("username", name)},
+		"POST /admin/groups/{id}/delete":         {path: "/admin/groups/" + g + "/delete", form: none},
+		"POST /admin/groups/{id}/roles":          {path: "/admin/groups/" + g + "/roles", form: form("role", "Viewer")},
+		"POST /admin/groups/{id}/roles/remove":   {path: "/admin/groups/" + g + "/roles/remove", form: form("role", "Viewer")},
+	} {
+		out[route] = a
+	}
 	return out
 }
 
@@ -265,6 +292,9 @@ var allowedToEveryone = map[string]string{
 	"POST /api/v1/notebooks":                "creates the caller's own notebook",
 	"POST /api/v1/shells":                   "creates the caller's own shell",
 	"POST /api/v1/tensorboards":             "creates the caller's own TensorBoard",
+	"POST /api/v1/groups/search":            "only reads the user groups",
+	"POST /api/v1/roles/search":             "only reads the roles",
+	"POST /api/v1/roles/search/by-ids":      "only reads the roles and who holds them",
 }
 
 // mutatingRoutes lists "METHOD pattern" of every POST, PUT, PATCH and

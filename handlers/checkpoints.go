@@ -113,7 +113,11 @@ func (s *Server) checkpointFor(r *http.Request) (resolute.Checkpoint, error) {
 	if err != nil {
 		return c, err
 	}
-	if err := authz.Can(actorFrom(r), authz.Read, authz.Checkpoint(c, resolute.Experiment{ID: c.ExperimentID})); err != nil {
+	e, err := s.db.Experiment(r.Context(), c.ExperimentID)
+	if err != nil {
+		return c, err
+	}
+	if err := readable(r, authz.Checkpoint(c, e)); err != nil {
 		return c, err
 	}
 	c.Validation, err = s.db.ValidationAtStep(r.Context(), c.TrialID, c.StepsCompleted)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/views"
 )
@@ -114,6 +115,9 @@ func (s *Server) compareExperimentColumns(r *http.Request, ids []int64, p *views
 	var configs []json.RawMessage
 	for _, id := range ids {
 		e, err := s.db.Experiment(r.Context(), id)
+		if err == nil {
+			err = readable(r, authz.Experiment(e))
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -134,6 +138,9 @@ func (s *Server) compareTrials(r *http.Request, ids []int64, p *views.ComparePag
 			return nil, err
 		}
 		e, err := s.db.Experiment(r.Context(), t.ExperimentID)
+		if err == nil {
+			err = readable(r, authz.Trial(t, e))
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -22,7 +22,11 @@ func (s *Server) experimentParam(r *http.Request) (resolute.Experiment, error) {
 	if err != nil {
 		return resolute.Experiment{}, err
 	}
-	return s.db.Experiment(r.Context(), id)
+	e, err := s.db.Experiment(r.Context(), id)
+	if err != nil {
+		return e, err
+	}
+	return e, readable(r, authz.Experiment(e))
 }
 
 // handleAPIExperimentGet serves GET /api/v1/experiments/{id}.
@@ -190,8 +194,11 @@ func (s *Server) trialParam(r *http.Request) (resolute.Trial, error) {
 	if err != nil {
 		return t, err
 	}
-	// Reading asks nothing of the owner: the experiment's id is enough.
-	return t, authz.Can(actorFrom(r), authz.Read, authz.Trial(t, resolute.Experiment{ID: t.ExperimentID}))
+	e, err := s.db.Experiment(r.Context(), t.ExperimentID)
+	if err != nil {
+		return t, err
+	}
+	return t, readable(r, authz.Trial(t, e))
 }
 
 // handleAPITrialGet serves GET /api/v1/trials/{id}.

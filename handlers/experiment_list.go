@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/views"
@@ -115,7 +116,7 @@ func (s *Server) experimentChoices(r *http.Request, b *views.ExperimentBrowser) 
 		b.Labels, err = s.db.ExperimentLabels(r.Context())
 	}
 	if err == nil {
-		b.Projects, err = s.db.Projects(r.Context(), db.ProjectFilter{Archived: new(false)})
+		b.Projects, err = s.db.Projects(r.Context(), db.ProjectFilter{Archived: new(false), Viewer: viewer(r, authz.ViewProject)})
 	}
 	for _, u := range users {
 		b.Users = append(b.Users, u.Username)
@@ -212,6 +213,7 @@ func (s *Server) experimentTable(r *http.Request, q views.ExperimentQuery) (view
 	if q.State != "" {
 		f.States = []string{q.State}
 	}
+	f.Viewer = viewer(r, authz.ViewExperiment)
 	list, total, err := s.db.ExperimentPage(r.Context(), f)
 	if err != nil {
 		return t, err

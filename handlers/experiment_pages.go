@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/contextdir"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
@@ -24,8 +25,8 @@ func (s *Server) handleExperimentNewPage(w http.ResponseWriter, r *http.Request)
 
 func (s *Server) renderExperimentForm(w http.ResponseWriter, r *http.Request, status int, f views.ExperimentForm) {
 	var err error
-	if f.Projects, err = s.db.Projects(r.Context(), db.ProjectFilter{Archived: new(false)}); err == nil {
-		f.Templates, err = s.db.Templates(r.Context(), nil)
+	if f.Projects, err = s.db.Projects(r.Context(), db.ProjectFilter{Archived: new(false), Viewer: viewer(r, authz.ViewProject)}); err == nil {
+		f.Templates, err = s.db.TemplatesFor(r.Context(), nil, viewer(r, authz.ViewTemplates))
 	}
 	if err != nil {
 		s.error(w, r, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/contextdir"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
@@ -197,6 +198,7 @@ func (s *Server) handleAPIExperimentList(w http.ResponseWriter, r *http.Request)
 	for _, st := range q["states"] {
 		f.States = append(f.States, strings.TrimPrefix(strings.ToUpper(st), "STATE_"))
 	}
+	f.Viewer = viewer(r, authz.ViewExperiment)
 	list, err := s.db.Experiments(r.Context(), f)
 	if err != nil {
 		s.error(w, r, err)

@@ -55,6 +55,7 @@ func (s *Server) jobQueueLive(r *http.Request) (views.JobQueueLive, error) {
 	if err != nil {
 		return views.JobQueueLive{}, err
 	}
+	jobs = visibleJobs(r, jobs)
 	l := views.JobQueueLive{Version: queueVersion(jobs), Draggable: s.assets.Has("vendor/Sortable.min.js")}
 	slots := map[string][2]int{}
 	for _, p := range s.queue.ResourcePools() {
@@ -86,7 +87,7 @@ func (s *Server) jobQueueLive(r *http.Request) (views.JobQueueLive, error) {
 			}
 		}
 		for i, j := range queue {
-			row := views.JobRow{Job: j, Position: i + 1, CanChange: authz.Can(actorFrom(r), authz.ChangeJob, authz.Job(j.JobID, j.UserID, j.Username)) == nil}
+			row := views.JobRow{Job: j, Position: i + 1, CanChange: authz.Can(actorFrom(r), authz.ChangeJob, authz.Job(j.JobID, j.UserID, j.Username, j.WorkspaceID)) == nil}
 			if i > 0 {
 				row.Prev = queue[i-1].JobID
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/auth"
 	"github.com/resolute-ml/resolute/authz"
+	"github.com/resolute-ml/resolute/db"
 )
 
 // CookieName is the session cookie, as Determined names it, over plain
@@ -37,6 +38,7 @@ const (
 	allocationActorKey
 	liveSeqKey
 	ambiguousKey
+	userActorKey
 )
 
 // AllocationTokenHeader carries a task's allocation token, as Determined's
@@ -72,9 +74,15 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		if token != "" {
 			u, _, err := s.db.SessionUser(r.Context(), auth.HashToken(token))
+			var actor authz.Actor
+			if err == nil {
+				// Under RBAC the user's roles, read once per request.
+				actor, err = s.svc.Roles.ActorOf(r.Context(), u)
+			}
 			if err == nil {
 				ctx := context.WithValue(r.Context(), userKey, u)
 				ctx = context.WithValue(ctx, tokenKey, token)
+				ctx = context.WithValue(ctx, userActorKey, actor)
 				r = r.WithContext(ctx)
 			} else if resolute.ErrorCode(err) != resolute.ENotFound {
 				s.error(w, r, err)
@@ -134,10 +142,34 @@ func actorFrom(r *http.Request) authz.Actor {
 	if a, ok := r.Context().Value(allocationActorKey).(authz.Actor); ok {
 		return a
 	}
+	if a, ok := r.Context().Value(userActorKey).(authz.Actor); ok {
+		return a
+	}
 	if u, ok := userFrom(r); ok {
 		return authz.User(u)
 	}
 	return authz.Actor{}
+}
+
+// viewer is what of a list that needs perm to be read the requester sees
+// (authz.Visible), as the database filters it.
+func viewer(r *http.Request, perm authz.Permission) db.Viewer {
+	v := authz.Visible(actorFrom(r), perm)
+	if v.All {
+		return db.Viewer{}
+	}
+	return db.Viewer{Filtered: true, UserID: v.UserID, Roles: v.Roles}
+}
+
+// readable answers nil when the requester may read o; under RBAC an object
+// they may not read is not_found, as if it were not there.
+func readable(r *http.Request, o authz.Object) error {
+	a := actorFrom(r)
+	err := authz.Can(a, authz.Read, o)
+	if _, rbac := a.RBAC(); rbac && resolute.ErrorCode(err) == resolute.EForbidden {
+		return resolute.Errorf(resolute.ENotFound, "%s %s not found", o.Kind, o.Name)
+	}
+	return err
 }
 
 // sessionAmbiguous says whether a request carried more than one session
@@ -212,7 +244,8 @@ func (s *Server) requireAPIUser(next http.Handler) http.Handler {
 // requireAdmin answers 403 to users who are not administrators.
 func (s *Server) requireAdmin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if u, _ := userFrom(r); !u.Admin {
+		// Under RBAC a ClusterAdmin by role is one too.
+		if err := authz.Can(actorFrom(r), authz.Administer, authz.Cluster); err != nil {
 			s.error(w, r, resolute.Errorf(resolute.EForbidden, "only administrators may do this"))
 			return
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/views"
 )
@@ -39,11 +40,12 @@ func (s *Server) renderModelList(w http.ResponseWriter, r *http.Request, status 
 		f.Labels = []string{l.Label}
 	}
 	var err error
+	f.Viewer = viewer(r, authz.ViewModelRegistry)
 	if l.Models, err = s.db.Models(r.Context(), f); err != nil {
 		s.error(w, r, err)
 		return
 	}
-	all, err := s.db.Models(r.Context(), db.ModelFilter{})
+	all, err := s.db.Models(r.Context(), db.ModelFilter{Viewer: f.Viewer})
 	if err != nil {
 		s.error(w, r, err)
 		return

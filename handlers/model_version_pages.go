@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/views"
@@ -180,7 +181,7 @@ func (s *Server) handleModelRegisterForm(w http.ResponseWriter, r *http.Request)
 // registerChoices lists the unarchived models the viewer may add
 // versions to, by name.
 func (s *Server) registerChoices(r *http.Request) ([]string, error) {
-	list, err := s.db.Models(r.Context(), db.ModelFilter{Archived: new(false), Sort: "name"})
+	list, err := s.db.Models(r.Context(), db.ModelFilter{Archived: new(false), Sort: "name", Viewer: viewer(r, authz.ViewModelRegistry)})
 	if err != nil {
 		return nil, err
 	}

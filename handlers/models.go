@@ -16,7 +16,11 @@ import (
 
 // modelParam loads the model of {name}.
 func (s *Server) modelParam(r *http.Request) (resolute.Model, error) {
-	return s.db.Model(r.Context(), chi.URLParam(r, "name"))
+	m, err := s.db.Model(r.Context(), chi.URLParam(r, "name"))
+	if err != nil {
+		return m, err
+	}
+	return m, readable(r, authz.Model(m))
 }
 
 // mayChangeModel says whether the requester may change model m, for pages
@@ -51,6 +55,7 @@ func (s *Server) handleAPIModelList(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, resolute.Errorf(resolute.EInvalid, "sort_by: expected name, updated or versions, got %q", f.Sort))
 		return
 	}
+	f.Viewer = viewer(r, authz.ViewModelRegistry)
 	list, err := s.db.Models(r.Context(), f)
 	if err != nil {
 		s.error(w, r, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/contextdir"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
@@ -52,7 +53,7 @@ func (s *Server) handleAPITaskCreate(kind string) http.HandlerFunc {
 // /api/v1/tasks: live tasks, or all with all=true.
 func (s *Server) handleAPITaskList(kind string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		f := db.TaskFilter{Type: kinds[kind]}
+		f := db.TaskFilter{Type: kinds[kind], Viewer: viewer(r, authz.ViewNSC)}
 		if all := r.URL.Query().Get("all"); all != "true" && all != "1" {
 			live := true
 			f.Live = &live
@@ -75,7 +76,10 @@ func (s *Server) taskParam(r *http.Request, kind string) (resolute.Task, error) 
 	if err == nil && kind != "" && t.Type != kinds[kind] {
 		return t, resolute.Errorf(resolute.ENotFound, "%s %s not found", strings.TrimSuffix(kind, "s"), t.ID)
 	}
-	return t, err
+	if err != nil {
+		return t, err
+	}
+	return t, readable(r, authz.Task(t))
 }
 
 // handleAPITaskGet serves GET /api/v1/{kind}/{id} and /api/v1/tasks/{id}.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/scheduler"
 	"github.com/resolute-ml/resolute/views"
@@ -15,12 +16,12 @@ import (
 // handleDashboard serves GET /dashboard.
 func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) {
 	notArchived := false
-	workspaces, err := s.db.Workspaces(r.Context(), &notArchived)
+	workspaces, err := s.db.WorkspacesFor(r.Context(), &notArchived, viewer(r, authz.ViewWorkspace))
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	projects, err := s.db.Projects(r.Context(), db.ProjectFilter{Archived: &notArchived})
+	projects, err := s.db.Projects(r.Context(), db.ProjectFilter{Archived: &notArchived, Viewer: viewer(r, authz.ViewProject)})
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -63,14 +64,14 @@ func (s *Server) dashboardLive(r *http.Request) (views.DashboardLive, error) {
 	me, _ := userFrom(r)
 	l := views.DashboardLive{User: me.Username, Pools: s.queue.ResourcePools()}
 	mine, _, err := s.db.ExperimentPage(r.Context(), db.ExperimentListFilter{Username: me.Username, Archived: new(false),
-		Sort: "id", Descending: true, Limit: dashboardRecent})
+		Sort: "id", Descending: true, Limit: dashboardRecent, Viewer: viewer(r, authz.ViewExperiment)})
 	if err != nil {
 		return l, err
 	}
 	for _, e := range mine {
 		l.Experiments = append(l.Experiments, s.experimentRow(e))
 	}
-	tasks, err := s.db.Tasks(r.Context(), db.TaskFilter{Live: new(true)})
+	tasks, err := s.db.Tasks(r.Context(), db.TaskFilter{Live: new(true), Viewer: viewer(r, authz.ViewNSC)})
 	if err != nil {
 		return l, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/views"
 )
@@ -21,6 +22,7 @@ func (s *Server) writeProjects(w http.ResponseWriter, r *http.Request, f db.Proj
 		return
 	}
 	f.Archived = archived
+	f.Viewer = viewer(r, authz.ViewProject)
 	list, err := s.db.Projects(r.Context(), f)
 	if err != nil {
 		s.error(w, r, err)
@@ -82,6 +84,9 @@ func (s *Server) handleAPIProjectGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := s.db.Project(r.Context(), id)
+	if err == nil {
+		err = readable(r, authz.Project(p, 0))
+	}
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -102,6 +107,9 @@ func (s *Server) handleAPIProjectPatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := s.db.Project(r.Context(), id)
+	if err == nil {
+		err = readable(r, authz.Project(p, 0))
+	}
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -173,6 +181,9 @@ func (s *Server) handleProjectPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := s.db.Project(r.Context(), id)
+	if err == nil {
+		err = readable(r, authz.Project(p, 0))
+	}
 	if err != nil {
 		s.error(w, r, err)
 		return

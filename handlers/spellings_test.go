@@ -485,6 +485,9 @@ func TestEveryBodyTakesEitherSpelling(t *testing.T) {
 			},
 		},
 	}
+	for name, tc := range rbacSpellings() {
+		tests[name] = tc
+	}
 	tested := map[string]bool{}
 	for name, tc := range tests {
 		tested[tc.route] = true
@@ -536,6 +539,7 @@ func TestEveryBodyTakesEitherSpelling(t *testing.T) {
 		"POST /api/v1/preview-hp-search":          "reads config, template and overrides, one word each (the experiments' body)",
 		"POST /api/v1/notebooks":                  "the commands' and TensorBoards' body, CreateTaskRequest",
 		"POST /api/v1/shells":                     "the commands' and TensorBoards' body, CreateTaskRequest",
+		"POST /api/v1/roles/search":               "its body is {offset, limit}, one word each",
 	}
 	for _, route := range mutatingRoutes(t) {
 		if !strings.Contains(route, " /api/v1/") || strings.HasPrefix(route, "DELETE ") {

@@ -53,7 +53,7 @@ func (s *Server) taskTable(r *http.Request) (views.TaskTable, error) {
 	if t.State != "" && !slices.Contains(views.TaskStates, t.State) {
 		return t, resolute.Errorf(resolute.EInvalid, "state: unknown state %q", q.Get("state"))
 	}
-	f := db.TaskFilter{Type: t.Type}
+	f := db.TaskFilter{Type: t.Type, Viewer: viewer(r, authz.ViewNSC)}
 	if !t.Ended && t.State != resolute.TaskTerminated {
 		f.Live = new(true)
 	}
@@ -74,8 +74,9 @@ func (s *Server) taskTable(r *http.Request) (views.TaskTable, error) {
 func (s *Server) taskRow(r *http.Request, t resolute.Task) views.TaskRow {
 	t = s.withAddress(r, t)
 	mine := authz.Can(actorFrom(r), authz.ChangeTask, authz.Task(t)) == nil
+	opens := authz.Can(actorFrom(r), authz.OpenTask, authz.Task(t)) == nil
 	row := views.TaskRow{Task: t, CanKill: t.State != resolute.TaskTerminated && mine}
-	if t.Ready && t.State == resolute.TaskRunning && t.Type != resolute.TaskCommand && mine {
+	if t.Ready && t.State == resolute.TaskRunning && t.Type != resolute.TaskCommand && opens {
 		row.Open = t.ServiceAddress
 	}
 	return row

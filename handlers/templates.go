@@ -37,7 +37,7 @@ func (s *Server) handleAPITemplateList(w http.ResponseWriter, r *http.Request) {
 		}
 		ws = &id
 	}
-	list, err := s.db.Templates(r.Context(), ws)
+	list, err := s.db.TemplatesFor(r.Context(), ws, viewer(r, authz.ViewTemplates))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -51,6 +51,9 @@ func (s *Server) handleAPITemplateList(w http.ResponseWriter, r *http.Request) {
 // handleAPITemplateGet serves GET /api/v1/templates/{name}.
 func (s *Server) handleAPITemplateGet(w http.ResponseWriter, r *http.Request) {
 	t, err := s.db.Template(r.Context(), chi.URLParam(r, "name"))
+	if err == nil {
+		err = readable(r, authz.Template(t))
+	}
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -115,9 +118,9 @@ func (s *Server) handleTemplateListPage(w http.ResponseWriter, r *http.Request) 
 }
 
 func (s *Server) renderTemplateList(w http.ResponseWriter, r *http.Request, status int, form views.TemplateForm) {
-	list, err := s.db.Templates(r.Context(), nil)
+	list, err := s.db.TemplatesFor(r.Context(), nil, viewer(r, authz.ViewTemplates))
 	if err == nil {
-		form.Workspaces, err = s.db.Workspaces(r.Context(), nil)
+		form.Workspaces, err = s.db.WorkspacesFor(r.Context(), nil, viewer(r, authz.ViewWorkspace))
 	}
 	if err != nil {
 		s.error(w, r, err)
@@ -164,6 +167,9 @@ func templateFormErrors(err error) views.FormErrors {
 // handleTemplatePage serves GET /templates/{name}.
 func (s *Server) handleTemplatePage(w http.ResponseWriter, r *http.Request) {
 	t, err := s.db.Template(r.Context(), chi.URLParam(r, "name"))
+	if err == nil {
+		err = readable(r, authz.Template(t))
+	}
 	if err != nil {
 		s.error(w, r, err)
 		return

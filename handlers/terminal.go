@@ -74,7 +74,7 @@ func (s *Server) terminalTask(r *http.Request) (resolute.Task, error) {
 	if err != nil {
 		return t, err
 	}
-	return t, authz.Can(actorFrom(r), authz.ChangeTask, authz.Task(t))
+	return t, authz.Can(actorFrom(r), authz.OpenTask, authz.Task(t))
 }
 
 // shellGone says why a shell's terminal cannot open: EGone once it ends.

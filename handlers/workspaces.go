@@ -7,6 +7,7 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/control"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/views"
 )
@@ -34,7 +35,7 @@ func (s *Server) handleAPIWorkspaceList(w http.ResponseWriter, r *http.Request) 
 		s.error(w, r, err)
 		return
 	}
-	list, err := s.db.Workspaces(r.Context(), archived)
+	list, err := s.db.WorkspacesFor(r.Context(), archived, viewer(r, authz.ViewWorkspace))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -87,6 +88,9 @@ func (s *Server) handleAPIWorkspaceGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws, err := s.db.Workspace(r.Context(), id)
+	if err == nil {
+		err = readable(r, authz.Workspace(ws))
+	}
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -161,7 +165,7 @@ func (s *Server) renderWorkspaceList(w http.ResponseWriter, r *http.Request, sta
 		f := false
 		filter = &f
 	}
-	list, err := s.db.Workspaces(r.Context(), filter)
+	list, err := s.db.WorkspacesFor(r.Context(), filter, viewer(r, authz.ViewWorkspace))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -207,6 +211,9 @@ func (s *Server) renderWorkspace(w http.ResponseWriter, r *http.Request, status 
 		return
 	}
 	ws, err := s.db.Workspace(r.Context(), id)
+	if err == nil {
+		err = readable(r, authz.Workspace(ws))
+	}
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -108,7 +108,19 @@ type Security struct {
 	// X-Forwarded-For gives the client's address. None by default. As a
 	// flag or variable: a comma-separated list.
 	TrustedProxies []string `yaml:"trusted_proxies"`
+	// Authz picks how permissions are decided.
+	Authz Authz `yaml:"authz"`
 }
+
+// Authz is security.authz: Type basic (the default: owners and
+// administrators, Determined's open-source rules) or rbac (roles assigned
+// to users and groups, cluster-wide or per workspace).
+type Authz struct {
+	Type string `yaml:"type"`
+}
+
+// RBAC says whether roles decide permissions.
+func (a Authz) RBAC() bool { return a.Type == "rbac" }
 
 // TrustedProxyPrefixes are TrustedProxies parsed; Load has validated them.
 func (s Security) TrustedProxyPrefixes() []netip.Prefix {
@@ -267,7 +279,7 @@ func Default() Config {
 		Port:                 8080,
 		DataDir:              defaultDataDir(),
 		DB:                   DB{Port: 5432, Name: "resolute", User: "postgres", SSLMode: "prefer"},
-		Security:             Security{SessionLifetime: Duration{7 * 24 * time.Hour}, MinPasswordLength: 8},
+		Security:             Security{SessionLifetime: Duration{7 * 24 * time.Hour}, MinPasswordLength: 8, Authz: Authz{Type: "basic"}},
 		Log:                  Log{Level: "info", Format: "text"},
 		MaxRequestBodyBytes:  1 << 20,
 		MaxConcurrentUploads: 4,
@@ -386,6 +398,9 @@ func (c *Config) validate() Errors {
 		if _, err := parsePrefix(p); err != nil {
 			bad(fmt.Sprintf("security.trusted_proxies[%d]", i), "expected an address or a CIDR like 10.0.0.0/8, got %q", p)
 		}
+	}
+	if !slices.Contains([]string{"basic", "rbac"}, c.Security.Authz.Type) {
+		bad("security.authz.type", "must be basic or rbac (got %q)", c.Security.Authz.Type)
 	}
 	if c.MaxRequestBodyBytes < 1024 {
 		bad("max_request_body_bytes", "must be at least 1024 (got %d)", c.MaxRequestBodyBytes)

@@ -13,7 +13,9 @@ import (
 )
 
 func (a *app) userCmd() *cobra.Command {
-	cmd := group("user", "Manage users and log in", "u")
+	// "us" and "use" are prefixes of user-group too; as aliases they stay
+	// user's, as before user-group came.
+	cmd := group("user", "Manage users and log in", "u", "us", "use")
 	cmd.AddCommand(a.userLoginCmd(), a.userLogoutCmd(), a.userWhoamiCmd(), a.userListCmd(),
 		a.userCreateCmd(), a.userChangePasswordCmd(), a.userEditCmd(),
 		a.userActiveCmd("activate", true), a.userActiveCmd("deactivate", false),

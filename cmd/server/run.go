@@ -105,8 +105,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	go changes.Run(ctx)
 	go changes.Follow(ctx, live.MasterLogs, logs.Changed)
 
-	services := control.NewServices(database, runner, metrics, logger,
-		control.WithMinPasswordLength(cfg.Security.MinPasswordLength))
+	serviceOpts := []control.ServicesOption{control.WithMinPasswordLength(cfg.Security.MinPasswordLength)}
+	if cfg.Security.Authz.RBAC() {
+		serviceOpts = append(serviceOpts, control.WithRBAC())
+		logger.Info("authorization: rbac (roles assigned to users and groups decide)")
+	}
+	services := control.NewServices(database, runner, metrics, logger, serviceOpts...)
 	h := handlers.New(handlers.Config{
 		Master: resolute.MasterInfo{
 			Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",

@@ -21,6 +21,10 @@ WHERE ($1::bigint IS NULL OR e.project_id = $1)
   AND ($5::text IS NULL OR e.user_id = (SELECT u.id FROM users u WHERE u.username = $5))
   AND ($6::text IS NULL OR e.labels @> ARRAY[$6::text])
   AND ($7::text IS NULL OR e.name ILIKE $7 OR e.description ILIKE $7)
+  AND ($8::bigint IS NULL OR e.project_id IN (SELECT p.id FROM projects p WHERE p.workspace_id IN (
+       SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY($9::text[]) AND (ra.user_id = $8
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = $8)))))
 `
 
 type CountExperimentPageParams struct {
@@ -31,6 +35,8 @@ type CountExperimentPageParams struct {
 	Username    *string
 	Label       *string
 	Pattern     *string
+	ViewerID    *int64
+	ViewerRoles []string
 }
 
 // How many experiments ListExperimentPage's filter matches: the same filter
@@ -44,6 +50,8 @@ func (q *Queries) CountExperimentPage(ctx context.Context, arg CountExperimentPa
 		arg.Username,
 		arg.Label,
 		arg.Pattern,
+		arg.ViewerID,
+		arg.ViewerRoles,
 	)
 	var column_1 int32
 	err := row.Scan(&column_1)
@@ -92,35 +100,41 @@ WHERE ($1::bigint IS NULL OR e.project_id = $1)
   AND ($5::text IS NULL OR u.username = $5)
   AND ($6::text IS NULL OR e.labels @> ARRAY[$6::text])
   AND ($7::text IS NULL OR e.name ILIKE $7 OR e.description ILIKE $7)
+  -- Under RBAC, only the workspaces where the viewer holds a role that
+  -- reads experiments (authz.Visible): a semi-join on their assignments
+  -- and their groups'.
+  AND ($8::bigint IS NULL OR p.workspace_id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY($9::text[]) AND (ra.user_id = $8
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = $8))))
 ORDER BY
-  CASE WHEN $8::text = 'name' AND NOT $9::boolean THEN e.name END,
-  CASE WHEN $8::text = 'name' AND $9::boolean THEN e.name END DESC,
-  CASE WHEN $8::text = 'state' AND NOT $9::boolean THEN e.state END,
-  CASE WHEN $8::text = 'state' AND $9::boolean THEN e.state END DESC,
-  CASE WHEN $8::text = 'progress' AND NOT $9::boolean THEN e.progress END,
-  CASE WHEN $8::text = 'progress' AND $9::boolean THEN e.progress END DESC,
-  CASE WHEN $8::text = 'best' AND NOT $9::boolean THEN e.best_validation END NULLS LAST,
-  CASE WHEN $8::text = 'best' AND $9::boolean THEN e.best_validation END DESC NULLS LAST,
-  CASE WHEN $8::text = 'searcher' AND NOT $9::boolean THEN e.searcher_name END,
-  CASE WHEN $8::text = 'searcher' AND $9::boolean THEN e.searcher_name END DESC,
-  CASE WHEN $8::text = 'trials' AND NOT $9::boolean THEN e.num_trials END,
-  CASE WHEN $8::text = 'trials' AND $9::boolean THEN e.num_trials END DESC,
-  CASE WHEN $8::text = 'user' AND NOT $9::boolean THEN u.username END,
-  CASE WHEN $8::text = 'user' AND $9::boolean THEN u.username END DESC,
-  CASE WHEN $8::text = 'start' AND NOT $9::boolean THEN e.created_at END,
-  CASE WHEN $8::text = 'start' AND $9::boolean THEN e.created_at END DESC,
-  CASE WHEN $8::text = 'duration' AND NOT $9::boolean
+  CASE WHEN $10::text = 'name' AND NOT $11::boolean THEN e.name END,
+  CASE WHEN $10::text = 'name' AND $11::boolean THEN e.name END DESC,
+  CASE WHEN $10::text = 'state' AND NOT $11::boolean THEN e.state END,
+  CASE WHEN $10::text = 'state' AND $11::boolean THEN e.state END DESC,
+  CASE WHEN $10::text = 'progress' AND NOT $11::boolean THEN e.progress END,
+  CASE WHEN $10::text = 'progress' AND $11::boolean THEN e.progress END DESC,
+  CASE WHEN $10::text = 'best' AND NOT $11::boolean THEN e.best_validation END NULLS LAST,
+  CASE WHEN $10::text = 'best' AND $11::boolean THEN e.best_validation END DESC NULLS LAST,
+  CASE WHEN $10::text = 'searcher' AND NOT $11::boolean THEN e.searcher_name END,
+  CASE WHEN $10::text = 'searcher' AND $11::boolean THEN e.searcher_name END DESC,
+  CASE WHEN $10::text = 'trials' AND NOT $11::boolean THEN e.num_trials END,
+  CASE WHEN $10::text = 'trials' AND $11::boolean THEN e.num_trials END DESC,
+  CASE WHEN $10::text = 'user' AND NOT $11::boolean THEN u.username END,
+  CASE WHEN $10::text = 'user' AND $11::boolean THEN u.username END DESC,
+  CASE WHEN $10::text = 'start' AND NOT $11::boolean THEN e.created_at END,
+  CASE WHEN $10::text = 'start' AND $11::boolean THEN e.created_at END DESC,
+  CASE WHEN $10::text = 'duration' AND NOT $11::boolean
        THEN coalesce(e.ended_at, now()) - e.created_at END,
-  CASE WHEN $8::text = 'duration' AND $9::boolean
+  CASE WHEN $10::text = 'duration' AND $11::boolean
        THEN coalesce(e.ended_at, now()) - e.created_at END DESC,
-  CASE WHEN $8::text = 'labels' AND NOT $9::boolean THEN e.labels END,
-  CASE WHEN $8::text = 'labels' AND $9::boolean THEN e.labels END DESC,
-  CASE WHEN $8::text = 'pool' AND NOT $9::boolean THEN e.resource_pool END,
-  CASE WHEN $8::text = 'pool' AND $9::boolean THEN e.resource_pool END DESC,
+  CASE WHEN $10::text = 'labels' AND NOT $11::boolean THEN e.labels END,
+  CASE WHEN $10::text = 'labels' AND $11::boolean THEN e.labels END DESC,
+  CASE WHEN $10::text = 'pool' AND NOT $11::boolean THEN e.resource_pool END,
+  CASE WHEN $10::text = 'pool' AND $11::boolean THEN e.resource_pool END DESC,
   -- Ties go the column's way, so a (column, id) index gives the whole order.
-  CASE WHEN $9::boolean THEN e.id END DESC,
+  CASE WHEN $11::boolean THEN e.id END DESC,
   e.id
-LIMIT $11 OFFSET $10
+LIMIT $13 OFFSET $12
 `
 
 type ListExperimentPageParams struct {
@@ -131,6 +145,8 @@ type ListExperimentPageParams struct {
 	Username    *string
 	Label       *string
 	Pattern     *string
+	ViewerID    *int64
+	ViewerRoles []string
 	Sort        string
 	Descending  bool
 	Off         int32
@@ -173,6 +189,8 @@ func (q *Queries) ListExperimentPage(ctx context.Context, arg ListExperimentPage
 		arg.Username,
 		arg.Label,
 		arg.Pattern,
+		arg.ViewerID,
+		arg.ViewerRoles,
 		arg.Sort,
 		arg.Descending,
 		arg.Off,

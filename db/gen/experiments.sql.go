@@ -208,16 +208,21 @@ SELECT id, project_id, user_id, name, description, labels, notes, state, archive
 WHERE ($1::bigint IS NULL OR project_id = $1)
   AND ($2::boolean IS NULL OR archived = $2)
   AND (cardinality($3::text[]) = 0 OR state = ANY($3::text[]))
+  AND ($4::bigint IS NULL OR workspace_id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY($5::text[]) AND (ra.user_id = $4
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = $4))))
 ORDER BY id DESC
-LIMIT $5 OFFSET $4
+LIMIT $7 OFFSET $6
 `
 
 type ListExperimentsParams struct {
-	ProjectID *int64
-	Archived  *bool
-	States    []string
-	Off       int32
-	Lim       int32
+	ProjectID   *int64
+	Archived    *bool
+	States      []string
+	ViewerID    *int64
+	ViewerRoles []string
+	Off         int32
+	Lim         int32
 }
 
 func (q *Queries) ListExperiments(ctx context.Context, arg ListExperimentsParams) ([]ExperimentView, error) {
@@ -225,6 +230,8 @@ func (q *Queries) ListExperiments(ctx context.Context, arg ListExperimentsParams
 		arg.ProjectID,
 		arg.Archived,
 		arg.States,
+		arg.ViewerID,
+		arg.ViewerRoles,
 		arg.Off,
 		arg.Lim,
 	)

@@ -256,6 +256,23 @@ type ResourcePoolBinding struct {
 	WorkspaceID int64
 }
 
+type RoleAssignment struct {
+	ID          int64
+	Role        string
+	UserID      *int64
+	GroupID     *int64
+	WorkspaceID *int64
+	CreatedAt   time.Time
+}
+
+type RoleHolder struct {
+	AssignmentID int64
+	UserID       *int64
+	WorkspaceID  *int64
+	Role         string
+	GroupID      *int64
+}
+
 type RunMetadatum struct {
 	TrialID  int64
 	Metadata []byte
@@ -364,6 +381,7 @@ type TaskView struct {
 	ExperimentIds []int64
 	TrialIds      []int64
 	ServiceHost   *string
+	WorkspaceID   int64
 }
 
 type Template struct {
@@ -413,6 +431,17 @@ type User struct {
 	Admin        bool
 	Active       bool
 	CreatedAt    time.Time
+}
+
+type UserGroup struct {
+	ID        int64
+	Name      string
+	CreatedAt time.Time
+}
+
+type UserGroupMember struct {
+	GroupID int64
+	UserID  int64
 }
 
 type Workspace struct {

@@ -255,9 +255,12 @@ WHERE ($1::boolean IS NULL OR archived = $1)
   AND ($2::text IS NULL OR name ILIKE '%' || $2 || '%' OR description ILIKE '%' || $2 || '%')
   AND (cardinality($3::text[]) = 0 OR labels @> $3::text[])
   AND ($4::bigint IS NULL OR workspace_id = $4)
-ORDER BY CASE WHEN $5::text = 'name' THEN name END,
-         CASE WHEN $5::text = 'updated' THEN updated_at END DESC,
-         CASE WHEN $5::text = 'versions' THEN num_versions END DESC,
+  AND ($5::bigint IS NULL OR workspace_id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY($6::text[]) AND (ra.user_id = $5
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = $5))))
+ORDER BY CASE WHEN $7::text = 'name' THEN name END,
+         CASE WHEN $7::text = 'updated' THEN updated_at END DESC,
+         CASE WHEN $7::text = 'versions' THEN num_versions END DESC,
          id DESC
 `
 
@@ -266,6 +269,8 @@ type ListModelsParams struct {
 	Search      *string
 	Labels      []string
 	WorkspaceID *int64
+	ViewerID    *int64
+	ViewerRoles []string
 	Sort        string
 }
 
@@ -275,6 +280,8 @@ func (q *Queries) ListModels(ctx context.Context, arg ListModelsParams) ([]Model
 		arg.Search,
 		arg.Labels,
 		arg.WorkspaceID,
+		arg.ViewerID,
+		arg.ViewerRoles,
 		arg.Sort,
 	)
 	if err != nil {

@@ -103,16 +103,26 @@ const listProjects = `-- name: ListProjects :many
 SELECT id, name, description, workspace_id, archived, immutable, user_id, created_at, workspace_name, username, num_experiments FROM project_views
 WHERE ($1::bigint IS NULL OR workspace_id = $1)
   AND ($2::boolean IS NULL OR archived = $2)
+  AND ($3::bigint IS NULL OR workspace_id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY($4::text[]) AND (ra.user_id = $3
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = $3))))
 ORDER BY workspace_id, id
 `
 
 type ListProjectsParams struct {
 	WorkspaceID *int64
 	Archived    *bool
+	ViewerID    *int64
+	ViewerRoles []string
 }
 
 func (q *Queries) ListProjects(ctx context.Context, arg ListProjectsParams) ([]ProjectView, error) {
-	rows, err := q.db.Query(ctx, listProjects, arg.WorkspaceID, arg.Archived)
+	rows, err := q.db.Query(ctx, listProjects,
+		arg.WorkspaceID,
+		arg.Archived,
+		arg.ViewerID,
+		arg.ViewerRoles,
+	)
 	if err != nil {
 		return nil, err
 	}

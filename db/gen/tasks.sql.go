@@ -122,7 +122,7 @@ func (q *Queries) EndTask(ctx context.Context, arg EndTaskParams) error {
 }
 
 const getTask = `-- name: GetTask :one
-SELECT id, type, state, description, config, user_id, project_id, resource_pool, priority, weight, queue_position, slots, service_port, service_token, ready, exit_code, end_reason, created_at, ended_at, username, experiment_ids, trial_ids, service_host FROM task_views WHERE id = $1
+SELECT id, type, state, description, config, user_id, project_id, resource_pool, priority, weight, queue_position, slots, service_port, service_token, ready, exit_code, end_reason, created_at, ended_at, username, experiment_ids, trial_ids, service_host, workspace_id FROM task_views WHERE id = $1
 `
 
 func (q *Queries) GetTask(ctx context.Context, id string) (TaskView, error) {
@@ -152,6 +152,7 @@ func (q *Queries) GetTask(ctx context.Context, id string) (TaskView, error) {
 		&i.ExperimentIds,
 		&i.TrialIds,
 		&i.ServiceHost,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -173,19 +174,29 @@ func (q *Queries) GetTaskContextChunk(ctx context.Context, arg GetTaskContextChu
 }
 
 const listTasks = `-- name: ListTasks :many
-SELECT id, type, state, description, config, user_id, project_id, resource_pool, priority, weight, queue_position, slots, service_port, service_token, ready, exit_code, end_reason, created_at, ended_at, username, experiment_ids, trial_ids, service_host FROM task_views
+SELECT id, type, state, description, config, user_id, project_id, resource_pool, priority, weight, queue_position, slots, service_port, service_token, ready, exit_code, end_reason, created_at, ended_at, username, experiment_ids, trial_ids, service_host, workspace_id FROM task_views
 WHERE ($1::text IS NULL OR type = $1)
   AND ($2::boolean IS NULL OR (state <> 'TERMINATED') = $2)
+  AND ($3::bigint IS NULL OR workspace_id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY($4::text[]) AND (ra.user_id = $3
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = $3))))
 ORDER BY created_at DESC
 `
 
 type ListTasksParams struct {
-	Type *string
-	Live *bool
+	Type        *string
+	Live        *bool
+	ViewerID    *int64
+	ViewerRoles []string
 }
 
 func (q *Queries) ListTasks(ctx context.Context, arg ListTasksParams) ([]TaskView, error) {
-	rows, err := q.db.Query(ctx, listTasks, arg.Type, arg.Live)
+	rows, err := q.db.Query(ctx, listTasks,
+		arg.Type,
+		arg.Live,
+		arg.ViewerID,
+		arg.ViewerRoles,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -217,6 +228,7 @@ func (q *Queries) ListTasks(ctx context.Context, arg ListTasksParams) ([]TaskVie
 			&i.ExperimentIds,
 			&i.TrialIds,
 			&i.ServiceHost,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}

@@ -65,11 +65,20 @@ func (q *Queries) GetTemplate(ctx context.Context, name string) (TemplateView, e
 const listTemplates = `-- name: ListTemplates :many
 SELECT name, config_yaml, workspace_id, user_id, created_at, updated_at, username, workspace_name FROM template_views
 WHERE ($1::bigint IS NULL OR workspace_id = $1)
+  AND ($2::bigint IS NULL OR workspace_id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY($3::text[]) AND (ra.user_id = $2
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = $2))))
 ORDER BY name
 `
 
-func (q *Queries) ListTemplates(ctx context.Context, workspaceID *int64) ([]TemplateView, error) {
-	rows, err := q.db.Query(ctx, listTemplates, workspaceID)
+type ListTemplatesParams struct {
+	WorkspaceID *int64
+	ViewerID    *int64
+	ViewerRoles []string
+}
+
+func (q *Queries) ListTemplates(ctx context.Context, arg ListTemplatesParams) ([]TemplateView, error) {
+	rows, err := q.db.Query(ctx, listTemplates, arg.WorkspaceID, arg.ViewerID, arg.ViewerRoles)
 	if err != nil {
 		return nil, err
 	}

@@ -83,11 +83,20 @@ func (q *Queries) GetWorkspaceByName(ctx context.Context, name string) (Workspac
 const listWorkspaces = `-- name: ListWorkspaces :many
 SELECT id, name, archived, immutable, user_id, created_at, username, num_projects FROM workspace_views
 WHERE ($1::boolean IS NULL OR archived = $1)
+  AND ($2::bigint IS NULL OR id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY($3::text[]) AND (ra.user_id = $2
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = $2))))
 ORDER BY id
 `
 
-func (q *Queries) ListWorkspaces(ctx context.Context, archived *bool) ([]WorkspaceView, error) {
-	rows, err := q.db.Query(ctx, listWorkspaces, archived)
+type ListWorkspacesParams struct {
+	Archived    *bool
+	ViewerID    *int64
+	ViewerRoles []string
+}
+
+func (q *Queries) ListWorkspaces(ctx context.Context, arg ListWorkspacesParams) ([]WorkspaceView, error) {
+	rows, err := q.db.Query(ctx, listWorkspaces, arg.Archived, arg.ViewerID, arg.ViewerRoles)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,12 @@ WHERE (sqlc.narg(project_id)::bigint IS NULL OR e.project_id = sqlc.narg(project
   AND (sqlc.narg(username)::text IS NULL OR u.username = sqlc.narg(username))
   AND (sqlc.narg(label)::text IS NULL OR e.labels @> ARRAY[sqlc.narg(label)::text])
   AND (sqlc.narg(pattern)::text IS NULL OR e.name ILIKE sqlc.narg(pattern) OR e.description ILIKE sqlc.narg(pattern))
+  -- Under RBAC, only the workspaces where the viewer holds a role that
+  -- reads experiments (authz.Visible): a semi-join on their assignments
+  -- and their groups'.
+  AND (sqlc.narg(viewer_id)::bigint IS NULL OR p.workspace_id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY(sqlc.arg(viewer_roles)::text[]) AND (ra.user_id = sqlc.narg(viewer_id)
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = sqlc.narg(viewer_id)))))
 ORDER BY
   CASE WHEN sqlc.arg(sort)::text = 'name' AND NOT sqlc.arg(descending)::boolean THEN e.name END,
   CASE WHEN sqlc.arg(sort)::text = 'name' AND sqlc.arg(descending)::boolean THEN e.name END DESC,
@@ -60,7 +66,11 @@ WHERE (sqlc.narg(project_id)::bigint IS NULL OR e.project_id = sqlc.narg(project
   AND (cardinality(sqlc.arg(states)::text[]) = 0 OR e.state = ANY(sqlc.arg(states)::text[]))
   AND (sqlc.narg(username)::text IS NULL OR e.user_id = (SELECT u.id FROM users u WHERE u.username = sqlc.narg(username)))
   AND (sqlc.narg(label)::text IS NULL OR e.labels @> ARRAY[sqlc.narg(label)::text])
-  AND (sqlc.narg(pattern)::text IS NULL OR e.name ILIKE sqlc.narg(pattern) OR e.description ILIKE sqlc.narg(pattern));
+  AND (sqlc.narg(pattern)::text IS NULL OR e.name ILIKE sqlc.narg(pattern) OR e.description ILIKE sqlc.narg(pattern))
+  AND (sqlc.narg(viewer_id)::bigint IS NULL OR e.project_id IN (SELECT p.id FROM projects p WHERE p.workspace_id IN (
+       SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY(sqlc.arg(viewer_roles)::text[]) AND (ra.user_id = sqlc.narg(viewer_id)
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = sqlc.narg(viewer_id))))));
 
 -- name: ListExperimentLabels :many
 -- Every label in use, for the list's label filter.

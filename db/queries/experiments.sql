@@ -34,6 +34,9 @@ SELECT * FROM experiment_views
 WHERE (sqlc.narg(project_id)::bigint IS NULL OR project_id = sqlc.narg(project_id))
   AND (sqlc.narg(archived)::boolean IS NULL OR archived = sqlc.narg(archived))
   AND (cardinality(sqlc.arg(states)::text[]) = 0 OR state = ANY(sqlc.arg(states)::text[]))
+  AND (sqlc.narg(viewer_id)::bigint IS NULL OR workspace_id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY(sqlc.arg(viewer_roles)::text[]) AND (ra.user_id = sqlc.narg(viewer_id)
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = sqlc.narg(viewer_id)))))
 ORDER BY id DESC
 LIMIT sqlc.arg(lim) OFFSET sqlc.arg(off);
 

@@ -4,6 +4,9 @@ WHERE (sqlc.narg(archived)::boolean IS NULL OR archived = sqlc.narg(archived))
   AND (sqlc.narg(search)::text IS NULL OR name ILIKE '%' || sqlc.narg(search) || '%' OR description ILIKE '%' || sqlc.narg(search) || '%')
   AND (cardinality(sqlc.arg(labels)::text[]) = 0 OR labels @> sqlc.arg(labels)::text[])
   AND (sqlc.narg(workspace_id)::bigint IS NULL OR workspace_id = sqlc.narg(workspace_id))
+  AND (sqlc.narg(viewer_id)::bigint IS NULL OR workspace_id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY(sqlc.arg(viewer_roles)::text[]) AND (ra.user_id = sqlc.narg(viewer_id)
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = sqlc.narg(viewer_id)))))
 ORDER BY CASE WHEN sqlc.arg(sort)::text = 'name' THEN name END,
          CASE WHEN sqlc.arg(sort)::text = 'updated' THEN updated_at END DESC,
          CASE WHEN sqlc.arg(sort)::text = 'versions' THEN num_versions END DESC,

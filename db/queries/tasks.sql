@@ -19,6 +19,9 @@ SELECT data FROM task_context_chunks WHERE task_id = $1 AND seq = $2;
 SELECT * FROM task_views
 WHERE (sqlc.narg(type)::text IS NULL OR type = sqlc.narg(type))
   AND (sqlc.narg(live)::boolean IS NULL OR (state <> 'TERMINATED') = sqlc.narg(live))
+  AND (sqlc.narg(viewer_id)::bigint IS NULL OR workspace_id IN (SELECT ra.workspace_id FROM role_assignments ra
+       WHERE ra.role = ANY(sqlc.arg(viewer_roles)::text[]) AND (ra.user_id = sqlc.narg(viewer_id)
+         OR ra.group_id IN (SELECT gm.group_id FROM user_group_members gm WHERE gm.user_id = sqlc.narg(viewer_id)))))
 ORDER BY created_at DESC;
 
 -- name: SetTaskState :exec

@@ -105,6 +105,8 @@ type Options struct {
 	// http://<task id>.localhost:PORT (browsers resolve every *.localhost
 	// to loopback), instead of the one task origin.
 	TaskHosts bool
+	// RBAC runs the master with security.authz.type: rbac.
+	RBAC bool
 }
 
 // Start runs a master on a fresh database until t ends.
@@ -191,6 +193,9 @@ func Start(t testing.TB, opts Options) *Master {
 	var services []control.ServicesOption
 	if opts.MinPasswordLength != 0 {
 		services = append(services, control.WithMinPasswordLength(opts.MinPasswordLength))
+	}
+	if opts.RBAC {
+		services = append(services, control.WithRBAC())
 	}
 	h := handlers.New(handlers.Config{
 		Master: resolute.MasterInfo{Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",
