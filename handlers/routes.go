@@ -9,13 +9,14 @@ import (
 // Routes lists the whole HTTP surface. Groups are by who may call them.
 func (s *Server) Routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(s.recoverPanics, s.limitBodies, s.refuseNUL, s.authenticate)
+	r.Use(s.countRequests, s.recoverPanics, s.limitBodies, s.refuseNUL, s.authenticate)
 	r.NotFound(s.handleNotFound)
 	r.MethodNotAllowed(s.handleMethodNotAllowed)
 
 	// Anyone.
 	r.Get("/health", s.handleHealth)
 	r.Get("/info", s.handleInfo)
+	r.Get("/metrics", s.handleMetrics) // administrators or observability.metrics_token (prometheus.go)
 	r.Handle("/static/*", s.assets)
 	r.Get("/favicon.ico", s.handleFavicon)
 	r.Get("/proxy/*", s.handleOldProxyLink) // tasks are served on the task origin (TaskRoutes)
