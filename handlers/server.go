@@ -112,7 +112,7 @@ func New(cfg Config, d Deps) *Server {
 		cfg: cfg, db: d.DB, svc: d.Services, configs: d.Configs, queue: d.Queue, admission: d.Admission, logger: d.Logger, logs: d.Logs, assets: web.New(),
 		throttle: auth.NewLoginThrottle(time.Now), now: time.Now, terminals: d.Terminals, changes: d.Changes,
 		databaseDown: d.DatabaseDown, monitoring: d.Monitoring,
-		uploads:      newUploadSlots(cfg, d.Logger),
+		uploads: newUploadSlots(cfg, d.Logger),
 	}
 	s.proxy = s.newProxy()
 	s.activity = s.proxy.Touch
