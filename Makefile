@@ -17,9 +17,10 @@ build: setup ## bin/resolute and bin/det
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/resolute ./cmd/server
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/det ./cmd/det
 
-generate: ## regenerate templ and sqlc output (committed)
+generate: ## regenerate templ, sqlc and OpenAPI output (committed)
 	$(GO) tool templ generate -path views
 	$(GO) tool sqlc generate
+	$(GO) run ./cmd/openapigen
 
 bench: setup-test ## benchmarks, with their figures
 	scripts/test.sh -run '^$$' -bench .

@@ -17,6 +17,7 @@ func (s *Server) Routes() chi.Router {
 	r.Get("/health", s.handleHealth)
 	r.Get("/info", s.handleInfo)
 	r.Get("/metrics", s.handleMetrics) // administrators or observability.metrics_token (prometheus.go)
+	r.Get("/docs/api", s.handleAPIDocs)
 	r.Handle("/static/*", s.assets)
 	r.Get("/favicon.ico", s.handleFavicon)
 	r.Get("/proxy/*", s.handleOldProxyLink) // tasks are served on the task origin (TaskRoutes)
@@ -140,6 +141,7 @@ func (s *Server) Routes() chi.Router {
 
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Post("/auth/login", s.handleAPILogin) // anyone
+		r.Get("/openapi.json", s.handleOpenAPI) // anyone (openapi.go)
 
 		// The task API: a trial's own task (allocation token) or a user.
 		r.Group(func(r chi.Router) {

@@ -99,6 +99,7 @@ type Server struct {
 	databaseDown func() string
 	monitoring   *monitoring.Metrics
 	sseClients   atomic.Int64 // event streams open now
+	openAPIState              // the OpenAPI document, made on first use
 
 	// terminals opens shells' terminals; activity, when set, is told of
 	// their traffic (for idle timeouts).
