@@ -4,6 +4,9 @@ SHELL := /bin/bash
 GO ?= go
 LDFLAGS := -X github.com/resolute-ml/resolute.Version=$(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 ARGS ?=
+# go-nvml's cgo wrappers name NVML functions the driver headers deprecate;
+# the warnings say nothing about Resolute.
+export CGO_CFLAGS ?= -g -O2 -Wno-deprecated-declarations
 
 .PHONY: run test build generate bench lint web setup setup-test clean k8s-up k8s-down objectstores-up objectstores-down
 
