@@ -4,6 +4,9 @@ SHELL := /bin/bash
 GO ?= go
 LDFLAGS := -X github.com/resolute-ml/resolute.Version=$(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 ARGS ?=
+# go-nvml's cgo wrappers name NVML functions the driver headers deprecate;
+# the warnings say nothing about Resolute.
+export CGO_CFLAGS ?= -g -O2 -Wno-deprecated-declarations
 
 .PHONY: run test build generate bench lint web setup setup-test clean k8s-up k8s-down objectstores-up objectstores-down
 
@@ -17,9 +20,10 @@ build: setup ## bin/resolute and bin/det
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/resolute ./cmd/server
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/det ./cmd/det
 
-generate: ## regenerate templ and sqlc output (committed)
+generate: ## regenerate templ, sqlc and OpenAPI output (committed)
 	$(GO) tool templ generate -path views
 	$(GO) tool sqlc generate
+	$(GO) run ./cmd/openapigen
 
 bench: setup-test ## benchmarks, with their figures
 	scripts/test.sh -run '^$$' -bench .

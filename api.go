@@ -336,6 +336,9 @@ type Slot struct {
 	Agent string `json:"agent,omitempty"`
 	// Foreign says a pod Resolute did not start holds the slot.
 	Foreign bool `json:"foreign,omitempty"`
+	// Usage is a GPU slot's latest utilization and memory, where the
+	// resource manager reads them (the local one, through NVML); nil else.
+	Usage *GPUUsage `json:"usage,omitempty"`
 }
 
 // AgentsResponse lists the agents.

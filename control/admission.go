@@ -37,11 +37,16 @@ func (x *Admission) Run(ctx context.Context) error {
 	defer tick.Stop()
 	for {
 		start := time.Now()
-		if err := x.cycle(ctx); err != nil && !quiet(ctx, err) {
+		err := x.cycle(ctx)
+		if err != nil && !quiet(ctx, err) {
 			x.c.logger.Error("admission cycle", "err", err)
 		}
-		if d := time.Since(start); d > time.Second {
+		d := time.Since(start)
+		if d > time.Second {
 			x.c.logger.Warn("slow admission cycle", "took", d)
+		}
+		if x.c.observe != nil && err == nil {
+			x.c.observe(CycleStats{Took: d, Pools: x.c.lastLoad()})
 		}
 		select {
 		case <-ctx.Done():
@@ -85,7 +90,7 @@ func (x *Admission) cycle(ctx context.Context) error {
 	}
 	// 3. Decide.
 	d := scheduler.Decide(snap)
-	x.c.setLastDecision(d)
+	x.c.setLastDecision(d, loadOf(snap))
 	// 4. Act. Launches go in parallel (a Kubernetes launch is a few API
 	// calls that mostly wait); the pass ends when all are done.
 	var wg sync.WaitGroup

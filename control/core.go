@@ -77,6 +77,49 @@ func WithClock(now func() time.Time) Option {
 	return func(c *core) { c.now = now }
 }
 
+// CycleStats is what one admission cycle took and saw.
+type CycleStats struct {
+	Took  time.Duration
+	Pools map[string]PoolLoad // every configured pool
+}
+
+// PoolLoad counts the allocations of one pool that have not ended: those
+// waiting for slots, and those running (some of them asked to give their
+// slots back).
+type PoolLoad struct {
+	Pending, Running, Preempting int
+}
+
+// loadOf counts what a snapshot holds per pool.
+func loadOf(snap scheduler.Snapshot) map[string]PoolLoad {
+	load := make(map[string]PoolLoad, len(snap.Pools))
+	for _, p := range snap.Pools {
+		load[p.Name] = PoolLoad{}
+	}
+	for _, j := range snap.Jobs {
+		l := load[j.Pool]
+		for _, t := range j.Tasks {
+			switch {
+			case t.Running && t.Preempting:
+				l.Running++
+				l.Preempting++
+			case t.Running:
+				l.Running++
+			default:
+				l.Pending++
+			}
+		}
+		load[j.Pool] = l
+	}
+	return load
+}
+
+// WithCycleObserver tells fn of every admission cycle that did not fail:
+// how long it took and what it saw per pool (for the master's /metrics).
+func WithCycleObserver(fn func(CycleStats)) Option {
+	return func(c *core) { c.observe = fn }
+}
+
 // NewRunner returns the runner of experiments and tasks; call
 // Admission.Recover once, then Admission.Run and Admission.Pump.
 func NewRunner(database *db.DB, configs *Configs, rm ResourceManager, opts RunOptions, logger *slog.Logger, options ...Option) *Runner {
@@ -120,8 +163,12 @@ type core struct {
 	now     func() time.Time
 	wake    chan struct{}
 
+	// observe, when set, is told of every admission cycle (WithCycleObserver).
+	observe func(CycleStats)
+
 	mu   sync.Mutex
 	last scheduler.Decision // of the latest admission cycle, for the job queue
+	load map[string]PoolLoad
 }
 
 // wakeAdmission asks the admission loop to look for work now.
@@ -139,11 +186,19 @@ func (c *core) lastDecision() scheduler.Decision {
 	return c.last
 }
 
-// setLastDecision keeps the decision of an admission cycle.
-func (c *core) setLastDecision(d scheduler.Decision) {
+// setLastDecision keeps the decision of an admission cycle and what its
+// snapshot held per pool.
+func (c *core) setLastDecision(d scheduler.Decision, load map[string]PoolLoad) {
 	c.mu.Lock()
-	c.last = d
+	c.last, c.load = d, load
 	c.mu.Unlock()
+}
+
+// lastLoad is what the latest admission cycle's snapshot held per pool.
+func (c *core) lastLoad() map[string]PoolLoad {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.load
 }
 
 // taskLog records a line of the master's own in a task's log.

@@ -3,6 +3,7 @@ package control
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/resolute-ml/resolute"
@@ -18,7 +19,12 @@ type MetricsWriter struct {
 	db     *db.DB
 	logger *slog.Logger
 	queue  chan pendingReport
+	stored atomic.Uint64 // reports committed since the master started
 }
+
+// Stored counts the reports stored since the writer was made (those already
+// stored before, retried, included): the master's metric ingestion.
+func (w *MetricsWriter) Stored() uint64 { return w.stored.Load() }
 
 type pendingReport struct {
 	report resolute.MetricsReport
@@ -80,6 +86,9 @@ func (w *MetricsWriter) Run(ctx context.Context) {
 		cancel()
 		if err != nil && !db.Unavailable(err) { // the reporters are told, and try again
 			w.logger.Error("store metrics", "reports", len(reports), "err", err)
+		}
+		if err == nil {
+			w.stored.Add(uint64(len(batch)))
 		}
 		for _, p := range batch {
 			p.done <- err

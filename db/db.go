@@ -65,6 +65,13 @@ func Open(ctx context.Context, url string, logger *slog.Logger) (*DB, error) {
 	return &DB{Queries: Queries{q: q}, pool: pool, q: q}, nil
 }
 
+// Conns returns the pool's connections: acquired (in use), idle, all of
+// them, and the most it opens.
+func (db *DB) Conns() (acquired, idle, total, max int32) {
+	st := db.pool.Stat()
+	return st.AcquiredConns(), st.IdleConns(), st.TotalConns(), st.MaxConns()
+}
+
 // Close closes the pool.
 func (db *DB) Close() { db.pool.Close() }
 

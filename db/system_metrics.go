@@ -43,3 +43,19 @@ func (q *Queries) TrialSystemMetricGroups(ctx context.Context, trialID int64) ([
 	groups, err := q.q.ListTrialSystemMetricGroups(ctx, trialID)
 	return groups, translate(err, "system metric groups of trial %d", trialID)
 }
+
+// RunningTrialSystemMetrics returns the latest report of each group and
+// agent of every trial running now (of its current run, and of the last
+// ten minutes).
+func (q *Queries) RunningTrialSystemMetrics(ctx context.Context) ([]resolute.SystemMetricsReport, error) {
+	rows, err := q.q.ListRunningTrialSystemMetrics(ctx)
+	if err != nil {
+		return nil, translate(err, "system metrics of running trials")
+	}
+	out := make([]resolute.SystemMetricsReport, len(rows))
+	for i, r := range rows {
+		out[i] = resolute.SystemMetricsReport{TrialID: r.TrialID, TrialRunID: int(r.TrialRunID), Group: r.GroupName,
+			AgentID: r.AgentID, ReportedAt: r.ReportedAt, Metrics: r.Metrics}
+	}
+	return out, nil
+}

@@ -44,6 +44,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sub := s.changes.Subscribe(topics...)
+	s.sseClients.Add(1)
+	defer s.sseClients.Add(-1)
 	defer sub.Close()
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")

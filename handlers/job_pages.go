@@ -129,6 +129,8 @@ func queueVersion(jobs []resolute.Job) string {
 // queue changes (checked every 500 ms), and a comment every 15 s so that
 // proxies keep it open. A stream ends after a while; browsers reconnect.
 func (s *Server) handleJobEvents(w http.ResponseWriter, r *http.Request) {
+	s.sseClients.Add(1)
+	defer s.sseClients.Add(-1)
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

@@ -9,13 +9,15 @@ import (
 // Routes lists the whole HTTP surface. Groups are by who may call them.
 func (s *Server) Routes() chi.Router {
 	r := chi.NewRouter()
-	r.Use(s.recoverPanics, s.limitBodies, s.refuseNUL, s.authenticate)
+	r.Use(s.countRequests, s.recoverPanics, s.limitBodies, s.refuseNUL, s.authenticate)
 	r.NotFound(s.handleNotFound)
 	r.MethodNotAllowed(s.handleMethodNotAllowed)
 
 	// Anyone.
 	r.Get("/health", s.handleHealth)
 	r.Get("/info", s.handleInfo)
+	r.Get("/metrics", s.handleMetrics) // administrators or observability.metrics_token (prometheus.go)
+	r.Get("/docs/api", s.handleAPIDocs)
 	r.Handle("/static/*", s.assets)
 	r.Get("/favicon.ico", s.handleFavicon)
 	r.Get("/proxy/*", s.handleOldProxyLink) // tasks are served on the task origin (TaskRoutes)
@@ -153,6 +155,7 @@ func (s *Server) Routes() chi.Router {
 
 	r.Route("/api/v1", func(r chi.Router) {
 		r.Post("/auth/login", s.handleAPILogin) // anyone
+		r.Get("/openapi.json", s.handleOpenAPI) // anyone (openapi.go)
 
 		// The task API: a trial's own task (allocation token) or a user.
 		r.Group(func(r chi.Router) {

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/resolute-ml/resolute"
@@ -12,6 +13,7 @@ import (
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/live"
 	"github.com/resolute-ml/resolute/masterlog"
+	"github.com/resolute-ml/resolute/monitoring"
 	"github.com/resolute-ml/resolute/proxy"
 	"github.com/resolute-ml/resolute/web"
 )
@@ -46,6 +48,8 @@ type Config struct {
 	// UploadWaitTimeout is how long an upload waits for its turn before it
 	// is refused (503, Retry-After); 0 means DefaultUploadWaitTimeout.
 	UploadWaitTimeout time.Duration
+	// Metrics says whether GET /metrics is served and to whom.
+	Metrics MetricsAccess
 }
 
 // Deps are what the handlers call.
@@ -70,6 +74,9 @@ type Deps struct {
 	// supervisor restarts it, "" while it runs (GET /health); nil with an
 	// external database, which /health pings.
 	DatabaseDown func() string
+	// Monitoring is told of every request and serves GET /metrics; nil
+	// counts nothing.
+	Monitoring *monitoring.Metrics
 }
 
 // Server holds the dependencies of every handler.
@@ -90,6 +97,9 @@ type Server struct {
 	now       func() time.Time
 
 	databaseDown func() string
+	monitoring   *monitoring.Metrics
+	sseClients   atomic.Int64 // event streams open now
+	openAPIState              // the OpenAPI document, made on first use
 
 	// terminals opens shells' terminals; activity, when set, is told of
 	// their traffic (for idle timeouts).
@@ -102,13 +112,16 @@ func New(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, db: d.DB, svc: d.Services, configs: d.Configs, queue: d.Queue, admission: d.Admission, logger: d.Logger, logs: d.Logs, assets: web.New(),
 		throttle: auth.NewLoginThrottle(time.Now), now: time.Now, terminals: d.Terminals, changes: d.Changes,
-		databaseDown: d.DatabaseDown,
-		uploads:      newUploadSlots(cfg, d.Logger),
+		databaseDown: d.DatabaseDown, monitoring: d.Monitoring,
+		uploads: newUploadSlots(cfg, d.Logger),
 	}
 	s.proxy = s.newProxy()
 	s.activity = s.proxy.Touch
 	return s
 }
+
+// SSEClients counts the server-sent event streams open now.
+func (s *Server) SSEClients() int { return int(s.sseClients.Load()) }
 
 // Proxy is the task proxy of the task origin, whose activity the
 // idle-timeout watcher reads.

@@ -1,6 +1,8 @@
 // Package local is Resolute's resource manager for one machine: it runs each
 // allocation as a process group on the host, hands out slots (one per GPU
-// when GPUs are found, CPU slots otherwise), captures the tasks' output as log
+// when NVML finds GPUs, CPU slots otherwise; the GPUs interface in gpu.go
+// keeps that decision testable without a GPU), reads each GPU's usage every
+// few seconds for Agents, captures the tasks' output as log
 // events, opens terminals (PTYs) into running allocations, and adopts the
 // allocations that survived a master restart.
 //

@@ -1,14 +1,10 @@
 package local
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
-	"fmt"
-	"os/exec"
-	"strconv"
-	"strings"
-	"time"
+	"errors"
+
+	"github.com/resolute-ml/resolute"
 )
 
 // GPU is one GPU found on the machine.
@@ -19,51 +15,25 @@ type GPU struct {
 	MemoryBytes uint64
 }
 
-// DiscoverFunc lists the GPUs of the machine. An error or an empty list
-// means the machine gets CPU slots.
+// GPUs is what the manager asks of the machine's GPUs: their list, once
+// when it starts (an error or an empty list gives the machine CPU slots),
+// and their usage, every few seconds while it runs. NVML is the real one;
+// tests give fakes.
+type GPUs interface {
+	List(ctx context.Context) ([]GPU, error)
+	Usage(ctx context.Context) ([]resolute.GPUUsage, error)
+}
+
+// ErrNoNVML says NVML cannot be used here: libnvidia-ml.so.1 (the NVIDIA
+// driver's) is not installed, or this binary was built without cgo.
+var ErrNoNVML = errors.New("NVML is not available")
+
+// DiscoverFunc lists GPUs and knows nothing of their usage: a GPUs made of
+// a function, for tests and for machines whose GPUs are known otherwise.
 type DiscoverFunc func(ctx context.Context) ([]GPU, error)
 
-// DiscoverNVIDIA lists NVIDIA GPUs by asking nvidia-smi, which ships with
-// the driver and reads NVML. It needs no cgo and fails with an error, never
-// a panic, where the driver or nvidia-smi is missing.
-func DiscoverNVIDIA(ctx context.Context) ([]GPU, error) {
-	path, err := exec.LookPath("nvidia-smi")
-	if err != nil {
-		return nil, fmt.Errorf("discover gpus: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, path,
-		"--query-gpu=index,uuid,name,memory.total", "--format=csv,noheader,nounits")
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("discover gpus: nvidia-smi: %w: %s", err, strings.TrimSpace(stderr.String()))
-	}
-	return parseNvidiaSMI(stdout.String())
-}
+// List implements GPUs.
+func (f DiscoverFunc) List(ctx context.Context) ([]GPU, error) { return f(ctx) }
 
-// parseNvidiaSMI reads nvidia-smi's CSV: index, uuid, name, memory in MiB.
-func parseNvidiaSMI(out string) ([]GPU, error) {
-	r := csv.NewReader(strings.NewReader(out))
-	r.TrimLeadingSpace = true
-	r.FieldsPerRecord = 4
-	records, err := r.ReadAll()
-	if err != nil {
-		return nil, fmt.Errorf("discover gpus: parse nvidia-smi output: %w", err)
-	}
-	gpus := make([]GPU, 0, len(records))
-	for _, rec := range records {
-		idx, err := strconv.Atoi(strings.TrimSpace(rec[0]))
-		if err != nil {
-			return nil, fmt.Errorf("discover gpus: bad index %q", rec[0])
-		}
-		g := GPU{Index: idx, UUID: strings.TrimSpace(rec[1]), Name: strings.TrimSpace(rec[2])}
-		// "[N/A]" and the like leave the memory unknown rather than failing.
-		if mib, err := strconv.ParseUint(strings.TrimSpace(rec[3]), 10, 64); err == nil {
-			g.MemoryBytes = mib << 20
-		}
-		gpus = append(gpus, g)
-	}
-	return gpus, nil
-}
+// Usage implements GPUs: nothing is known.
+func (f DiscoverFunc) Usage(context.Context) ([]resolute.GPUUsage, error) { return nil, nil }

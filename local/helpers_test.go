@@ -72,7 +72,7 @@ func reachableDir(t *testing.T) string {
 // (after killing what still runs) when the test ends.
 func newManager(t *testing.T, mutate func(*Options)) *Manager {
 	t.Helper()
-	opts := Options{StateDir: filepath.Join(reachableDir(t), "state"), Slots: 4, Discover: noGPUs,
+	opts := Options{StateDir: filepath.Join(reachableDir(t), "state"), Slots: 4, GPUs: DiscoverFunc(noGPUs),
 		AgentID: "test-agent", PollInterval: 20 * time.Millisecond}
 	if mutate != nil {
 		mutate(&opts)

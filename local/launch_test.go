@@ -146,7 +146,7 @@ func TestLaunchSetsEnvironment(t *testing.T) {
 			m := newManager(t, func(o *Options) {
 				o.BaseEnv = []string{"PATH=" + os.Getenv("PATH"), "PYTHONPATH=/base", "NVIDIA_VISIBLE_DEVICES=all"}
 				if tc.discover != nil {
-					o.Discover = tc.discover
+					o.GPUs = tc.discover
 				}
 			})
 			s := spec(t, "env", "env")

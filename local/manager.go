@@ -38,8 +38,12 @@ type Options struct {
 	// Slots is the number of CPU slots when no GPU is found; 0 means
 	// runtime.NumCPU().
 	Slots int
-	// Discover lists GPUs; nil means DiscoverNVIDIA.
-	Discover DiscoverFunc
+	// GPUs lists the machine's GPUs and reads their usage; nil means
+	// NVML (NewNVML), whose absence gives CPU slots.
+	GPUs GPUs
+	// GPUSampleInterval is how often the GPUs' usage is read for Agents;
+	// 0 means 5s.
+	GPUSampleInterval time.Duration
 	// AgentID names this machine in snapshots and DET_AGENT_ID; "" means
 	// the host name.
 	AgentID string
@@ -141,11 +145,14 @@ type Manager struct {
 	// its uid and while Recover adopts (strays.go).
 	sweepMu sync.Mutex
 
-	mu       sync.Mutex
-	closed   bool
-	slots    []Slot
-	allocs   map[string]*allocation
-	finished []string // ended allocation IDs, oldest first
+	mu     sync.Mutex
+	closed bool
+	slots  []Slot
+	usage  map[string]resolute.GPUUsage // by GPU UUID, the latest sample
+	// usageFailing says the last read of the usage failed (logged once).
+	usageFailing bool
+	allocs       map[string]*allocation
+	finished     []string // ended allocation IDs, oldest first
 }
 
 // New discovers the machine's slots and returns a Manager. GPU discovery
@@ -160,8 +167,11 @@ func New(opts Options) (*Manager, error) {
 	if err := os.MkdirAll(opts.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("local: create state dir: %w", err)
 	}
-	if opts.Discover == nil {
-		opts.Discover = DiscoverNVIDIA
+	if opts.GPUs == nil {
+		opts.GPUs = NewNVML("")
+	}
+	if opts.GPUSampleInterval <= 0 {
+		opts.GPUSampleInterval = 5 * time.Second
 	}
 	if opts.AgentID == "" {
 		opts.AgentID, _ = os.Hostname()
@@ -204,13 +214,33 @@ func New(opts Options) (*Manager, error) {
 		}
 	}
 	m.slots = discoverSlots(opts, m.log)
+	if len(m.slots) > 0 && m.slots[0].Type == SlotCUDA {
+		m.sampleGPUs() // before New returns, so the first Agents has usage
+		go m.sampleGPUsEvery(opts.GPUSampleInterval)
+	}
 	return m, nil
 }
 
+// discoverSlots lists the GPUs and decides the slots: one per GPU, in index
+// order; else, when NVML is absent, fails or finds none, opts.Slots CPU
+// slots, said in one log line.
 func discoverSlots(opts Options, log *slog.Logger) []Slot {
-	gpus, err := safeDiscover(opts.Discover)
-	if err != nil {
-		log.Info("no GPUs: using CPU slots", "error", err)
+	gpus, err := safeDiscover(opts.GPUs.List)
+	n := opts.Slots
+	if n == 0 {
+		n = runtime.NumCPU()
+	}
+	switch {
+	case err != nil:
+		log.Info("no GPUs: using CPU slots", "slots", n, "reason", err)
+	case len(gpus) == 0:
+		log.Info("no GPUs: using CPU slots", "slots", n, "reason", "no GPU device found")
+	default:
+		names := make([]string, len(gpus))
+		for i, g := range gpus {
+			names[i] = g.Name
+		}
+		log.Info("GPUs found: one slot each", "gpus", len(gpus), "names", strings.Join(names, ", "))
 	}
 	if err == nil && len(gpus) > 0 {
 		sort.Slice(gpus, func(i, j int) bool { return gpus[i].Index < gpus[j].Index })
@@ -219,10 +249,6 @@ func discoverSlots(opts Options, log *slog.Logger) []Slot {
 			slots[i] = Slot{ID: i, Type: SlotCUDA, DeviceIndex: g.Index, Device: g.Name, UUID: g.UUID, MemoryBytes: g.MemoryBytes}
 		}
 		return slots
-	}
-	n := opts.Slots
-	if n == 0 {
-		n = runtime.NumCPU()
 	}
 	slots := make([]Slot, n)
 	for i := range slots {
@@ -233,7 +259,7 @@ func discoverSlots(opts Options, log *slog.Logger) []Slot {
 
 // safeDiscover runs a discovery function, turning a panic into an error: a
 // broken driver must not take the master down.
-func safeDiscover(f DiscoverFunc) (gpus []GPU, err error) {
+func safeDiscover(f func(context.Context) ([]GPU, error)) (gpus []GPU, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			gpus, err = nil, fmt.Errorf("gpu discovery panicked: %v", r)
@@ -283,6 +309,9 @@ func (m *Manager) Close() error {
 	close(m.stop)
 	m.events.close()
 	m.readers.Wait()
+	if c, ok := m.opts.GPUs.(io.Closer); ok {
+		c.Close()
+	}
 	return nil
 }
 
@@ -380,8 +409,12 @@ const AgentName = "local"
 func (m *Manager) Agents(pool string) []resolute.Agent {
 	snap := m.Capacity()
 	a := resolute.Agent{ID: AgentName, Slots: make([]resolute.Slot, len(snap.Slots))}
+	usage := m.gpuUsage()
 	for i, s := range snap.Slots {
 		a.Slots[i] = resolute.Slot{ID: s.ID, Device: s.Device, AllocationID: s.AllocationID}
+		if u, ok := usage[s.UUID]; ok && s.Type == SlotCUDA {
+			a.Slots[i].Usage = &u
+		}
 	}
 	return []resolute.Agent{a}
 }

@@ -154,7 +154,7 @@ func TestNewRefusesDirectoriesTaskUsersCannotReach(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			opts := Options{StateDir: filepath.Join(reachableDir(t), "state"), Discover: noGPUs}
+			opts := Options{StateDir: filepath.Join(reachableDir(t), "state"), GPUs: DiscoverFunc(noGPUs)}
 			tc.mutate(&opts)
 			_, err := New(opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -39,6 +39,8 @@ type Config struct {
 	TLS      TLS      `yaml:"tls"`
 	Log      Log      `yaml:"log"`
 
+	Observability Observability `yaml:"observability"`
+
 	// MaxRequestBodyBytes bounds ordinary API and form requests: a larger
 	// body is answered 413. Uploads with their own limit (experiment
 	// contexts) are not bound by it.
@@ -373,6 +375,7 @@ func (c *Config) validate() Errors {
 		bad("data_dir", "must not be empty")
 	}
 	errs = append(errs, c.checkTaskOrigin()...)
+	errs = append(errs, c.Observability.check()...)
 	if c.DB.Host != "" && (c.DB.Port < 1 || c.DB.Port > 65535) {
 		bad("db.port", "must be between 1 and 65535 (got %d)", c.DB.Port)
 	}

@@ -14,7 +14,7 @@ import (
 // certificate's key has what the master has.
 func (c *Config) ExposedSecrets() []string {
 	var files [][2]string
-	if c.File != "" && (c.DB.Password != "" || c.Security.InitialUserPassword != "" || c.Security.DefaultPassword != "") {
+	if c.File != "" && (c.DB.Password != "" || c.Security.InitialUserPassword != "" || c.Security.DefaultPassword != "" || c.Observability.MetricsToken != "") {
 		files = append(files, [2]string{c.File, "holds a password"})
 	} else if c.File != "" && storageKeys(c.CheckpointStorage) {
 		files = append(files, [2]string{c.File, "holds checkpoint storage keys"})

@@ -12,8 +12,21 @@ import (
 // activity is what the proxy knows of one task's traffic. It is updated on
 // every read and write, so it is two atomics and nothing else.
 type activity struct {
-	last atomic.Int64 // Unix nanoseconds of the last traffic; 0 for none
-	open atomic.Int64 // upgraded (websocket) connections open now
+	last    atomic.Int64 // Unix nanoseconds of the last traffic; 0 for none
+	open    atomic.Int64 // upgraded (websocket) connections open now
+	traffic *traffic     // the proxy's, shared by every task
+}
+
+// traffic counts the bytes the proxy carried, for every task together.
+type traffic struct {
+	toTasks, fromTasks atomic.Uint64
+}
+
+// Bytes returns how many bytes the proxy carried to tasks (request bodies,
+// websocket frames from browsers) and from them (response bodies, frames
+// back) since it was made.
+func (p *Proxy) Bytes() (toTasks, fromTasks uint64) {
+	return p.traffic.toTasks.Load(), p.traffic.fromTasks.Load()
 }
 
 // touch records traffic at now. Time only goes forward, even if calls race.
@@ -32,7 +45,7 @@ func (p *Proxy) activity(taskID string) *activity {
 	if v, ok := p.tasks.Load(taskID); ok {
 		return v.(*activity)
 	}
-	v, _ := p.tasks.LoadOrStore(taskID, new(activity))
+	v, _ := p.tasks.LoadOrStore(taskID, &activity{traffic: &p.traffic})
 	return v.(*activity)
 }
 
@@ -98,6 +111,7 @@ func (b *activeBody) Read(p []byte) (int, error) {
 	if n > 0 {
 		b.pending = true
 		b.act.touch(b.now())
+		b.act.traffic.fromTasks.Add(uint64(n))
 	}
 	return n, err
 }
@@ -123,6 +137,7 @@ func (c *activeConn) Read(p []byte) (int, error) {
 	n, err := c.ReadWriteCloser.Read(p)
 	if n > 0 {
 		c.act.touch(c.now())
+		c.act.traffic.fromTasks.Add(uint64(n))
 	}
 	return n, err
 }
@@ -132,6 +147,7 @@ func (c *activeConn) Write(p []byte) (int, error) {
 	n, err := c.ReadWriteCloser.Write(p)
 	if n > 0 {
 		c.act.touch(c.now())
+		c.act.traffic.toTasks.Add(uint64(n))
 	}
 	return n, err
 }
@@ -225,6 +241,7 @@ func (b *bulkBody) Read(p []byte) (int, error) {
 		n, err := b.ReadCloser.Read(buf)
 		if n > 0 {
 			b.act.touch(b.now())
+			b.act.traffic.fromTasks.Add(uint64(n))
 			if werr := b.w.writeAndFlush(buf[:n]); werr != nil {
 				// The client went away: ReverseProxy aborts the response
 				// without logging a failure of the service.
@@ -280,3 +297,16 @@ func (w *syncWriter) writeAndFlush(p []byte) error {
 
 // Unwrap returns the client's ResponseWriter, for http.ResponseController.
 func (w *syncWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// countedBody is a request body whose bytes count as carried to a task.
+type countedBody struct {
+	io.ReadCloser
+	n *atomic.Uint64
+}
+
+// Read reads from the client and counts what came.
+func (b *countedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(uint64(n))
+	return n, err
+}

@@ -75,6 +75,7 @@ type Proxy struct {
 	dropCookies  map[string]bool
 	rp           *httputil.ReverseProxy
 	tasks        sync.Map // task ID → *activity
+	traffic      traffic
 }
 
 // Option configures a Proxy.
@@ -265,6 +266,9 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, taskID string, t
 	act := p.activity(taskID)
 	act.touch(p.now())
 	rt := &route{taskID: taskID, target: target, act: act, w: syncWriter{ResponseWriter: w}}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = &countedBody{ReadCloser: r.Body, n: &p.traffic.toTasks}
+	}
 	p.rp.ServeHTTP(&rt.w, r.WithContext(context.WithValue(r.Context(), routeKey{}, rt)))
 	act.touch(p.now())
 }

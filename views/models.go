@@ -481,3 +481,43 @@ type RegisterForm struct {
 	NewModel       string // a model to create
 	Errors         FormErrors
 }
+
+// APIDocs is the page of the REST API's OpenAPI document (/docs/api).
+type APIDocs struct {
+	Asset       func(name string) string
+	Version     string
+	Description string
+	Groups      []APIGroup
+	Schemas     []APISchema
+}
+
+// APIGroup is the operations under one first path segment.
+type APIGroup struct {
+	Name       string
+	Operations []APIOperation
+}
+
+// APIOperation is one method of one path.
+type APIOperation struct {
+	ID, Method, Path, Summary string
+	Auth                      string // anyone, user, administrator, task or user
+	Request                   string // the body's schema in a few words; "" for none
+	Responses                 []APIResponse
+}
+
+// APIResponse is one status of an operation and its body.
+type APIResponse struct {
+	Status, Body string
+}
+
+// APISchema is one named type of the bodies.
+type APISchema struct {
+	Name   string
+	Fields []APIField
+}
+
+// APIField is one JSON field of a schema.
+type APIField struct {
+	Name, Type string
+	Required   bool
+}

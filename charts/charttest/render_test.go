@@ -756,6 +756,12 @@ func TestChartFailures(t *testing.T) {
 		{"the master's host among the tasks'", "maxSlotsPerPod: 1\ningress: {enabled: true, host: ml.tasks.example.com, tasksHost: '*.tasks.example.com'}",
 			"ingress.host must not be one of the tasks' hosts"},
 		{"the task origin on the master's port", "maxSlotsPerPod: 1\ntasksPort: 8080", "tasksPort must differ from masterPort"},
+		{"a ServiceMonitor without /metrics", "maxSlotsPerPod: 1\nobservability: {serviceMonitor: {enabled: true}}",
+			"observability.serviceMonitor.enabled needs observability.enablePrometheus"},
+		{"a ServiceMonitor without a token", "maxSlotsPerPod: 1\nobservability: {enablePrometheus: true, serviceMonitor: {enabled: true}}",
+			"observability.serviceMonitor.enabled needs observability.metricsToken"},
+		{"a metrics token without /metrics", "maxSlotsPerPod: 1\nobservability: {metricsToken: abcdefabcdefabcdef}",
+			"observability.metricsToken needs observability.enablePrometheus"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

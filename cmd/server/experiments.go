@@ -15,6 +15,7 @@ import (
 	"github.com/resolute-ml/resolute/k8s"
 	"github.com/resolute-ml/resolute/local"
 	"github.com/resolute-ml/resolute/masterconf"
+	"github.com/resolute-ml/resolute/monitoring"
 	"github.com/resolute-ml/resolute/scheduler"
 )
 
@@ -36,7 +37,7 @@ var (
 // startExperiments starts the configured resource manager and the
 // runner of experiments and tasks: it adopts the allocations that survived a restart, and
 // runs admission and the event pump until ctx ends.
-func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.DB, configs *control.Configs,
+func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.DB, configs *control.Configs, mon *monitoring.Metrics,
 	clusterID string, logger *slog.Logger) (started, error) {
 	kubernetes := cfg.ResourceManager.Type == "kubernetes"
 	var rm control.ResourceManager
@@ -50,7 +51,8 @@ func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.D
 	if err != nil {
 		return started{}, err
 	}
-	runner := control.NewRunner(database, configs, rm, runOptions(cfg, clusterID, pools, kubernetes, logger), logger)
+	runner := control.NewRunner(database, configs, rm, runOptions(cfg, clusterID, pools, kubernetes, logger), logger,
+		control.WithCycleObserver(func(c control.CycleStats) { mon.ObserveCycle(c.Took, poolCounts(c.Pools)) }))
 	if err := runner.Admission.Recover(ctx); err != nil {
 		rm.Close()
 		return started{}, fmt.Errorf("recover experiments: %w", err)
@@ -148,4 +150,13 @@ func slotType(s local.Snapshot) string {
 		return s.Slots[0].Type
 	}
 	return "none"
+}
+
+// poolCounts is what an admission cycle saw, as monitoring counts it.
+func poolCounts(load map[string]control.PoolLoad) map[string]monitoring.PoolCounts {
+	out := make(map[string]monitoring.PoolCounts, len(load))
+	for pool, l := range load {
+		out[pool] = monitoring.PoolCounts{Pending: l.Pending, Running: l.Running, Preempting: l.Preempting}
+	}
+	return out
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/resolute-ml/resolute/live"
 	"github.com/resolute-ml/resolute/masterconf"
 	"github.com/resolute-ml/resolute/masterlog"
+	"github.com/resolute-ml/resolute/monitoring"
 	"github.com/resolute-ml/resolute/postgres"
 )
 
@@ -93,7 +94,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	configs := control.NewConfigs(database, cfg.Defaults(),
 		control.WithPoolDefaults(cfg.PoolDefaults(), cfg.ComputePool()))
-	st, err := startExperiments(ctx, cfg, database, configs, clusterID, logger)
+	mon := monitoring.New()
+	st, err := startExperiments(ctx, cfg, database, configs, mon, clusterID, logger)
 	if err != nil {
 		return err
 	}
@@ -122,9 +124,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		MaxBodyBytes:    cfg.MaxRequestBodyBytes,
 		UploadDir:       uploads, MaxConcurrentUploads: cfg.MaxConcurrentUploads,
 		TrustedProxies: cfg.Security.TrustedProxyPrefixes(),
+		Metrics:        handlers.MetricsAccess{Enabled: cfg.Observability.EnablePrometheus, Token: cfg.Observability.MetricsToken},
 	}, handlers.Deps{DB: database, Services: services, Configs: configs,
 		Queue: runner.Queue, Admission: runner.Admission, Logger: logger, Logs: logs,
-		Terminals: st.terminals, Changes: changes, DatabaseDown: databaseDown})
+		Terminals: st.terminals, Changes: changes, DatabaseDown: databaseDown, Monitoring: mon})
+	mon.Read(monitoring.Sources{
+		Pools: runner.Queue.ResourcePools, Agents: runner.Queue.Agents,
+		Ping: database.Ping, DatabaseDown: databaseDown, DatabaseConns: database.Conns,
+		TrialSystemMetrics: database.RunningTrialSystemMetrics,
+		MetricReports:      metrics.Stored, SSEClients: h.SSEClients, ProxyBytes: h.Proxy().Bytes,
+	})
 
 	go runner.Tasks.WatchIdle(ctx, h.Proxy().LastActivity, 5*time.Second)
 

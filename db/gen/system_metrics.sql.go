@@ -42,6 +42,45 @@ func (q *Queries) InsertSystemMetrics(ctx context.Context, arg InsertSystemMetri
 	return result.RowsAffected(), nil
 }
 
+const listRunningTrialSystemMetrics = `-- name: ListRunningTrialSystemMetrics :many
+SELECT DISTINCT ON (s.trial_id, s.group_name, s.agent_id) s.id, s.trial_id, s.trial_run_id, s.group_name, s.agent_id, s.reported_at, s.metrics
+FROM system_metrics s
+JOIN trials t ON t.id = s.trial_id AND s.trial_run_id = t.run_id
+WHERE s.trial_id IN (SELECT a.trial_id FROM allocations a WHERE a.state = 'RUNNING' AND a.trial_id IS NOT NULL)
+  AND s.reported_at > now() - interval '10 minutes'
+ORDER BY s.trial_id, s.group_name, s.agent_id, s.reported_at DESC
+`
+
+// The latest report of each group and agent of every trial running now, of
+// its current run and of the last ten minutes: what /metrics shows.
+func (q *Queries) ListRunningTrialSystemMetrics(ctx context.Context) ([]SystemMetric, error) {
+	rows, err := q.db.Query(ctx, listRunningTrialSystemMetrics)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SystemMetric
+	for rows.Next() {
+		var i SystemMetric
+		if err := rows.Scan(
+			&i.ID,
+			&i.TrialID,
+			&i.TrialRunID,
+			&i.GroupName,
+			&i.AgentID,
+			&i.ReportedAt,
+			&i.Metrics,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listTrialSystemMetricGroups = `-- name: ListTrialSystemMetricGroups :many
 SELECT DISTINCT group_name FROM system_metrics WHERE trial_id = $1 ORDER BY group_name
 `

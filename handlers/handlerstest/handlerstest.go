@@ -101,6 +101,8 @@ type Options struct {
 	// TrustedProxies whose X-Forwarded-* headers are believed; none by
 	// default.
 	TrustedProxies []netip.Prefix
+	// GPUs are the local resource manager's GPUs; nil: none (CPU slots).
+	GPUs local.GPUs
 	// TaskHosts gives every task an origin of its own,
 	// http://<task id>.localhost:PORT (browsers resolve every *.localhost
 	// to loopback), instead of the one task origin.
@@ -165,8 +167,12 @@ func Start(t testing.TB, opts Options) *Master {
 	if err := os.Mkdir(m.UploadDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	var gpus local.GPUs = local.DiscoverFunc(func(context.Context) ([]local.GPU, error) { return nil, nil })
+	if opts.GPUs != nil {
+		gpus = opts.GPUs
+	}
 	m.RM, err = local.New(local.Options{StateDir: filepath.Join(dir, "allocations"), Slots: opts.Slots,
-		Discover:   func(context.Context) ([]local.GPU, error) { return nil, nil },
+		GPUs:       gpus,
 		HarnessDir: rt.PythonPath, BinDir: rt.BinDir, Python: rt.Python,
 		WorkRoot: filepath.Join(dir, "work"), SharedDirs: []string{checkpoints}})
 	if err != nil {

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Tuple
 from unittest import mock
 
 import determined as det
-from determined.core import _profiler
+from determined.core import _profiler, _sysinfo
 
 from tests.fake_master import Request
 from tests.helpers import MasterTestCase
@@ -133,6 +133,10 @@ class GPUReaderTest(unittest.TestCase):
         empty = tempfile.mkdtemp(prefix="no-smi-")
         self.addCleanup(__import__("shutil").rmtree, empty, True)
         fake_torch = types.SimpleNamespace(cuda=FakeCuda)
+        # Nor the driver's NVML library, on a machine that has one.
+        no_nvml = mock.patch.object(_sysinfo, "NVML_LIBRARY", os.path.join(empty, "libnvidia-ml.so.1"))
+        no_nvml.start()
+        self.addCleanup(no_nvml.stop)
         with mock.patch.dict(sys.modules, {"torch": fake_torch, "pynvml": None}), \
                 mock.patch.dict(os.environ, {"PATH": empty}):
             reader = _profiler.GPUReader()

@@ -196,5 +196,13 @@ ever written into a Secret.
 {{- if $tcd }}{{ $_ := set $cfg "task_container_defaults" $tcd }}{{ end -}}
 {{- if not (kindIs "invalid" $v.notebookTimeout) }}{{ $_ := set $cfg "notebook_timeout" (int $v.notebookTimeout) }}{{ end -}}
 {{- if not (kindIs "invalid" $v.tensorboardTimeout) }}{{ $_ := set $cfg "tensorboard_timeout" (int $v.tensorboardTimeout) }}{{ end -}}
+{{- $obs := $v.observability | default dict -}}
+{{- if $obs.enablePrometheus -}}
+{{- $o := dict "enable_prometheus" true -}}
+{{- if $obs.metricsToken }}{{ $_ := set $o "metrics_token" (toString $obs.metricsToken) }}{{ end -}}
+{{- $_ := set $cfg "observability" $o -}}
+{{- else if $obs.metricsToken -}}
+{{- fail "observability.metricsToken needs observability.enablePrometheus: true" -}}
+{{- end -}}
 {{- toYaml $cfg -}}
 {{- end -}}

@@ -14,7 +14,12 @@ from determined.core import _storage, _tensorboard
 from determined.core._checkpoint import CheckpointContext, DummyCheckpointContext
 from determined.core._distributed import DistributedContext, DummyDistributedContext
 from determined.core._preempt import DummyPreemptContext, PreemptContext, PreemptMode
-from determined.core._profiler import DummyProfilerContext, ProfilerContext, profiling_enabled
+from determined.core._profiler import (
+    DummyProfilerContext,
+    ProfilerContext,
+    ProfilingWindow,
+    profiling_window,
+)
 from determined.core._searcher import (
     DummySearcherContext,
     SearcherContext,
@@ -51,7 +56,7 @@ class Context:
         info: Optional["det.ClusterInfo"] = None,
         _session: Optional["_session.Session"] = None,
         profiler: Optional[ProfilerContext] = None,
-        _profile_on_start: bool = False,
+        _profiling: Optional[ProfilingWindow] = None,
     ) -> None:
         self.checkpoint = checkpoint
         self.distributed = distributed or DummyDistributedContext()
@@ -59,7 +64,9 @@ class Context:
         self.train = train or DummyTrainContext()
         self.searcher = searcher or DummySearcherContext(self.distributed)
         self.profiler = profiler or DummyProfilerContext()
-        self._profile_on_start = _profile_on_start
+        self._profiling = _profiling
+        # Reports of training metrics tell the profiler how many batches are done.
+        self.train._on_steps_completed = self.profiler._batches_completed
         self.info = info
         self._session = _session
         self._started = False
@@ -71,10 +78,11 @@ class Context:
         self._started = True
         self.preempt.start()
         self.train._start()
-        if self._profile_on_start:
-            # The experiment config's profiling.enabled: Determined turns the profiler on for its
-            # Trial APIs; here it is on for every trial that asks, Core API scripts included.
-            self.profiler.on()
+        if self._profiling is not None:
+            # The experiment config's profiling section: Determined turns the profiler on for its
+            # Trial APIs; here it is on for every trial that asks, Core API scripts included,
+            # within begin_on_batch and end_after_batch.
+            self.profiler._follow(self._profiling)
 
     def __enter__(self) -> "Context":
         self.start()
@@ -345,5 +353,5 @@ def init(
         info=info,
         _session=session,
         profiler=profiler,
-        _profile_on_start=profiling_enabled(config),
+        _profiling=profiling_window(config),
     )

@@ -23,6 +23,7 @@ may stop training: a sample or a report that fails is logged and skipped.
 import logging
 import os
 import queue
+import sys
 import threading
 import time
 from datetime import datetime, timezone
@@ -239,7 +240,10 @@ class ProfilerContext:
             core_context.profiler.off()
 
     With ``profiling: {enabled: true}`` in the experiment config it is turned on for you when the
-    context starts. It is turned off when the context closes. Only the first worker of each
+    context starts, or, with ``begin_on_batch`` and ``end_after_batch``, from the start of batch
+    ``begin_on_batch`` to the end of batch ``end_after_batch`` (counted by
+    ``report_training_metrics``'s ``steps_completed`` and by the Trial APIs after every batch);
+    see :class:`ProfilingWindow` for ``sync_timings``. It is turned off when the context closes. Only the first worker of each
     machine (``local_rank`` 0) samples, since the metrics are the machine's.
     """
 
@@ -263,10 +267,36 @@ class ProfilerContext:
         self._on = False
         self._collector: Optional[_Collector] = None
         self._shipper: Optional[_Shipper] = None
+        self._window: Optional[ProfilingWindow] = None
+        self._window_over = False
 
     @property
     def is_on(self) -> bool:
         return self._on
+
+    def _follow(self, window: "ProfilingWindow") -> None:
+        """Let the experiment config's ``profiling`` section drive the profiler: on while the
+        batches completed are within ``window`` (from the start when ``begin_on_batch`` is 0)."""
+        self._window = window
+        self._window_over = False
+        self._batches_completed(0)
+
+    def _batches_completed(self, batches: int) -> None:
+        """Told the batches completed so far (by ``report_training_metrics`` and by the Trial
+        APIs after every batch): turns the profiler on when ``begin_on_batch`` is reached and off
+        once ``end_after_batch`` is passed, never to come on again in this run."""
+        window = getattr(self, "_window", None)
+        if window is None or self._window_over:
+            return
+        want = window.wants(batches)
+        if want and not self._on:
+            window.sync(f"starting at batch {batches}")
+            self.on()
+        elif not want and self._on:
+            window.sync(f"stopping after batch {batches - 1}")
+            self.off()
+        if window.end_after_batch is not None and batches > window.end_after_batch:
+            self._window_over = True
 
     def on(self, sampling_interval: float = 1, samples_per_report: int = 10) -> None:
         """
@@ -330,6 +360,12 @@ class DummyProfilerContext(ProfilerContext):
     def off(self) -> None:
         pass
 
+    def _follow(self, window: "ProfilingWindow") -> None:
+        pass
+
+    def _batches_completed(self, batches: int) -> None:
+        pass
+
     def _close(self) -> None:
         pass
 
@@ -340,4 +376,59 @@ def profiling_enabled(config: Dict[str, Any]) -> bool:
     return bool(isinstance(p, dict) and p.get("enabled"))
 
 
-__all__ = ["ProfilerContext", "DummyProfilerContext", "profiling_enabled", "average"]
+class ProfilingWindow:
+    """
+    The experiment config's ``profiling`` section: system metrics are collected while the
+    batches completed ``n`` satisfy ``begin_on_batch <= n <= end_after_batch`` (no end when
+    ``end_after_batch`` is unset), that is from the start of batch ``begin_on_batch`` to the end
+    of batch ``end_after_batch``.
+
+    ``sync_timings`` (Determined's default, true) makes the edges of the window wait for the work
+    already queued on the GPU (``torch.cuda.synchronize()``, where the script imported torch and
+    CUDA is available), so that the samples taken cover the GPU work of the window's batches
+    rather than that of batches before it; false switches without waiting.
+    """
+
+    def __init__(
+        self, begin_on_batch: int = 0, end_after_batch: Optional[int] = None,
+        sync_timings: bool = True,
+    ) -> None:
+        self.begin_on_batch = int(begin_on_batch or 0)
+        self.end_after_batch = None if end_after_batch is None else int(end_after_batch)
+        self.sync_timings = bool(sync_timings)
+
+    def wants(self, batches: int) -> bool:
+        """Whether the profiler is on once ``batches`` batches are completed."""
+        return self.begin_on_batch <= batches and (
+            self.end_after_batch is None or batches <= self.end_after_batch
+        )
+
+    def sync(self, what: str) -> bool:
+        """With ``sync_timings``, wait for the GPU's queued work; says whether it waited."""
+        if not self.sync_timings:
+            return False
+        torch = sys.modules.get("torch")
+        cuda = getattr(torch, "cuda", None)
+        try:
+            if cuda is None or not cuda.is_available():
+                return False
+            cuda.synchronize()
+        except Exception as e:  # a broken CUDA must not stop training
+            logger.warning(f"profiler: sync_timings: torch.cuda.synchronize() failed: {e}")
+            return False
+        logger.info(f"profiler: waited for the GPU's queued work before {what} (sync_timings)")
+        return True
+
+
+def profiling_window(config: Dict[str, Any]) -> Optional[ProfilingWindow]:
+    """The experiment config's profiling window; None unless ``profiling.enabled``."""
+    if not profiling_enabled(config):
+        return None
+    p = config["profiling"]
+    sync = p.get("sync_timings")
+    return ProfilingWindow(p.get("begin_on_batch") or 0, p.get("end_after_batch"),
+                           True if sync is None else bool(sync))
+
+
+__all__ = ["ProfilerContext", "DummyProfilerContext", "ProfilingWindow", "profiling_enabled",
+           "profiling_window", "average"]

@@ -1,7 +1,8 @@
 """The machine's counters and GPUs, as the profiler (``_profiler``) samples them: ``/proc`` and
-``/sys`` read with the standard library, GPUs through pynvml, ``nvidia-smi`` or an imported
-``torch.cuda``."""
+``/sys`` read with the standard library, GPUs through NVML (pynvml, or the driver's
+``libnvidia-ml.so.1`` through ctypes), ``nvidia-smi`` or an imported ``torch.cuda``."""
 
+import ctypes
 import logging
 import os
 import shutil
@@ -106,7 +107,8 @@ class GPUReader:
             self._init_nvml()
             if self._nvml is None:
                 self._smi = shutil.which("nvidia-smi")
-        self.source = "pynvml" if self._nvml is not None else ("nvidia-smi" if self._smi else "")
+        nvml = "pynvml" if not isinstance(self._nvml, CtypesNVML) else "nvml"
+        self.source = nvml if self._nvml is not None else ("nvidia-smi" if self._smi else "")
         if not self.source and self._torch_cuda() is not None:
             self.source = "torch.cuda"
 
@@ -125,7 +127,10 @@ class GPUReader:
         try:
             import pynvml  # type: ignore
         except Exception:
-            return
+            try:
+                pynvml = CtypesNVML()
+            except OSError:
+                return  # no NVIDIA driver here
         try:
             pynvml.nvmlInit()
             for i in range(pynvml.nvmlDeviceGetCount()):
@@ -186,3 +191,62 @@ class GPUReader:
             free, _ = cuda.mem_get_info(i)
             out[name] = {"gpu_free_memory": float(free)}
         return out
+
+
+#: The NVIDIA driver's NVML library, as the master's local resource manager loads it too.
+NVML_LIBRARY = "libnvidia-ml.so.1"
+
+
+class _Utilization(ctypes.Structure):
+    _fields_ = [("gpu", ctypes.c_uint), ("memory", ctypes.c_uint)]
+
+
+class _Memory(ctypes.Structure):
+    _fields_ = [("total", ctypes.c_ulonglong), ("free", ctypes.c_ulonglong),
+                ("used", ctypes.c_ulonglong)]
+
+
+class NVMLError(Exception):
+    """An NVML call that did not return NVML_SUCCESS."""
+
+
+class CtypesNVML:
+    """The few NVML calls the profiler makes, in pynvml's names, straight from the driver's
+    library through ctypes: GPUs are read without pynvml or nvidia-smi installed. Loading fails
+    with OSError where there is no driver; ``lib`` lets tests stand in for it."""
+
+    def __init__(self, lib: Any = None) -> None:
+        self._lib = lib if lib is not None else ctypes.CDLL(NVML_LIBRARY)
+
+    def _call(self, name: str, *args: Any) -> None:
+        ret = getattr(self._lib, name)(*args)
+        if ret != 0:
+            raise NVMLError(f"{name} returned {ret}")
+
+    def nvmlInit(self) -> None:
+        self._call("nvmlInit_v2")
+
+    def nvmlDeviceGetCount(self) -> int:
+        n = ctypes.c_uint()
+        self._call("nvmlDeviceGetCount_v2", ctypes.byref(n))
+        return n.value
+
+    def nvmlDeviceGetHandleByIndex(self, i: int) -> Any:
+        h = ctypes.c_void_p()
+        self._call("nvmlDeviceGetHandleByIndex_v2", ctypes.c_uint(i), ctypes.byref(h))
+        return h
+
+    def nvmlDeviceGetUUID(self, h: Any) -> str:
+        buf = ctypes.create_string_buffer(96)
+        self._call("nvmlDeviceGetUUID", h, buf, ctypes.c_uint(len(buf)))
+        return buf.value.decode()
+
+    def nvmlDeviceGetUtilizationRates(self, h: Any) -> _Utilization:
+        u = _Utilization()
+        self._call("nvmlDeviceGetUtilizationRates", h, ctypes.byref(u))
+        return u
+
+    def nvmlDeviceGetMemoryInfo(self, h: Any) -> _Memory:
+        m = _Memory()
+        self._call("nvmlDeviceGetMemoryInfo", h, ctypes.byref(m))
+        return m

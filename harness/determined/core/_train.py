@@ -140,6 +140,9 @@ class TrainContext:
         # uploaded (after each report in AUTO mode).
         self._tensorboard_uploader = tensorboard_uploader
         self._shipper = _MetricsShipper(session, trial_id, run_id)
+        # Set by core.Context: told steps_completed of every training report (the profiler's
+        # begin_on_batch and end_after_batch count them).
+        self._on_steps_completed: Optional[Callable[[int], None]] = None
 
     def _start(self) -> None:
         self._shipper.ensure_started()
@@ -193,6 +196,9 @@ class TrainContext:
             f"report_training_metrics(steps_completed={steps_completed}, metrics={metrics})"
         )
         self._report_trial_metrics(TRAINING, steps_completed, metrics, batch_metrics)
+        on_steps = getattr(self, "_on_steps_completed", None)
+        if on_steps is not None:
+            on_steps(int(steps_completed))
 
     def report_validation_metrics(self, steps_completed: int, metrics: Dict[str, Any]) -> None:
         """Report validation metrics; the searcher reads ``searcher.metric`` from these."""

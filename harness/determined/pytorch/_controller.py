@@ -288,6 +288,7 @@ class _Controller:
                     cb.on_training_epoch_start(epoch_idx)
             metrics.append(self._train_batch(batch, epoch_idx, batch_idx))
             self.state.batches_trained += 1
+            self.core.profiler._batches_completed(self.state.batches_trained)
             epoch_end = in_epoch == epoch_len - 1
             if epoch_end:
                 for cb in self.callbacks.values():
