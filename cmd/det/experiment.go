@@ -233,11 +233,15 @@ func plainNumbers(v any) any {
 }
 
 func (a *app) experimentLogsCmd() *cobra.Command {
-	var follow bool
+	var lf logFlags
 	cmd := &cobra.Command{
-		Use: "logs ID [-f]", Short: "Print the logs of an experiment's first trial", Args: args(cobra.ExactArgs(1)),
+		Use: "logs ID [-f] [--head N | --tail N] [--level L]", Short: "Print the logs of an experiment's first trial", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			id, err := parseID("experiment", argv[0])
+			if err != nil {
+				return err
+			}
+			q, err := lf.query()
 			if err != nil {
 				return err
 			}
@@ -245,14 +249,14 @@ func (a *app) experimentLogsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			trialID, err := a.firstTrial(cmd.Context(), s, id, follow)
+			trialID, err := a.firstTrial(cmd.Context(), s, id, lf.follow)
 			if err != nil {
 				return err
 			}
-			return s.TrialLogs(cmd.Context(), trialID, follow, "", "", a.printLog)
+			return s.TrialLogsQuery(cmd.Context(), trialID, q, lf.printer(a))
 		},
 	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "wait for the first trial, then print new lines until it ends")
+	lf.add(cmd, "wait for the first trial, then print new lines until it ends")
 	return cmd
 }
 

@@ -152,10 +152,14 @@ func describeTask(w io.Writer, t resolute.Task, master string) error {
 }
 
 func (a *app) taskLogsCmd(k taskKind) *cobra.Command {
-	var follow bool
+	var lf logFlags
 	cmd := &cobra.Command{
-		Use: "logs ID [-f]", Short: "Print a " + k.noun + "'s logs", Args: args(cobra.ExactArgs(1)),
+		Use: "logs ID [-f] [--head N | --tail N] [--level L]", Short: "Print a " + k.noun + "'s logs", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			q, err := lf.query()
+			if err != nil {
+				return err
+			}
 			s, err := a.login(cmd.Context())
 			if err != nil {
 				return err
@@ -164,10 +168,10 @@ func (a *app) taskLogsCmd(k taskKind) *cobra.Command {
 			if _, err := s.Task(cmd.Context(), k.typ, argv[0]); err != nil {
 				return err
 			}
-			return s.TaskLogs(cmd.Context(), argv[0], follow, a.printLog)
+			return s.TaskLogsQuery(cmd.Context(), argv[0], q, lf.printer(a))
 		},
 	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print new lines until the "+k.noun+" ends")
+	lf.add(cmd, "print new lines until the "+k.noun+" ends")
 	return cmd
 }
 

@@ -96,12 +96,15 @@ func (a *app) trialDescribeCmd() *cobra.Command {
 }
 
 func (a *app) trialLogsCmd() *cobra.Command {
-	var follow bool
-	var level, search string
+	var lf logFlags
 	cmd := &cobra.Command{
-		Use: "logs ID [-f] [--level L] [--search S]", Short: "Print a trial's logs", Args: args(cobra.ExactArgs(1)),
+		Use: "logs ID [-f] [--head N | --tail N] [--level L] [--rank-id R]...", Short: "Print a trial's logs", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			id, err := parseID("trial", argv[0])
+			if err != nil {
+				return err
+			}
+			q, err := lf.query()
 			if err != nil {
 				return err
 			}
@@ -109,12 +112,10 @@ func (a *app) trialLogsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return s.TrialLogs(cmd.Context(), id, follow, strings.ToUpper(level), search, a.printLog)
+			return s.TrialLogsQuery(cmd.Context(), id, q, lf.printer(a))
 		},
 	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print new lines until the trial ends")
-	cmd.Flags().StringVar(&level, "level", "", "only lines of this level and above (DEBUG, INFO, WARNING, ERROR, CRITICAL)")
-	cmd.Flags().StringVar(&search, "search", "", "only lines containing this text")
+	lf.add(cmd, "follow the logs of a running trial, similar to tail -f")
 	return cmd
 }
 
