@@ -86,26 +86,34 @@ func trialTable(w io.Writer, list []resolute.Trial) error {
 }
 
 func (a *app) experimentListCmd() *cobra.Command {
-	var asJSON, all bool
+	var all bool
+	var lf listFlags
 	var projectID int64
 	cmd := &cobra.Command{
 		Use: "list [--all]", Aliases: []string{"ls"}, Short: "List experiments", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			s, err := a.login(cmd.Context())
 			if err != nil {
 				return err
 			}
-			list, err := s.Experiments(cmd.Context(), client.ExperimentFilter{ProjectID: projectID, Archived: unarchivedUnless(all)})
+			list, err := s.Experiments(cmd.Context(), client.ExperimentFilter{ProjectID: projectID, Archived: unarchivedUnless(all),
+				Limit: lf.limit, Offset: lf.offset})
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if list == nil {
+				list = []resolute.Experiment{}
+			}
+			if lf.asJSON {
 				return printJSON(a.stdout, list)
 			}
-			return experimentTable(a.stdout, list)
+			return experimentTable(lf.out(a.stdout), list)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "include archived experiments")
 	cmd.Flags().Int64Var(&projectID, "project-id", 0, "only the experiments of this project")
 	return cmd
@@ -372,10 +380,13 @@ func (a *app) experimentMoveCmd() *cobra.Command {
 }
 
 func (a *app) experimentListTrialsCmd() *cobra.Command {
-	var asJSON bool
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use: "list-trials ID", Aliases: []string{"lt"}, Short: "List an experiment's trials", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			id, err := parseID("experiment", argv[0])
 			if err != nil {
 				return err
@@ -388,13 +399,14 @@ func (a *app) experimentListTrialsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			trials = page(lf, trials)
+			if lf.asJSON {
 				return printJSON(a.stdout, trials)
 			}
-			return trialTable(a.stdout, trials)
+			return trialTable(lf.out(a.stdout), trials)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	return cmd
 }
 

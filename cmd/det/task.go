@@ -52,11 +52,15 @@ func (a *app) addTaskVerbs(cmd *cobra.Command, k taskKind) {
 }
 
 func (a *app) taskListCmd(k taskKind) *cobra.Command {
-	var asJSON, all bool
+	var all bool
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use: "list [--all] [--json]", Aliases: []string{"ls"}, Args: args(cobra.NoArgs),
 		Short: "List the live " + k.plural() + " of every user (with --all, those that ended too)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			s, err := a.login(cmd.Context())
 			if err != nil {
 				return err
@@ -65,17 +69,18 @@ func (a *app) taskListCmd(k taskKind) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			list = page(lf, list)
+			if lf.asJSON {
 				if list == nil {
 					list = []resolute.Task{}
 				}
 				return printJSON(a.stdout, list)
 			}
-			return taskTable(a.stdout, list, k.typ == "")
+			return taskTable(lf.out(a.stdout), list, k.typ == "")
 		},
 	}
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "also list the "+k.plural()+" that ended")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	return cmd
 }
 

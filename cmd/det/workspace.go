@@ -30,13 +30,17 @@ func unarchivedUnless(all bool) *bool {
 }
 
 func (a *app) workspaceListCmd() *cobra.Command {
-	var asJSON, all bool
+	var all bool
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List workspaces (--all: archived ones too)",
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			s, err := a.login(cmd.Context())
 			if err != nil {
 				return err
@@ -45,13 +49,14 @@ func (a *app) workspaceListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			list = page(lf, list)
+			if lf.asJSON {
 				return printJSON(a.stdout, list)
 			}
-			return workspaceTable(a.stdout, list)
+			return workspaceTable(lf.out(a.stdout), list)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "include archived workspaces")
 	return cmd
 }
@@ -223,16 +228,17 @@ func (a *app) workspaceEditCmd() *cobra.Command {
 }
 
 func (a *app) workspaceListProjectsCmd() *cobra.Command {
-	var asJSON, all bool
+	var all bool
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use:   "list-projects WORKSPACE_NAME",
 		Short: "List the projects of a workspace",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.listProjects(cmd, args[0], asJSON, all)
+			return a.listProjects(cmd, args[0], lf, all)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "include archived projects")
 	return cmd
 }
