@@ -29,6 +29,7 @@ type Services struct {
 	Users       *Users
 	RunMetadata *RunMetadata
 	TaskOrigin  *TaskOrigin
+	Cluster     *Cluster
 }
 
 // ServicesOption tunes the services: WithMinPasswordLength.
@@ -62,6 +63,10 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 		Users:       &Users{db: database, logger: logger, taskUIDBase: taskUIDBase, minPassword: DefaultMinPasswordLength},
 		RunMetadata: &RunMetadata{db: database},
 		TaskOrigin:  NewTaskOrigin(database, time.Now),
+	}
+	s.Cluster = &Cluster{db: database, now: time.Now}
+	if run.Admission != nil {
+		s.Cluster.c, s.Cluster.adm, s.Cluster.now = run.Admission.c, run.Admission, run.Admission.c.now
 	}
 	for _, o := range opts {
 		o(s)

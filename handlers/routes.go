@@ -218,6 +218,11 @@ func (s *Server) Routes() chi.Router {
 			r.Post("/job-queues", s.handleAPIJobQueueUpdate)
 			r.Get("/resource-pools", s.handleAPIResourcePools)
 			r.Get("/agents", s.handleAPIAgents)
+			r.Post("/agents/{id}/enable", s.handleAPIAgentEnable)   // administrators (control.Cluster)
+			r.Post("/agents/{id}/disable", s.handleAPIAgentDisable) // administrators
+			r.Get("/master/cluster_message", s.handleAPIClusterMessageGet)
+			r.Put("/master/cluster_message", s.handleAPIClusterMessageSet)      // administrators
+			r.Delete("/master/cluster_message", s.handleAPIClusterMessageClear) // administrators
 
 			for kind := range kinds {
 				r.Post("/"+kind, s.handleAPITaskCreate(kind))
@@ -260,6 +265,7 @@ func (s *Server) Routes() chi.Router {
 				r.Post("/users", s.handleAPIUserCreate)
 				r.Patch("/users/{id}", s.handleAPIUserPatch)
 				r.Get("/master/logs", s.handleAPIMasterLogs)
+				r.Get("/master/config", s.handleAPIMasterConfig)
 			})
 		})
 	})

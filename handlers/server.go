@@ -46,6 +46,9 @@ type Config struct {
 	// UploadWaitTimeout is how long an upload waits for its turn before it
 	// is refused (503, Retry-After); 0 means DefaultUploadWaitTimeout.
 	UploadWaitTimeout time.Duration
+	// MasterConfig is the master's configuration with its secrets masked,
+	// as GET /api/v1/master/config shows it to administrators.
+	MasterConfig map[string]any
 }
 
 // Deps are what the handlers call.

@@ -18,6 +18,10 @@ type Shell struct {
 	Flash *Flash
 	// NoAdminPassword shows the banner warning that admin has no password.
 	NoAdminPassword bool
+	// ClusterMessage is the cluster-wide message administrators set (det
+	// master cluster-message set), shown on every page while it is active;
+	// "" for none.
+	ClusterMessage string
 	Asset           func(name string) string
 	HTMX            bool // the htmx library is embedded (after `make web`)
 	Version         string

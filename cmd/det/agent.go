@@ -11,7 +11,7 @@ import (
 
 func (a *app) agentCmd() *cobra.Command {
 	cmd := group("agent", "Show the cluster's machines (Kubernetes nodes) and their slots", "a")
-	cmd.AddCommand(a.agentListCmd())
+	cmd.AddCommand(a.agentListCmd(), a.agentStateCmd(true), a.agentStateCmd(false))
 	return cmd
 }
 
@@ -70,9 +70,10 @@ func agentTable(w io.Writer, agents []resolute.Agent) error {
 				other++
 			}
 		}
-		rows[i] = []string{ag.ID, ag.ResourcePool, strconv.Itoa(len(ag.Slots)), strconv.Itoa(used), strconv.Itoa(other)}
+		rows[i] = []string{ag.ID, ag.ResourcePool, strconv.Itoa(len(ag.Slots)), strconv.Itoa(used), strconv.Itoa(other),
+			yesNo(ag.Enabled), yesNo(ag.Draining)}
 	}
-	return table(w, []string{"Agent ID", "Resource Pool", "Slots", "Used", "Used by Other Pods"}, rows)
+	return table(w, []string{"Agent ID", "Resource Pool", "Slots", "Used", "Used by Other Pods", "Enabled", "Draining"}, rows)
 }
 
 func (a *app) slotListCmd() *cobra.Command {

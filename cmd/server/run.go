@@ -107,7 +107,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 
 	services := control.NewServices(database, runner, metrics, logger,
 		control.WithMinPasswordLength(cfg.Security.MinPasswordLength))
+	shown, err := cfg.Redacted()
+	if err != nil {
+		return err
+	}
 	h := handlers.New(handlers.Config{
+		MasterConfig: shown,
 		Master: resolute.MasterInfo{
 			Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",
 			ResourceManager: cfg.ResourceManager.Type, URL: cfg.URL(),

@@ -101,6 +101,9 @@ type Options struct {
 	// http://<task id>.localhost:PORT (browsers resolve every *.localhost
 	// to loopback), instead of the one task origin.
 	TaskHosts bool
+	// MasterConfig is what GET /api/v1/master/config shows (masterconf's
+	// Redacted); nil: none.
+	MasterConfig map[string]any
 }
 
 // Start runs a master on a fresh database until t ends.
@@ -198,6 +201,7 @@ func Start(t testing.TB, opts Options) *Master {
 		UploadIdleTimeout: opts.UploadIdleTimeout, UploadWaitTimeout: opts.UploadWaitTimeout,
 		SecureCookies:  opts.SecureCookies,
 		TrustedProxies: opts.TrustedProxies,
+		MasterConfig:   opts.MasterConfig,
 	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Runner, metrics, logger, services...), Configs: configs,
 		Queue: m.Runner.Queue, Admission: m.Runner.Admission, Logger: logger, Logs: logs,
 		Terminals: m.RM, Changes: changes, DatabaseDown: opts.DatabaseDown})
