@@ -22,9 +22,9 @@ type Shell struct {
 	// master cluster-message set), shown on every page while it is active;
 	// "" for none.
 	ClusterMessage string
-	Asset           func(name string) string
-	HTMX            bool // the htmx library is embedded (after `make web`)
-	Version         string
+	Asset          func(name string) string
+	HTMX           bool // the htmx library is embedded (after `make web`)
+	Version        string
 	// LiveSince is how far the change notifications had come before the
 	// page read its data; its stream of changes starts from there.
 	LiveSince uint64
