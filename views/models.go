@@ -18,16 +18,16 @@ type Shell struct {
 	Flash *Flash
 	// NoAdminPassword shows the banner warning that admin has no password.
 	NoAdminPassword bool
+	Asset           func(name string) string
+	HTMX            bool // the htmx library is embedded (after `make web`)
+	Version         string
+	// LiveSince is how far the change notifications had come before the
+	// page read its data; its stream of changes starts from there.
+	LiveSince uint64
 	// ClusterMessage is the cluster-wide message administrators set (det
 	// master cluster-message set), shown on every page while it is active;
 	// "" for none.
 	ClusterMessage string
-	Asset          func(name string) string
-	HTMX           bool // the htmx library is embedded (after `make web`)
-	Version        string
-	// LiveSince is how far the change notifications had come before the
-	// page read its data; its stream of changes starts from there.
-	LiveSince uint64
 }
 
 // Crumb is one link of a page's breadcrumbs.
