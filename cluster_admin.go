@@ -57,3 +57,27 @@ type AgentStateResponse struct {
 	// agent's, left to finish; a disabled one's, asked to leave.
 	Allocations []string `json:"allocations"`
 }
+
+// The aggregation periods of GET /api/v1/resources/allocation/aggregated,
+// as Determined names them.
+const (
+	PeriodDaily   = "RESOURCE_ALLOCATION_AGGREGATION_PERIOD_DAILY"
+	PeriodMonthly = "RESOURCE_ALLOCATION_AGGREGATION_PERIOD_MONTHLY"
+)
+
+// AllocationAggregate is one period of historical usage (Determined's
+// v1ResourceAllocationAggregatedEntry): slot-seconds of the allocations
+// that ran then, in all and by user, resource pool and workspace.
+type AllocationAggregate struct {
+	PeriodStart    string             `json:"periodStart"` // YYYY-MM-DD, UTC
+	Period         string             `json:"period"`      // PeriodDaily or PeriodMonthly
+	Seconds        float64            `json:"seconds"`
+	ByUsername     map[string]float64 `json:"byUsername"`
+	ByResourcePool map[string]float64 `json:"byResourcePool"`
+	ByWorkspace    map[string]float64 `json:"byWorkspace"`
+}
+
+// AllocationAggregatedResponse is GET /api/v1/resources/allocation/aggregated.
+type AllocationAggregatedResponse struct {
+	ResourceEntries []AllocationAggregate `json:"resourceEntries"`
+}

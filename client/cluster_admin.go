@@ -59,3 +59,16 @@ func (c *Client) DisableAgent(ctx context.Context, id string, drain bool) (resol
 	err := c.do(ctx, http.MethodPost, "/api/v1/agents/"+url.PathEscape(id)+"/disable", nil, resolute.DisableAgentRequest{Drain: drain}, &out)
 	return out, err
 }
+
+// AllocationAggregated returns historical usage a day (or, monthly, a
+// month) at a time from startDate to endDate, YYYY-MM-DD, both included
+// (GET /api/v1/resources/allocation/aggregated).
+func (c *Client) AllocationAggregated(ctx context.Context, startDate, endDate string, monthly bool) ([]resolute.AllocationAggregate, error) {
+	q := url.Values{"start_date": {startDate}, "end_date": {endDate}, "period": {resolute.PeriodDaily}}
+	if monthly {
+		q.Set("period", resolute.PeriodMonthly)
+	}
+	var out resolute.AllocationAggregatedResponse
+	err := c.do(ctx, http.MethodGet, "/api/v1/resources/allocation/aggregated", q, nil, &out)
+	return out.ResourceEntries, err
+}

@@ -69,3 +69,29 @@ func (q *Queries) EnableAgent(ctx context.Context, agentID string) error {
 	_, err := q.q.EnableAgent(ctx, agentID)
 	return translate(err, "agent %s", agentID)
 }
+
+// UsageRow is the slot-seconds one user used in one pool and workspace in
+// one period.
+type UsageRow struct {
+	PeriodStart    time.Time
+	Username, Pool string
+	Workspace      string
+	SlotSeconds    float64
+}
+
+// AllocationUsage sums the slot-seconds of allocations that ran in each
+// period [starts[i], ends[i]), by user, pool and workspace.
+func (q *Queries) AllocationUsage(ctx context.Context, starts, ends []time.Time) ([]UsageRow, error) {
+	if len(starts) == 0 {
+		return nil, nil
+	}
+	rows, err := q.q.AllocationUsage(ctx, gen.AllocationUsageParams{Starts: starts, Ends: ends, Since: starts[0], Until: ends[len(ends)-1]})
+	if err != nil {
+		return nil, translate(err, "allocation usage")
+	}
+	out := make([]UsageRow, len(rows))
+	for i, r := range rows {
+		out[i] = UsageRow{PeriodStart: r.PeriodStart, Username: r.Username, Pool: r.Pool, Workspace: r.Workspace, SlotSeconds: r.SlotSeconds}
+	}
+	return out, nil
+}

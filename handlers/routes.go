@@ -99,6 +99,7 @@ func (s *Server) Routes() chi.Router {
 		r.Get("/tasks/{id}/open", s.handleTaskOpen)
 		r.Get("/cluster", s.handleCluster)
 		r.Get("/cluster/pools", s.handleClusterPools)
+		r.Get("/cluster/usage", s.handleUsagePage)
 
 		r.Get("/workspaces", s.handleWorkspaceListPage)
 		r.Post("/workspaces", s.handleWorkspaceCreateForm)
@@ -221,6 +222,7 @@ func (s *Server) Routes() chi.Router {
 			r.Post("/agents/{id}/enable", s.handleAPIAgentEnable)   // administrators (control.Cluster)
 			r.Post("/agents/{id}/disable", s.handleAPIAgentDisable) // administrators
 			r.Get("/master/cluster_message", s.handleAPIClusterMessageGet)
+			r.Get("/resources/allocation/aggregated", s.handleAPIAllocationAggregated)
 			r.Put("/master/cluster_message", s.handleAPIClusterMessageSet)      // administrators
 			r.Delete("/master/cluster_message", s.handleAPIClusterMessageClear) // administrators
 

@@ -109,7 +109,7 @@ func ClusterPage(c Cluster) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, " <p><a href=\"/jobs\">Job Queue</a> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, " <p><a href=\"/jobs\">Job Queue</a> · <a href=\"/cluster/usage\" id=\"usage-link\">Usage</a> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -10,6 +10,82 @@ import (
 	"time"
 )
 
+const allocationUsage = `-- name: AllocationUsage :many
+WITH periods AS (
+    SELECT unnest($1::timestamptz[]) AS period_start, unnest($2::timestamptz[]) AS period_end
+), used AS (
+    SELECT al.slots, al.started_at AS s, coalesce(al.ended_at, now()) AS e,
+           coalesce(ex.user_id, tk.user_id) AS user_id,
+           coalesce(ex.resource_pool, tk.resource_pool) AS pool,
+           coalesce(ex.project_id, tk.project_id) AS project_id
+    FROM allocations al
+    LEFT JOIN trials tr ON tr.id = al.trial_id
+    LEFT JOIN experiments ex ON ex.id = tr.experiment_id
+    LEFT JOIN tasks tk ON tk.id = al.task_id AND al.trial_id IS NULL
+    WHERE al.started_at IS NOT NULL AND al.slots > 0
+      AND al.started_at < $3::timestamptz AND coalesce(al.ended_at, now()) > $4::timestamptz
+)
+SELECT p.period_start::timestamptz AS period_start, u.username, used.pool, w.name AS workspace,
+       sum(used.slots * extract(epoch FROM least(used.e, p.period_end) - greatest(used.s, p.period_start)))::float8 AS slot_seconds
+FROM periods p
+JOIN used ON used.s < p.period_end AND used.e > p.period_start
+JOIN users u ON u.id = used.user_id
+JOIN projects pr ON pr.id = used.project_id
+JOIN workspaces w ON w.id = pr.workspace_id
+GROUP BY p.period_start, u.username, used.pool, w.name
+ORDER BY p.period_start, u.username, used.pool, w.name
+`
+
+type AllocationUsageParams struct {
+	Starts []time.Time
+	Ends   []time.Time
+	Until  time.Time
+	Since  time.Time
+}
+
+type AllocationUsageRow struct {
+	PeriodStart time.Time
+	Username    string
+	Pool        string
+	Workspace   string
+	SlotSeconds float64
+}
+
+// Slot-seconds of allocations by period, user, resource pool and
+// workspace: each allocation's time running (started to ended, or now)
+// that falls in a period, times its slots. A trial's allocation counts
+// for its experiment's owner, pool and workspace; a task's for its own.
+func (q *Queries) AllocationUsage(ctx context.Context, arg AllocationUsageParams) ([]AllocationUsageRow, error) {
+	rows, err := q.db.Query(ctx, allocationUsage,
+		arg.Starts,
+		arg.Ends,
+		arg.Until,
+		arg.Since,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AllocationUsageRow
+	for rows.Next() {
+		var i AllocationUsageRow
+		if err := rows.Scan(
+			&i.PeriodStart,
+			&i.Username,
+			&i.Pool,
+			&i.Workspace,
+			&i.SlotSeconds,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const deleteClusterMessage = `-- name: DeleteClusterMessage :exec
 DELETE FROM cluster_message
 `
