@@ -112,7 +112,9 @@ func (a *app) resourcesAllocationsCmd() *cobra.Command {
 				for k, v := range sums {
 					part = append(part, total{g.group, k, v})
 				}
-				slices.SortFunc(part, func(x, y total) int { return cmp.Or(cmp.Compare(y.SlotHours, x.SlotHours), cmp.Compare(x.Name, y.Name)) })
+				slices.SortFunc(part, func(x, y total) int {
+					return cmp.Or(cmp.Compare(y.SlotHours, x.SlotHours), cmp.Compare(x.Name, y.Name))
+				})
 				totals = append(totals, part...)
 			}
 			totals = page(lf, totals)
