@@ -120,9 +120,11 @@ func (a *app) experimentListCmd() *cobra.Command {
 }
 
 func (a *app) experimentDescribeCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, csv, metrics bool
+	var outdir string
 	cmd := &cobra.Command{
-		Use: "describe ID", Short: "Show an experiment and its trials", Args: args(cobra.ExactArgs(1)),
+		Use: "describe ID [--metrics] [--csv | --json] [--outdir DIR]", Short: "Show an experiment and its trials; --metrics, --csv or --outdir: Determined's tables",
+		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			id, err := parseID("experiment", argv[0])
 			if err != nil {
@@ -142,6 +144,33 @@ func (a *app) experimentDescribeCmd() *cobra.Command {
 			}
 			if asJSON {
 				return printJSON(a.stdout, map[string]any{"experiment": e, "trials": trials})
+			}
+			if metrics || csv || outdir != "" {
+				headers, rows, err := experimentTables(cmd.Context(), s, e, trials, metrics)
+				if err != nil {
+					return err
+				}
+				if outdir != "" {
+					return writeDescribeCSVs(outdir, headers, rows, a.stderr)
+				}
+				for i, title := range []string{"Experiment:", "Trials:", "Workloads:"} {
+					if i > 0 {
+						fmt.Fprintln(a.stdout)
+					}
+					if !csv {
+						fmt.Fprintln(a.stdout, title)
+					}
+					var err error
+					if csv {
+						err = writeCSV(a.stdout, headers[i], rows[i])
+					} else {
+						err = table(a.stdout, headers[i], rows[i])
+					}
+					if err != nil {
+						return err
+					}
+				}
+				return nil
 			}
 			m, smaller := searcherMetric(e)
 			better := "larger"
@@ -164,6 +193,9 @@ func (a *app) experimentDescribeCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&csv, "csv", false, "print Determined's experiment, trials and workloads tables as CSV")
+	cmd.Flags().BoolVar(&metrics, "metrics", false, "add a column per training and validation metric to the workloads")
+	cmd.Flags().StringVar(&outdir, "outdir", "", "write experiments.csv, trials.csv and workloads.csv into this directory instead")
 	return cmd
 }
 
