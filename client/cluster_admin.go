@@ -72,3 +72,14 @@ func (c *Client) AllocationAggregated(ctx context.Context, startDate, endDate st
 	err := c.do(ctx, http.MethodGet, "/api/v1/resources/allocation/aggregated", q, nil, &out)
 	return out.ResourceEntries, err
 }
+
+// DeleteTensorBoardFiles deletes an experiment's TensorBoard files from its
+// checkpoint storage and returns the id of the task that does it (DELETE
+// /api/v1/experiments/{id}/tensorboard-files).
+func (c *Client) DeleteTensorBoardFiles(ctx context.Context, experimentID int64) (string, error) {
+	var out struct {
+		TaskID string `json:"taskId"`
+	}
+	err := c.do(ctx, http.MethodDelete, idPath("/api/v1/experiments/%d/tensorboard-files", experimentID), nil, nil, &out)
+	return out.TaskID, err
+}

@@ -102,3 +102,21 @@ func (s *Server) agentsWithStates(r *http.Request) ([]resolute.Agent, error) {
 	}
 	return agents, nil
 }
+
+// handleAPIExperimentTensorBoardFilesDelete serves DELETE
+// /api/v1/experiments/{id}/tensorboard-files (its owner or an
+// administrator, once it ended): {"taskId": ...}, the task that deletes
+// them.
+func (s *Server) handleAPIExperimentTensorBoardFilesDelete(w http.ResponseWriter, r *http.Request) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	task, err := s.svc.Checkpoints.DeleteTensorBoardFiles(r.Context(), actorFrom(r), id)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"taskId": task})
+}

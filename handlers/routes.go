@@ -214,6 +214,7 @@ func (s *Server) Routes() chi.Router {
 			r.Get("/experiments/{id}/metrics", s.handleAPIExperimentMetrics)
 			r.Get("/experiments/{id}/config", s.handleAPIExperimentConfig)
 			r.Get("/experiments/{id}/model_def", s.handleAPIExperimentModelDef)
+			r.Delete("/experiments/{id}/tensorboard-files", s.handleAPIExperimentTensorBoardFilesDelete)
 			r.Post("/preview-hp-search", s.handleAPIPreviewSearch)
 			r.Get("/job-queues", s.handleAPIJobQueue)
 			r.Post("/job-queues", s.handleAPIJobQueueUpdate)

@@ -26,7 +26,7 @@ func (a *app) experimentCmd() *cobra.Command {
 		a.experimentDeleteCmd(), a.experimentMoveCmd(), a.experimentListTrialsCmd(),
 		a.experimentListCheckpointsCmd(), a.experimentDownloadCmd(), a.experimentModelDefCmd(),
 		a.experimentWaitCmd(), a.experimentSetCmd(), a.experimentLabelCmd(),
-		a.experimentForkCmd(), a.experimentContinueCmd())
+		a.experimentForkCmd(), a.experimentContinueCmd(), a.experimentDeleteTBFilesCmd())
 	return cmd
 }
 
