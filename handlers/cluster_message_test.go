@@ -63,3 +63,20 @@ func TestTheClusterMessageIsABannerOnEveryPageWhileItIsActive(t *testing.T) {
 		t.Errorf("after clear: %q", b)
 	}
 }
+
+// TestTheClusterPageNamesDisabledAgents: a disabled agent is named on the
+// Cluster page with what that means and how to enable it, until enabled.
+func TestTheClusterPageNamesDisabledAgents(t *testing.T) {
+	m := handlerstest.Start(t, handlerstest.Options{})
+	admin := login(t, m, "admin", "")
+	c := signInPages(t, m, "admin", "")
+	if code := api(t, m, "POST", "/api/v1/agents/local/disable", admin, `{"drain":true}`, nil); code != 200 {
+		t.Fatalf("disable: %d", code)
+	}
+	_, body := get(t, c, m, "/cluster")
+	wants(t, "the cluster page", body, `id="disabled-agent-local"`, "what runs there finishes", "det agent enable local")
+	api(t, m, "POST", "/api/v1/agents/local/enable", admin, "", nil)
+	if _, body := get(t, c, m, "/cluster/pools"); strings.Contains(body, "disabled-agent-local") {
+		t.Errorf("an enabled agent is still named disabled")
+	}
+}

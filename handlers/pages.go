@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,16 +132,16 @@ func (s *Server) masterView() views.MasterInfo {
 // handleCluster serves GET /cluster: the master and each resource pool
 // with its scheduler and slots.
 func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) {
-	s.page(w, r, views.ClusterPage(views.Cluster{Shell: s.shell(r, "Cluster", "cluster"), Master: s.masterView(), Live: s.clusterLive()}))
+	s.page(w, r, views.ClusterPage(views.Cluster{Shell: s.shell(r, "Cluster", "cluster"), Master: s.masterView(), Live: s.clusterLive(r)}))
 }
 
 // handleClusterPools serves GET /cluster/pools: the htmx fragment of the
 // pools and their slots, fetched again on each pushed change (GET /events).
 func (s *Server) handleClusterPools(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, views.ClusterLiveView(s.clusterLive()))
+	s.render(w, r, http.StatusOK, views.ClusterLiveView(s.clusterLive(r)))
 }
 
-func (s *Server) clusterLive() views.ClusterLive {
+func (s *Server) clusterLive(r *http.Request) views.ClusterLive {
 	configs := map[string]scheduler.Config{}
 	for _, p := range s.queue.Pools() {
 		configs[p.Name] = p.Scheduler
@@ -151,6 +153,11 @@ func (s *Server) clusterLive() views.ClusterLive {
 			cp.Slots = append(cp.Slots, views.ClusterSlot{Slot: sl, TrialID: trialOfID(sl.AllocationID)})
 		}
 		l.Pools = append(l.Pools, cp)
+	}
+	if states, err := s.db.AgentStates(r.Context()); err == nil {
+		for _, id := range slices.Sorted(maps.Keys(states)) {
+			l.Disabled = append(l.Disabled, states[id])
+		}
 	}
 	return l
 }

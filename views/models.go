@@ -352,6 +352,9 @@ type JobRow struct {
 // ClusterLive is the part of the cluster page that follows the slots.
 type ClusterLive struct {
 	Pools []ClusterPool
+	// Disabled are the agents an administrator disabled (det agent
+	// disable), by id.
+	Disabled []resolute.AgentState
 }
 
 // topics are the queues of the pools shown.
