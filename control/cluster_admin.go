@@ -150,6 +150,14 @@ func (s *Cluster) EnableAgent(ctx context.Context, a authz.Actor, agentID string
 		return out, err
 	}
 	held, err := s.agentAllocations(agentID)
+	if resolute.ErrorCode(err) == resolute.ENotFound {
+		// A node deleted while disabled can still be enabled, once.
+		states, serr := s.db.AgentStates(ctx)
+		if _, disabled := states[agentID]; serr != nil || !disabled {
+			return out, err
+		}
+		held, err = []string{}, nil
+	}
 	if err != nil {
 		return out, err
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
 )
@@ -109,5 +111,19 @@ func TestAgentDisableDrainsAndEnableResumes(t *testing.T) {
 	}
 	if a := c.agent("local"); !a.Enabled || a.Draining {
 		t.Errorf("after enable: enabled %t draining %t", a.Enabled, a.Draining)
+	}
+
+	// A node deleted while disabled can still be enabled, once.
+	conn, err := pgx.Connect(t.Context(), c.m.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	if _, err := conn.Exec(t.Context(), "INSERT INTO agent_states (agent_id, draining) VALUES ('gone-node', true)"); err != nil {
+		t.Fatal(err)
+	}
+	c.ok("", "agent", "enable", "gone-node")
+	if r := c.run("", "agent", "enable", "gone-node"); r.code != 1 || !strings.Contains(r.stderr, "agent gone-node not found") {
+		t.Errorf("enabling it again: exit %d %s", r.code, r.stderr)
 	}
 }
