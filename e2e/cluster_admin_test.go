@@ -79,6 +79,7 @@ func TestTheUsagePageChartsAndTotalsWhatRan(t *testing.T) {
 	must(t, err)
 
 	page := browser.NewPage(t, 1280)
+	seen := watchViolations(t, page)
 	signIn(t, page, m.URL, "admin", "")
 	must(t, navLink(page, "Cluster").Click())
 	must(t, page.Locator("#usage-link").Click())
@@ -94,6 +95,9 @@ func TestTheUsagePageChartsAndTotalsWhatRan(t *testing.T) {
 		must(t, expect(t, page.Locator(chart+" canvas").First()).ToBeVisible())
 	}
 	must(t, expect(t, page.Locator("#usage-charts .chart-legend")).ToContainText("admin"))
+	must(t, page.Locator("#usage-chart-byUsername .u-over").Hover())
+	must(t, expect(t, page.Locator("#usage-chart-byUsername .chart-tip")).ToBeVisible())
+	seen.check(t, page, "the usage page and its charts")
 
 	// A range that ends before it starts says why.
 	_, err = page.Goto(m.URL + "/cluster/usage?start=2026-03-04&end=2026-03-01")
