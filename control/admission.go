@@ -155,32 +155,8 @@ func (x *Admission) snapshot(ctx context.Context) (scheduler.Snapshot, map[strin
 	if err != nil {
 		return snap, nil, err
 	}
-	disabled, err := x.c.db.AgentStates(ctx)
-	if err != nil {
+	if snap.Pools, err = x.snapshotPools(ctx, allocs); err != nil {
 		return snap, nil, err
-	}
-	held := map[string][]int{} // the slots live allocations hold, by agent
-	for _, a := range allocs {
-		for _, ref := range taskOfAllocation(a).Assigned {
-			held[ref.Agent] = append(held[ref.Agent], ref.Slot)
-		}
-	}
-	for _, p := range x.c.opts.Pools {
-		var agents []scheduler.Agent
-		for _, a := range x.c.poolAgents(p) {
-			sa := scheduler.Agent{ID: a.ID}
-			if _, off := disabled[a.ID]; off {
-				sa.SlotIDs = disabledSlots(a, held)
-			} else {
-				for _, sl := range a.Slots {
-					if !sl.Foreign {
-						sa.SlotIDs = append(sa.SlotIDs, sl.ID)
-					}
-				}
-			}
-			agents = append(agents, sa)
-		}
-		snap.Pools = append(snap.Pools, scheduler.Pool{Name: p.Name, Config: p.Scheduler, Agents: agents})
 	}
 	exps, err := x.c.db.QueuedExperiments(ctx, "")
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/db"
+	"github.com/resolute-ml/resolute/scheduler"
 )
 
 // Cluster holds what administrators change about the cluster as a whole:
@@ -195,6 +196,41 @@ func (s *Cluster) agentAllocations(agentID string) ([]string, error) {
 		ids = []string{}
 	}
 	return ids, nil
+}
+
+// snapshotPools are the pools with their agents' slots as the scheduler
+// may use them: every slot no foreign pod holds, and of a disabled agent
+// only those allocations hold. allocs are the live allocations.
+func (x *Admission) snapshotPools(ctx context.Context, allocs []db.LiveAllocation) ([]scheduler.Pool, error) {
+	disabled, err := x.c.db.AgentStates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	held := map[string][]int{} // the slots live allocations hold, by agent
+	for _, a := range allocs {
+		for _, ref := range taskOfAllocation(a).Assigned {
+			held[ref.Agent] = append(held[ref.Agent], ref.Slot)
+		}
+	}
+	var pools []scheduler.Pool
+	for _, p := range x.c.opts.Pools {
+		var agents []scheduler.Agent
+		for _, a := range x.c.poolAgents(p) {
+			sa := scheduler.Agent{ID: a.ID}
+			if _, off := disabled[a.ID]; off {
+				sa.SlotIDs = disabledSlots(a, held)
+			} else {
+				for _, sl := range a.Slots {
+					if !sl.Foreign {
+						sa.SlotIDs = append(sa.SlotIDs, sl.ID)
+					}
+				}
+			}
+			agents = append(agents, sa)
+		}
+		pools = append(pools, scheduler.Pool{Name: p.Name, Config: p.Scheduler, Agents: agents})
+	}
+	return pools, nil
 }
 
 // disabledSlots narrows a disabled agent to the slots allocations hold, so
