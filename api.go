@@ -351,6 +351,11 @@ type Agent struct {
 	ID           string `json:"id"`
 	ResourcePool string `json:"resourcePool"` // "" when no pool's pods may run there
 	Slots        []Slot `json:"slots"`
+	// Enabled is false once an administrator disabled the agent (det agent
+	// disable): nothing new is placed there. Draining says what runs there
+	// is left to finish.
+	Enabled  bool `json:"enabled"`
+	Draining bool `json:"draining"`
 }
 
 // ResourcePoolsResponse lists the pools.

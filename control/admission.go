@@ -62,8 +62,10 @@ func (x *Admission) Run(ctx context.Context) error {
 //
 //  1. Overdue: kill the allocations whose preemption deadline has passed
 //     (set in step 4 of an earlier pass, or by a pause or a kill).
-//  2. Snapshot: read the pools, their agents' slots, and every waiting and
-//     running allocation with its job's priority, weight and place.
+//  2. Snapshot: read the pools, their agents' slots (a disabled agent's
+//     only as far as allocations hold them: nothing new lands there), and
+//     every waiting and running allocation with its job's priority, weight
+//     and place.
 //  3. Decide: scheduler.Decide, a pure function of the snapshot, says what
 //     to preempt and what to start; the decision is kept for the queue's
 //     jobs ahead and waiting reasons (LastDecision).
@@ -154,24 +156,14 @@ func (x *Admission) launchFailed(ctx context.Context, a resolute.Allocation, err
 // every queued experiment with its waiting and running allocations.
 func (x *Admission) snapshot(ctx context.Context) (scheduler.Snapshot, map[string]db.LiveAllocation, error) {
 	snap := scheduler.Snapshot{Now: x.c.now()}
-	for _, p := range x.c.opts.Pools {
-		var agents []scheduler.Agent
-		for _, a := range x.c.poolAgents(p) {
-			sa := scheduler.Agent{ID: a.ID}
-			for _, sl := range a.Slots {
-				if !sl.Foreign {
-					sa.SlotIDs = append(sa.SlotIDs, sl.ID)
-				}
-			}
-			agents = append(agents, sa)
-		}
-		snap.Pools = append(snap.Pools, scheduler.Pool{Name: p.Name, Config: p.Scheduler, Agents: agents})
-	}
-	exps, err := x.c.db.QueuedExperiments(ctx, "")
+	allocs, err := x.c.db.LiveAllocations(ctx)
 	if err != nil {
 		return snap, nil, err
 	}
-	allocs, err := x.c.db.LiveAllocations(ctx)
+	if snap.Pools, err = x.snapshotPools(ctx, allocs); err != nil {
+		return snap, nil, err
+	}
+	exps, err := x.c.db.QueuedExperiments(ctx, "")
 	if err != nil {
 		return snap, nil, err
 	}

@@ -24,6 +24,12 @@ import (
 //     each checkpoint's objects with the harness's own storage code (boto3,
 //     the Azure SDK, GCS), on the local resource manager and in a GC pod.
 func gcTaskConfig(e resolute.Experiment, st *expconf.CheckpointStorageConfig, uuids []string) ([]byte, error) {
+	return deleteTaskConfig(e, st, uuids, fmt.Sprintf("%d checkpoints", len(uuids)))
+}
+
+// deleteTaskConfig is gcTaskConfig for any paths under the storage (each
+// removed whole); what names them in the task's last line.
+func deleteTaskConfig(e resolute.Experiment, st *expconf.CheckpointStorageConfig, uuids []string, what string) ([]byte, error) {
 	var exp struct {
 		Environment map[string]any `json:"environment"`
 		BindMounts  []any          `json:"bind_mounts"`
@@ -41,7 +47,7 @@ func gcTaskConfig(e resolute.Experiment, st *expconf.CheckpointStorageConfig, uu
 		for _, u := range uuids {
 			script += "rm -rf -- " + shellQuote(filepath.Join(dir, u)) + "\n"
 		}
-		script += fmt.Sprintf("echo 'deleted %d checkpoints of experiment %d'\n", len(uuids), e.ID)
+		script += fmt.Sprintf("echo 'deleted %s of experiment %d'\n", what, e.ID)
 		entrypoint = script
 	} else {
 		entrypoint = append([]string{"python3", "-m", "determined.exec.gc_checkpoints"}, uuids...)

@@ -33,6 +33,7 @@ type Services struct {
 	TaskOrigin        *TaskOrigin
 	Groups            *Groups
 	Roles             *Roles
+	Cluster           *Cluster
 }
 
 // ServicesOption tunes the services: WithMinPasswordLength.
@@ -83,6 +84,10 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 		c = NewRunner(database, nil, nil, RunOptions{}, logger).Queue.c
 	}
 	s.WorkspaceSettings = &WorkspaceSettings{db: database, c: c, logger: logger}
+	s.Cluster = &Cluster{db: database, now: time.Now}
+	if run.Admission != nil {
+		s.Cluster.c, s.Cluster.adm, s.Cluster.now = run.Admission.c, run.Admission, run.Admission.c.now
+	}
 	for _, o := range opts {
 		o(s)
 	}

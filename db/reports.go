@@ -337,7 +337,23 @@ type LogFilter struct {
 	Search string // case-insensitive text, "" for all
 	// Since and Until bound the lines' times; nil for no bound.
 	Since, Until *time.Time
-	Limit        int
+	// Ranks, Sources and StdTypes keep only lines of these ranks, sources
+	// ("task", "master") and streams ("stdout", "stderr"); nil for all.
+	Ranks             []int
+	Sources, StdTypes []string
+	Limit             int
+}
+
+// ranks is f.Ranks as the queries take them: nil for every rank.
+func (f LogFilter) ranks() []int32 {
+	if f.Ranks == nil {
+		return nil
+	}
+	out := make([]int32, len(f.Ranks))
+	for i, r := range f.Ranks {
+		out[i] = int32(r)
+	}
+	return out
 }
 
 // TaskLogs lists a task's log lines in order.
@@ -345,7 +361,8 @@ func (q *Queries) TaskLogs(ctx context.Context, taskID string, f LogFilter) ([]r
 	if f.Limit <= 0 {
 		f.Limit = 1000
 	}
-	p := gen.ListTaskLogsParams{TaskID: taskID, ID: f.After, Limit: int32(f.Limit), AfterTime: f.Since, BeforeTime: f.Until}
+	p := gen.ListTaskLogsParams{TaskID: taskID, ID: f.After, Limit: int32(f.Limit), AfterTime: f.Since, BeforeTime: f.Until,
+		Ranks: f.ranks(), Sources: f.Sources, Stdtypes: f.StdTypes}
 	p.Levels = resolute.LevelsAtLeast(f.Level)
 	if f.Search != "" {
 		p.Search = &f.Search
@@ -354,10 +371,31 @@ func (q *Queries) TaskLogs(ctx context.Context, taskID string, f LogFilter) ([]r
 	if err != nil {
 		return nil, translate(err, "logs of task %s", taskID)
 	}
+	return taskLogs(rows), nil
+}
+
+// TaskLogsTail lists the last n lines of a task under f (whose After and
+// Limit it ignores), oldest first.
+func (q *Queries) TaskLogsTail(ctx context.Context, taskID string, f LogFilter, n int) ([]resolute.TaskLog, error) {
+	p := gen.ListTaskLogsTailParams{TaskID: taskID, Lim: int32(n), AfterTime: f.Since, BeforeTime: f.Until,
+		Ranks: f.ranks(), Sources: f.Sources, Stdtypes: f.StdTypes}
+	p.Levels = resolute.LevelsAtLeast(f.Level)
+	if f.Search != "" {
+		p.Search = &f.Search
+	}
+	rows, err := q.q.ListTaskLogsTail(ctx, p)
+	if err != nil {
+		return nil, translate(err, "logs of task %s", taskID)
+	}
+	slices.Reverse(rows)
+	return taskLogs(rows), nil
+}
+
+func taskLogs(rows []gen.TaskLog) []resolute.TaskLog {
 	out := make([]resolute.TaskLog, len(rows))
 	for i, r := range rows {
 		out[i] = resolute.TaskLog{ID: r.ID, TaskID: r.TaskID, AllocationID: r.AllocationID, Time: r.Time, Level: r.Level,
 			StdType: r.Stdtype, Rank: intp(r.Rank), Source: r.Source, Log: r.Log}
 	}
-	return out, nil
+	return out
 }

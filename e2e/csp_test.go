@@ -209,7 +209,7 @@ searcher: {name: single, metric: loss}
 		must(t, page.Keyboard().Press("Enter"))
 		must(t, expect(t, rows).ToContainText("42-done"))
 	})
-	for _, path := range []string{"/tasks/" + shell.ID, "/cluster", "/workspaces", "/workspaces/1", "/projects/1", "/templates",
+	for _, path := range []string{"/tasks/" + shell.ID, "/cluster", "/cluster/usage", "/workspaces", "/workspaces/1", "/projects/1", "/templates",
 		"/account", "/admin/users", "/admin/users/1", "/logs", "/no/such/page", "/dashboard", "/docs/api"} {
 		visit(path, func() { must(t, expect(t, page.Locator("h1")).ToBeVisible()) })
 	}

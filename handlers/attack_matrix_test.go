@@ -87,7 +87,9 @@ var (
 		"POST /api/v1/roles/remove-assignments": true, "POST /workspaces/{id}/members": true,
 		"POST /workspaces/{id}/members/remove": true, "POST /admin/groups": true, "POST /admin/groups/{id}": true,
 		"POST /admin/groups/{id}/members": true, "POST /admin/groups/{id}/members/remove": true,
-		"POST /admin/groups/{id}/delete": true, "POST /admin/groups/{id}/roles": true, "POST /admin/groups/{id}/roles/remove": true}
+		"POST /admin/groups/{id}/delete": true, "POST /admin/groups/{id}/roles": true, "POST /admin/groups/{id}/roles/remove": true,
+		"PUT /api/v1/master/cluster_message": true, "DELETE /api/v1/master/cluster_message": true,
+		"POST /api/v1/agents/{id}/disable": true, "POST /api/v1/agents/{id}/enable": true}
 	taskOnly = map[string]bool{"POST /api/v1/trials/{id}/metrics": true, "POST /api/v1/trials/{id}/progress": true,
 		"POST /api/v1/trials/{id}/early_exit": true, "POST /api/v1/trials/{id}/runner/metadata": true,
 		"POST /api/v1/checkpoints": true, "POST /api/v1/allocations/{id}/signals/ack_preemption": true,

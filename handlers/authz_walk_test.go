@@ -222,6 +222,12 @@ func attacks(v victim) map[string]attack {
 		"POST /api/v1/trials/{id}/kill":                           {path: "/api/v1/trials/" + tr + "/kill"},
 		"POST /api/v1/users":                                      {path: "/api/v1/users", body: `{"user":{"username":"mallory"},"password":"s3cret-pw"}`},
 		"PATCH /api/v1/users/{id}":                                {path: "/api/v1/users/" + v.aliceID, body: `{"admin":true}`},
+		"DELETE /api/v1/experiments/{id}/tensorboard-files":       {path: "/api/v1/experiments/" + e + "/tensorboard-files"},
+		// The cluster as a whole: administrators only.
+		"PUT /api/v1/master/cluster_message":    {path: "/api/v1/master/cluster_message", body: `{"message":"bob was here"}`},
+		"DELETE /api/v1/master/cluster_message": {path: "/api/v1/master/cluster_message"},
+		"POST /api/v1/agents/{id}/disable":      {path: "/api/v1/agents/local/disable", body: `{"drain":true}`},
+		"POST /api/v1/agents/{id}/enable":       {path: "/api/v1/agents/local/enable", body: `{}`},
 	}
 	// Only a task's owner and administrators get a ticket to its service
 	// on the task origin (which TestATicketIsUsedOnceAndBoundToItsTaskAndUser

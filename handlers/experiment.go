@@ -295,8 +295,9 @@ func (s *Server) handleAPITrialKill(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleAPITrialLogs serves GET /api/v1/trials/{id}/logs[?follow=true&
-// levels=&search=&limit=]: newline-delimited {"result": TaskLog}, following
-// new lines while the trial runs.
+// level=&search=&limit=&order_by=&timestamp_before=&timestamp_after=&
+// rank_ids=&sources=&stdtypes=] (parseLogQuery): newline-delimited
+// {"result": TaskLog}, following new lines while the trial runs.
 func (s *Server) handleAPITrialLogs(w http.ResponseWriter, r *http.Request) {
 	t, err := s.trialParam(r)
 	if err != nil {
@@ -309,30 +310,41 @@ func (s *Server) handleAPITrialLogs(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// streamLogs writes a task's logs as NDJSON; with follow it keeps going until
-// done() says the task ended and no lines are left.
+// streamLogs writes a task's logs as NDJSON under the request's filters
+// (parseLogQuery), all in the database: the first lines, or the last ones
+// read backwards; with follow it keeps going until done() says the task
+// ended and no lines are left.
 func (s *Server) streamLogs(w http.ResponseWriter, r *http.Request, taskID string, done func() bool) {
-	q := r.URL.Query()
-	limit, err := optInt(q.Get("limit"), "limit")
+	lq, err := parseLogQuery(r.URL.Query())
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	f := db.LogFilter{Level: q.Get("level"), Search: q.Get("search"), Limit: 1000}
-	for name, dst := range map[string]**time.Time{"timestamp_after": &f.Since, "timestamp_before": &f.Until} {
-		if v := q.Get(name); v != "" {
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
-				s.error(w, r, resolute.Errorf(resolute.EInvalid, "%s: expected a time like 2026-01-02T15:04:05Z, got %q", name, v))
-				return
-			}
-			*dst = &t
-		}
-	}
-	follow := q.Get("follow") == "true" || q.Get("follow") == "1"
+	f := lq.filter
+	f.Limit = 1000
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	enc := json.NewEncoder(w)
 	flusher, _ := w.(http.Flusher)
+	if lq.tail > 0 {
+		lines, err := s.db.TaskLogsTail(r.Context(), taskID, f, lq.tail)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		for _, l := range lines {
+			enc.Encode(map[string]resolute.TaskLog{"result": l})
+			f.After = l.ID
+		}
+		if !lq.follow {
+			return
+		}
+		if len(lines) == 0 {
+			// Nothing matched yet: follow from the newest line of any kind.
+			if last, err := s.db.TaskLogsTail(r.Context(), taskID, db.LogFilter{}, 1); err == nil && len(last) == 1 {
+				f.After = last[0].ID
+			}
+		}
+	}
 	sent := 0
 	for {
 		lines, err := s.db.TaskLogs(r.Context(), taskID, f)
@@ -343,7 +355,7 @@ func (s *Server) streamLogs(w http.ResponseWriter, r *http.Request, taskID strin
 			enc.Encode(map[string]resolute.TaskLog{"result": l})
 			f.After = l.ID
 			sent++
-			if limit > 0 && sent >= limit {
+			if lq.head > 0 && sent >= lq.head {
 				return
 			}
 		}
@@ -353,9 +365,9 @@ func (s *Server) streamLogs(w http.ResponseWriter, r *http.Request, taskID strin
 		if len(lines) == f.Limit {
 			continue
 		}
-		if !follow || done() {
+		if !lq.follow || done() {
 			// One last look: lines stored just before the task ended.
-			if lines, _ := s.db.TaskLogs(r.Context(), taskID, f); len(lines) > 0 && follow {
+			if lines, _ := s.db.TaskLogs(r.Context(), taskID, f); len(lines) > 0 && lq.follow {
 				continue
 			}
 			return

@@ -49,9 +49,14 @@ func (s *Server) poolExists(name string) bool {
 }
 
 // handleAPIAgents serves GET /api/v1/agents: the machines (Kubernetes
-// nodes) with their slots and what holds each.
+// nodes) with their slots and what holds each, and whether each is enabled.
 func (s *Server) handleAPIAgents(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, resolute.AgentsResponse{Agents: s.queue.Agents()})
+	agents, err := s.agentsWithStates(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resolute.AgentsResponse{Agents: agents})
 }
 
 // handleAPIResourcePools serves GET /api/v1/resource-pools: each pool with its

@@ -1,8 +1,9 @@
 package handlers
 
 import (
-	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -132,20 +133,20 @@ func (s *Server) masterView() views.MasterInfo {
 // handleCluster serves GET /cluster: the master and each resource pool
 // with its scheduler and slots.
 func (s *Server) handleCluster(w http.ResponseWriter, r *http.Request) {
-	s.page(w, r, views.ClusterPage(views.Cluster{Shell: s.shell(r, "Cluster", "cluster"), Master: s.masterView(), Live: s.clusterLive(r.Context())}))
+	s.page(w, r, views.ClusterPage(views.Cluster{Shell: s.shell(r, "Cluster", "cluster"), Master: s.masterView(), Live: s.clusterLive(r)}))
 }
 
 // handleClusterPools serves GET /cluster/pools: the htmx fragment of the
 // pools and their slots, fetched again on each pushed change (GET /events).
 func (s *Server) handleClusterPools(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, views.ClusterLiveView(s.clusterLive(r.Context())))
+	s.render(w, r, http.StatusOK, views.ClusterLiveView(s.clusterLive(r)))
 }
 
-func (s *Server) clusterLive(ctx context.Context) views.ClusterLive {
+func (s *Server) clusterLive(r *http.Request) views.ClusterLive {
 	// The workspaces each pool is bound to; without them (the database
 	// away) the pools still show.
 	bound := map[string][]string{}
-	if bindings, err := s.db.PoolBindings(ctx); err == nil {
+	if bindings, err := s.db.PoolBindings(r.Context()); err == nil {
 		for _, b := range bindings {
 			bound[b.PoolName] = append(bound[b.PoolName], b.WorkspaceName)
 		}
@@ -161,6 +162,11 @@ func (s *Server) clusterLive(ctx context.Context) views.ClusterLive {
 			cp.Slots = append(cp.Slots, views.ClusterSlot{Slot: sl, TrialID: trialOfID(sl.AllocationID)})
 		}
 		l.Pools = append(l.Pools, cp)
+	}
+	if states, err := s.db.AgentStates(r.Context()); err == nil {
+		for _, id := range slices.Sorted(maps.Keys(states)) {
+			l.Disabled = append(l.Disabled, states[id])
+		}
 	}
 	return l
 }

@@ -48,6 +48,9 @@ func (s *Server) shell(r *http.Request, title, nav string) views.Shell {
 	if u.Admin { // only an administrator can do something about it
 		sh.NoAdminPassword = s.adminHasNoPassword(r.Context())
 	}
+	if m, err := s.db.ClusterMessage(r.Context()); err == nil && m.ActiveAt(s.now()) {
+		sh.ClusterMessage = m.Message
+	}
 	return sh
 }
 

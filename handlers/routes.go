@@ -101,6 +101,7 @@ func (s *Server) Routes() chi.Router {
 		r.Get("/tasks/{id}/open", s.handleTaskOpen)
 		r.Get("/cluster", s.handleCluster)
 		r.Get("/cluster/pools", s.handleClusterPools)
+		r.Get("/cluster/usage", s.handleUsagePage)
 
 		r.Get("/workspaces", s.handleWorkspaceListPage)
 		r.Post("/workspaces", s.handleWorkspaceCreateForm)
@@ -234,6 +235,7 @@ func (s *Server) Routes() chi.Router {
 			r.Get("/experiments/{id}/metrics", s.handleAPIExperimentMetrics)
 			r.Get("/experiments/{id}/config", s.handleAPIExperimentConfig)
 			r.Get("/experiments/{id}/model_def", s.handleAPIExperimentModelDef)
+			r.Delete("/experiments/{id}/tensorboard-files", s.handleAPIExperimentTensorBoardFilesDelete)
 			r.Post("/preview-hp-search", s.handleAPIPreviewSearch)
 			r.Get("/job-queues", s.handleAPIJobQueue)
 			r.Post("/job-queues", s.handleAPIJobQueueUpdate)
@@ -243,6 +245,12 @@ func (s *Server) Routes() chi.Router {
 			r.Put("/resource-pools/{name}/workspace-bindings", s.handleAPIPoolBind("replace"))
 			r.Delete("/resource-pools/{name}/workspace-bindings", s.handleAPIPoolBind("unbind"))
 			r.Get("/agents", s.handleAPIAgents)
+			r.Post("/agents/{id}/enable", s.handleAPIAgentEnable)   // administrators (control.Cluster)
+			r.Post("/agents/{id}/disable", s.handleAPIAgentDisable) // administrators
+			r.Get("/master/cluster_message", s.handleAPIClusterMessageGet)
+			r.Get("/resources/allocation/aggregated", s.handleAPIAllocationAggregated)
+			r.Put("/master/cluster_message", s.handleAPIClusterMessageSet)      // administrators
+			r.Delete("/master/cluster_message", s.handleAPIClusterMessageClear) // administrators
 
 			for kind := range kinds {
 				r.Post("/"+kind, s.handleAPITaskCreate(kind))
@@ -302,6 +310,7 @@ func (s *Server) Routes() chi.Router {
 				r.Post("/users", s.handleAPIUserCreate)
 				r.Patch("/users/{id}", s.handleAPIUserPatch)
 				r.Get("/master/logs", s.handleAPIMasterLogs)
+				r.Get("/master/config", s.handleAPIMasterConfig)
 			})
 		})
 	})

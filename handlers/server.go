@@ -50,6 +50,9 @@ type Config struct {
 	UploadWaitTimeout time.Duration
 	// Metrics says whether GET /metrics is served and to whom.
 	Metrics MetricsAccess
+	// MasterConfig is the master's configuration with its secrets masked,
+	// as GET /api/v1/master/config shows it to administrators.
+	MasterConfig map[string]any
 }
 
 // Deps are what the handlers call.

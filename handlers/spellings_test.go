@@ -179,6 +179,18 @@ func TestEveryBodyTakesEitherSpelling(t *testing.T) {
 				}
 			},
 		},
+		"a cluster message with its window": {
+			route: "PUT /api/v1/master/cluster_message", path: "/api/v1/master/cluster_message",
+			camel: `{"message":"m{n}","startTime":"2026-01-0{n}T00:00:00Z","endTime":"2030-01-0{n}T00:00:00Z"}`,
+			snake: `{"message":"m{n}","start_time":"2026-01-0{n}T00:00:00Z","end_time":"2030-01-0{n}T00:00:00Z"}`,
+			check: func(t *testing.T, fx *spellingFixture, v map[string]string, _ []byte) {
+				msg, err := m.DB.ClusterMessage(ctx)
+				if err != nil || msg.Message != "m"+v["{n}"] || fmt.Sprint(msg.StartTime.UTC().Day()) != v["{n}"] ||
+					msg.EndTime == nil || msg.EndTime.Year() != 2030 {
+					t.Errorf("message %+v (%v)", msg, err)
+				}
+			},
+		},
 		"an edit of a user": {
 			route: "PATCH /api/v1/users/{id}", path: "/api/v1/users/{user}",
 			camel: `{"displayName":"Grace {s}","agentUserGroup":{"agentUid":20{n}0,"agentGid":30{n}0,"agentUser":"grace{n}","agentGroup":"staff{n}"}}`,
@@ -540,6 +552,8 @@ func TestEveryBodyTakesEitherSpelling(t *testing.T) {
 		"POST /api/v1/notebooks":                  "the commands' and TensorBoards' body, CreateTaskRequest",
 		"POST /api/v1/shells":                     "the commands' and TensorBoards' body, CreateTaskRequest",
 		"POST /api/v1/roles/search":               "its body is {offset, limit}, one word each",
+		"POST /api/v1/agents/{id}/enable":         "no body",
+		"POST /api/v1/agents/{id}/disable":        "its body is {drain}, one word",
 	}
 	for _, route := range mutatingRoutes(t) {
 		if !strings.Contains(route, " /api/v1/") || strings.HasPrefix(route, "DELETE ") {

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/resolute-ml/resolute"
-	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/authz"
+	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/views"
 )

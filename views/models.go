@@ -24,6 +24,10 @@ type Shell struct {
 	// LiveSince is how far the change notifications had come before the
 	// page read its data; its stream of changes starts from there.
 	LiveSince uint64
+	// ClusterMessage is the cluster-wide message administrators set (det
+	// master cluster-message set), shown on every page while it is active;
+	// "" for none.
+	ClusterMessage string
 }
 
 // Crumb is one link of a page's breadcrumbs.
@@ -348,6 +352,9 @@ type JobRow struct {
 // ClusterLive is the part of the cluster page that follows the slots.
 type ClusterLive struct {
 	Pools []ClusterPool
+	// Disabled are the agents an administrator disabled (det agent
+	// disable), by id.
+	Disabled []resolute.AgentState
 }
 
 // topics are the queues of the pools shown.

@@ -11,7 +11,7 @@ import (
 
 func (a *app) agentCmd() *cobra.Command {
 	cmd := group("agent", "Show the cluster's machines (Kubernetes nodes) and their slots", "a")
-	cmd.AddCommand(a.agentListCmd())
+	cmd.AddCommand(a.agentListCmd(), a.agentStateCmd(true), a.agentStateCmd(false))
 	return cmd
 }
 
@@ -31,24 +31,28 @@ func (a *app) agents(cmd *cobra.Command) ([]resolute.Agent, error) {
 }
 
 func (a *app) agentListCmd() *cobra.Command {
-	var asJSON bool
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List the agents: their pool, slots, and how many are in use",
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			agents, err := a.agents(cmd)
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			agents = page(lf, agents)
+			if lf.asJSON {
 				return printJSON(a.stdout, agents)
 			}
-			return agentTable(a.stdout, agents)
+			return agentTable(lf.out(a.stdout), agents)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	return cmd
 }
 
@@ -66,19 +70,23 @@ func agentTable(w io.Writer, agents []resolute.Agent) error {
 				other++
 			}
 		}
-		rows[i] = []string{ag.ID, ag.ResourcePool, strconv.Itoa(len(ag.Slots)), strconv.Itoa(used), strconv.Itoa(other)}
+		rows[i] = []string{ag.ID, ag.ResourcePool, strconv.Itoa(len(ag.Slots)), strconv.Itoa(used), strconv.Itoa(other),
+			yesNo(ag.Enabled), yesNo(ag.Draining)}
 	}
-	return table(w, []string{"Agent ID", "Resource Pool", "Slots", "Used", "Used by Other Pods"}, rows)
+	return table(w, []string{"Agent ID", "Resource Pool", "Slots", "Used", "Used by Other Pods", "Enabled", "Draining"}, rows)
 }
 
 func (a *app) slotListCmd() *cobra.Command {
-	var asJSON bool
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List every slot of every agent and the allocation holding it",
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			agents, err := a.agents(cmd)
 			if err != nil {
 				return err
@@ -90,7 +98,8 @@ func (a *app) slotListCmd() *cobra.Command {
 					slots = append(slots, s)
 				}
 			}
-			if asJSON {
+			slots = page(lf, slots)
+			if lf.asJSON {
 				return printJSON(a.stdout, slots)
 			}
 			rows := make([][]string, len(slots))
@@ -101,9 +110,9 @@ func (a *app) slotListCmd() *cobra.Command {
 				}
 				rows[i] = []string{s.Agent, strconv.Itoa(s.ID), s.Device, holder}
 			}
-			return table(a.stdout, []string{"Agent ID", "Slot ID", "Type", "Allocation"}, rows)
+			return table(lf.out(a.stdout), []string{"Agent ID", "Slot ID", "Type", "Allocation"}, rows)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	return cmd
 }

@@ -100,12 +100,15 @@ func checkpointTable(w io.Writer, list []resolute.Checkpoint, metric string) err
 }
 
 func (a *app) experimentListCheckpointsCmd() *cobra.Command {
-	var asJSON bool
+	var lf listFlags
 	var best int
 	cmd := &cobra.Command{
 		Use: "list-checkpoints ID [--best N]", Aliases: []string{"lc"}, Short: "List an experiment's checkpoints",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			id, err := parseID("experiment", argv[0])
 			if err != nil {
 				return err
@@ -129,14 +132,15 @@ func (a *app) experimentListCheckpointsCmd() *cobra.Command {
 				}
 				list = bestCheckpoints(list, m, smaller, best, false)
 			}
-			if asJSON {
+			list = page(lf, list)
+			if lf.asJSON {
 				return printJSON(a.stdout, list)
 			}
-			return checkpointTable(a.stdout, list, m)
+			return checkpointTable(lf.out(a.stdout), list, m)
 		},
 	}
 	cmd.Flags().IntVar(&best, "best", 0, "only the N best checkpoints by the searcher's metric")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	return cmd
 }
 

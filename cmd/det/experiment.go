@@ -26,7 +26,7 @@ func (a *app) experimentCmd() *cobra.Command {
 		a.experimentDeleteCmd(), a.experimentMoveCmd(), a.experimentListTrialsCmd(),
 		a.experimentListCheckpointsCmd(), a.experimentDownloadCmd(), a.experimentModelDefCmd(),
 		a.experimentWaitCmd(), a.experimentSetCmd(), a.experimentLabelCmd(),
-		a.experimentForkCmd(), a.experimentContinueCmd())
+		a.experimentForkCmd(), a.experimentContinueCmd(), a.experimentDeleteTBFilesCmd())
 	return cmd
 }
 
@@ -86,35 +86,45 @@ func trialTable(w io.Writer, list []resolute.Trial) error {
 }
 
 func (a *app) experimentListCmd() *cobra.Command {
-	var asJSON, all bool
+	var all bool
+	var lf listFlags
 	var projectID int64
 	cmd := &cobra.Command{
 		Use: "list [--all]", Aliases: []string{"ls"}, Short: "List experiments", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			s, err := a.login(cmd.Context())
 			if err != nil {
 				return err
 			}
-			list, err := s.Experiments(cmd.Context(), client.ExperimentFilter{ProjectID: projectID, Archived: unarchivedUnless(all)})
+			list, err := s.Experiments(cmd.Context(), client.ExperimentFilter{ProjectID: projectID, Archived: unarchivedUnless(all),
+				Limit: lf.limit, Offset: lf.offset})
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if list == nil {
+				list = []resolute.Experiment{}
+			}
+			if lf.asJSON {
 				return printJSON(a.stdout, list)
 			}
-			return experimentTable(a.stdout, list)
+			return experimentTable(lf.out(a.stdout), list)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "include archived experiments")
 	cmd.Flags().Int64Var(&projectID, "project-id", 0, "only the experiments of this project")
 	return cmd
 }
 
 func (a *app) experimentDescribeCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, csv, metrics bool
+	var outdir string
 	cmd := &cobra.Command{
-		Use: "describe ID", Short: "Show an experiment and its trials", Args: args(cobra.ExactArgs(1)),
+		Use: "describe ID [--metrics] [--csv | --json] [--outdir DIR]", Short: "Show an experiment and its trials; --metrics, --csv or --outdir: Determined's tables",
+		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			id, err := parseID("experiment", argv[0])
 			if err != nil {
@@ -134,6 +144,33 @@ func (a *app) experimentDescribeCmd() *cobra.Command {
 			}
 			if asJSON {
 				return printJSON(a.stdout, map[string]any{"experiment": e, "trials": trials})
+			}
+			if metrics || csv || outdir != "" {
+				headers, rows, err := experimentTables(cmd.Context(), s, e, trials, metrics)
+				if err != nil {
+					return err
+				}
+				if outdir != "" {
+					return writeDescribeCSVs(outdir, headers, rows, a.stderr)
+				}
+				for i, title := range []string{"Experiment:", "Trials:", "Workloads:"} {
+					if i > 0 {
+						fmt.Fprintln(a.stdout)
+					}
+					if !csv {
+						fmt.Fprintln(a.stdout, title)
+					}
+					var err error
+					if csv {
+						err = writeCSV(a.stdout, headers[i], rows[i])
+					} else {
+						err = table(a.stdout, headers[i], rows[i])
+					}
+					if err != nil {
+						return err
+					}
+				}
+				return nil
 			}
 			m, smaller := searcherMetric(e)
 			better := "larger"
@@ -156,6 +193,9 @@ func (a *app) experimentDescribeCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&csv, "csv", false, "print Determined's experiment, trials and workloads tables as CSV")
+	cmd.Flags().BoolVar(&metrics, "metrics", false, "add a column per training and validation metric to the workloads")
+	cmd.Flags().StringVar(&outdir, "outdir", "", "write experiments.csv, trials.csv and workloads.csv into this directory instead")
 	return cmd
 }
 
@@ -233,11 +273,15 @@ func plainNumbers(v any) any {
 }
 
 func (a *app) experimentLogsCmd() *cobra.Command {
-	var follow bool
+	var lf logFlags
 	cmd := &cobra.Command{
-		Use: "logs ID [-f]", Short: "Print the logs of an experiment's first trial", Args: args(cobra.ExactArgs(1)),
+		Use: "logs ID [-f] [--head N | --tail N] [--level L]", Short: "Print the logs of an experiment's first trial", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			id, err := parseID("experiment", argv[0])
+			if err != nil {
+				return err
+			}
+			q, err := lf.query()
 			if err != nil {
 				return err
 			}
@@ -245,14 +289,14 @@ func (a *app) experimentLogsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			trialID, err := a.firstTrial(cmd.Context(), s, id, follow)
+			trialID, err := a.firstTrial(cmd.Context(), s, id, lf.follow)
 			if err != nil {
 				return err
 			}
-			return s.TrialLogs(cmd.Context(), trialID, follow, "", "", a.printLog)
+			return s.TrialLogsQuery(cmd.Context(), trialID, q, lf.printer(a))
 		},
 	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "wait for the first trial, then print new lines until it ends")
+	lf.add(cmd, "wait for the first trial, then print new lines until it ends")
 	return cmd
 }
 
@@ -368,10 +412,13 @@ func (a *app) experimentMoveCmd() *cobra.Command {
 }
 
 func (a *app) experimentListTrialsCmd() *cobra.Command {
-	var asJSON bool
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use: "list-trials ID", Aliases: []string{"lt"}, Short: "List an experiment's trials", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			id, err := parseID("experiment", argv[0])
 			if err != nil {
 				return err
@@ -384,13 +431,14 @@ func (a *app) experimentListTrialsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			trials = page(lf, trials)
+			if lf.asJSON {
 				return printJSON(a.stdout, trials)
 			}
-			return trialTable(a.stdout, trials)
+			return trialTable(lf.out(a.stdout), trials)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	return cmd
 }
 

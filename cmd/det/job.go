@@ -18,7 +18,7 @@ func (a *app) jobCmd() *cobra.Command {
 }
 
 func (a *app) jobListCmd() *cobra.Command {
-	var asJSON bool
+	var lf listFlags
 	var pool string
 	cmd := &cobra.Command{
 		Use:     "list [-p POOL]",
@@ -26,6 +26,9 @@ func (a *app) jobListCmd() *cobra.Command {
 		Short:   "List the jobs of the queue, in queue order (every pool, or one with -p)",
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			s, err := a.login(cmd.Context())
 			if err != nil {
 				return err
@@ -34,14 +37,15 @@ func (a *app) jobListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			jobs = page(lf, jobs)
+			if lf.asJSON {
 				return printJSON(a.stdout, jobs)
 			}
-			return jobTable(a.stdout, jobs)
+			return jobTable(lf.out(a.stdout), jobs)
 		},
 	}
 	cmd.Flags().StringVarP(&pool, "resource-pool", "p", "", "only the jobs of this resource pool")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	return cmd
 }
 

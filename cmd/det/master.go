@@ -11,7 +11,7 @@ import (
 
 func (a *app) masterCmd() *cobra.Command {
 	cmd := group("master", "Show the master's information and logs")
-	cmd.AddCommand(a.masterInfoCmd(), a.masterLogsCmd())
+	cmd.AddCommand(a.masterInfoCmd(), a.masterLogsCmd(), a.masterConfigCmd(), a.clusterMessageCmd())
 	return cmd
 }
 

@@ -185,13 +185,17 @@ func (a *app) modelCreateCmd() *cobra.Command {
 }
 
 func (a *app) modelListCmd() *cobra.Command {
-	var asJSON, all bool
+	var all bool
+	var lf listFlags
 	var labels []string
 	var sortBy string
 	cmd := &cobra.Command{
 		Use: "list [--all] [--label L] [--sort-by name|updated|versions]", Aliases: []string{"ls"},
 		Short: "List models (--all: archived ones too)", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			switch sortBy {
 			case "", "name", "updated", "versions":
 			default:
@@ -205,13 +209,14 @@ func (a *app) modelListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			list = page(lf, list)
+			if lf.asJSON {
 				return printJSON(a.stdout, list)
 			}
-			return modelTable(a.stdout, list)
+			return modelTable(lf.out(a.stdout), list)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "include archived models")
 	cmd.Flags().StringArrayVarP(&labels, "label", "l", nil, "only models with this label (repeatable)")
 	cmd.Flags().StringVar(&sortBy, "sort-by", "", "name, updated or versions (default newest first)")
@@ -264,11 +269,14 @@ func (a *app) modelDescribeCmd() *cobra.Command {
 }
 
 func (a *app) modelListVersionsCmd() *cobra.Command {
-	var asJSON bool
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use: "list-versions NAME", Aliases: []string{"lv"}, Short: "List a model's versions, newest first",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			s, err := a.login(cmd.Context())
 			if err != nil {
 				return err
@@ -277,13 +285,14 @@ func (a *app) modelListVersionsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			mv.ModelVersions = page(lf, mv.ModelVersions)
+			if lf.asJSON {
 				return printJSON(a.stdout, mv.ModelVersions)
 			}
-			return versionTable(a.stdout, mv.ModelVersions)
+			return versionTable(lf.out(a.stdout), mv.ModelVersions)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	return cmd
 }
 

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // printJSON writes v as indented JSON, for scripts.
@@ -19,6 +23,9 @@ func printJSON(w io.Writer, v any) error {
 // table writes aligned columns under a header and a rule, as Determined's
 // tables look.
 func table(w io.Writer, headers []string, rows [][]string) error {
+	if _, ok := w.(csvOut); ok {
+		return writeCSV(w, headers, rows)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(headers, "\t"))
 	rule := make([]string, len(headers))
@@ -67,4 +74,64 @@ func oneLine(s string) string {
 		s = s[:57] + "..."
 	}
 	return s
+}
+
+// listFlags are the output flags every list command takes, as Determined's
+// do: --json or --csv instead of a table, and --limit/--offset to page.
+type listFlags struct {
+	asJSON, csv   bool
+	limit, offset int
+}
+
+// add puts the flags on cmd.
+func (f *listFlags) add(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&f.csv, "csv", false, "print CSV")
+	cmd.Flags().IntVar(&f.limit, "limit", 0, "print at most this many (0: all)")
+	cmd.Flags().IntVar(&f.offset, "offset", 0, "skip this many first")
+}
+
+// check refuses negative pages, and JSON and CSV at once.
+func (f *listFlags) check() error {
+	if f.asJSON && f.csv {
+		return usageError{errors.New("--json and --csv: give one")}
+	}
+	if f.limit < 0 || f.offset < 0 {
+		return usageError{errors.New("--limit and --offset: must not be negative")}
+	}
+	return nil
+}
+
+// out is where a list's table goes: w, or with --csv w made to write CSV
+// (table writes CSV to it).
+func (f *listFlags) out(w io.Writer) io.Writer {
+	if f.csv {
+		return csvOut{w}
+	}
+	return w
+}
+
+// page is the part of list --offset and --limit ask for, for lists the
+// master returns whole.
+func page[T any](f listFlags, list []T) []T {
+	list = list[min(f.offset, len(list)):]
+	if f.limit > 0 {
+		list = list[:min(f.limit, len(list))]
+	}
+	if list == nil {
+		list = []T{} // "[]" in JSON, not "null"
+	}
+	return list
+}
+
+// csvOut is a writer that table writes CSV to, a header row then a row
+// each (RFC 4180), instead of aligned columns.
+type csvOut struct{ io.Writer }
+
+// writeCSV writes a header and rows as CSV.
+func writeCSV(w io.Writer, headers []string, rows [][]string) error {
+	cw := csv.NewWriter(w)
+	cw.Write(headers)
+	cw.WriteAll(rows)
+	return cw.Error()
 }

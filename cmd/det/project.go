@@ -39,7 +39,10 @@ func projectTable(w io.Writer, list []resolute.Project, withWorkspace bool) erro
 
 // listProjects prints the projects of one workspace, or of every workspace
 // (with a workspace column) when workspace is "".
-func (a *app) listProjects(cmd *cobra.Command, workspace string, asJSON, all bool) error {
+func (a *app) listProjects(cmd *cobra.Command, workspace string, lf listFlags, all bool) error {
+	if err := lf.check(); err != nil {
+		return err
+	}
 	ctx := cmd.Context()
 	s, err := a.login(ctx)
 	if err != nil {
@@ -57,14 +60,16 @@ func (a *app) listProjects(cmd *cobra.Command, workspace string, asJSON, all boo
 	if err != nil {
 		return err
 	}
-	if asJSON {
+	list = page(lf, list)
+	if lf.asJSON {
 		return printJSON(a.stdout, list)
 	}
-	return projectTable(a.stdout, list, workspace == "")
+	return projectTable(lf.out(a.stdout), list, workspace == "")
 }
 
 func (a *app) projectListCmd() *cobra.Command {
-	var asJSON, all bool
+	var all bool
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use:     "list [WORKSPACE_NAME]",
 		Aliases: []string{"ls"},
@@ -75,10 +80,10 @@ func (a *app) projectListCmd() *cobra.Command {
 			if len(args) == 1 {
 				workspace = args[0]
 			}
-			return a.listProjects(cmd, workspace, asJSON, all)
+			return a.listProjects(cmd, workspace, lf, all)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "include archived projects")
 	return cmd
 }

@@ -52,11 +52,15 @@ func (a *app) addTaskVerbs(cmd *cobra.Command, k taskKind) {
 }
 
 func (a *app) taskListCmd(k taskKind) *cobra.Command {
-	var asJSON, all bool
+	var all bool
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use: "list [--all] [--json]", Aliases: []string{"ls"}, Args: args(cobra.NoArgs),
 		Short: "List the live " + k.plural() + " of every user (with --all, those that ended too)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			s, err := a.login(cmd.Context())
 			if err != nil {
 				return err
@@ -65,17 +69,18 @@ func (a *app) taskListCmd(k taskKind) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			list = page(lf, list)
+			if lf.asJSON {
 				if list == nil {
 					list = []resolute.Task{}
 				}
 				return printJSON(a.stdout, list)
 			}
-			return taskTable(a.stdout, list, k.typ == "")
+			return taskTable(lf.out(a.stdout), list, k.typ == "")
 		},
 	}
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "also list the "+k.plural()+" that ended")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	return cmd
 }
 
@@ -152,10 +157,14 @@ func describeTask(w io.Writer, t resolute.Task, master string) error {
 }
 
 func (a *app) taskLogsCmd(k taskKind) *cobra.Command {
-	var follow bool
+	var lf logFlags
 	cmd := &cobra.Command{
-		Use: "logs ID [-f]", Short: "Print a " + k.noun + "'s logs", Args: args(cobra.ExactArgs(1)),
+		Use: "logs ID [-f] [--head N | --tail N] [--level L]", Short: "Print a " + k.noun + "'s logs", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			q, err := lf.query()
+			if err != nil {
+				return err
+			}
 			s, err := a.login(cmd.Context())
 			if err != nil {
 				return err
@@ -164,10 +173,10 @@ func (a *app) taskLogsCmd(k taskKind) *cobra.Command {
 			if _, err := s.Task(cmd.Context(), k.typ, argv[0]); err != nil {
 				return err
 			}
-			return s.TaskLogs(cmd.Context(), argv[0], follow, a.printLog)
+			return s.TaskLogsQuery(cmd.Context(), argv[0], q, lf.printer(a))
 		},
 	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print new lines until the "+k.noun+" ends")
+	lf.add(cmd, "print new lines until the "+k.noun+" ends")
 	return cmd
 }
 

@@ -26,10 +26,14 @@ func (a *app) readFile(path string) ([]byte, error) {
 }
 
 func (a *app) templateListCmd() *cobra.Command {
-	var asJSON, details bool
+	var details bool
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use: "list", Aliases: []string{"ls"}, Short: "List templates", Args: args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			s, err := a.login(cmd.Context())
 			if err != nil {
 				return err
@@ -38,7 +42,8 @@ func (a *app) templateListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			list = page(lf, list)
+			if lf.asJSON {
 				return printJSON(a.stdout, list)
 			}
 			if details {
@@ -51,10 +56,10 @@ func (a *app) templateListCmd() *cobra.Command {
 			for i, t := range list {
 				rows[i] = []string{t.Name, t.WorkspaceName, t.Username, date(t.UpdatedAt)}
 			}
-			return table(a.stdout, []string{"Name", "Workspace", "Owner", "Updated"}, rows)
+			return table(lf.out(a.stdout), []string{"Name", "Workspace", "Owner", "Updated"}, rows)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	cmd.Flags().BoolVarP(&details, "details", "d", false, "print every template's YAML")
 	return cmd
 }

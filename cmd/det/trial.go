@@ -69,13 +69,16 @@ func describeTrial(w io.Writer, tr resolute.TrialResponse) error {
 }
 
 func (a *app) trialDescribeCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, csv, metrics bool
 	cmd := &cobra.Command{
-		Use: "describe ID", Short: "Show a trial with its latest metrics", Args: args(cobra.ExactArgs(1)),
+		Use: "describe ID [--metrics] [--csv | --json]", Short: "Show a trial with its latest metrics; --metrics: every report", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			id, err := parseID("trial", argv[0])
 			if err != nil {
 				return err
+			}
+			if asJSON && csv {
+				return usageError{errors.New("--json and --csv: give one")}
 			}
 			s, err := a.login(cmd.Context())
 			if err != nil {
@@ -85,23 +88,55 @@ func (a *app) trialDescribeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			if asJSON && !metrics {
 				return printJSON(a.stdout, tr)
 			}
-			return describeTrial(a.stdout, tr)
+			if !metrics && !csv {
+				return describeTrial(a.stdout, tr)
+			}
+			ws, err := trialWorkloads(cmd.Context(), s, id)
+			if err != nil {
+				return err
+			}
+			headers, rows := workloadTable(ws, metrics)
+			if asJSON {
+				out := make([]map[string]string, len(rows))
+				for i, r := range rows {
+					out[i] = map[string]string{}
+					for j, h := range headers {
+						if r[j] != "" {
+							out[i][h] = r[j]
+						}
+					}
+				}
+				return printJSON(a.stdout, map[string]any{"trial": tr.Trial, "workloads": out})
+			}
+			if csv {
+				return writeCSV(a.stdout, headers, rows)
+			}
+			if err := describeTrial(a.stdout, tr); err != nil {
+				return err
+			}
+			fmt.Fprintln(a.stdout, "\nWorkloads:")
+			return table(a.stdout, headers, rows)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&csv, "csv", false, "print the workloads (a row a step) as CSV")
+	cmd.Flags().BoolVar(&metrics, "metrics", false, "display full metrics, such as batch metrics: every report, a column per metric")
 	return cmd
 }
 
 func (a *app) trialLogsCmd() *cobra.Command {
-	var follow bool
-	var level, search string
+	var lf logFlags
 	cmd := &cobra.Command{
-		Use: "logs ID [-f] [--level L] [--search S]", Short: "Print a trial's logs", Args: args(cobra.ExactArgs(1)),
+		Use: "logs ID [-f] [--head N | --tail N] [--level L] [--rank-id R]...", Short: "Print a trial's logs", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			id, err := parseID("trial", argv[0])
+			if err != nil {
+				return err
+			}
+			q, err := lf.query()
 			if err != nil {
 				return err
 			}
@@ -109,12 +144,10 @@ func (a *app) trialLogsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return s.TrialLogs(cmd.Context(), id, follow, strings.ToUpper(level), search, a.printLog)
+			return s.TrialLogsQuery(cmd.Context(), id, q, lf.printer(a))
 		},
 	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "print new lines until the trial ends")
-	cmd.Flags().StringVar(&level, "level", "", "only lines of this level and above (DEBUG, INFO, WARNING, ERROR, CRITICAL)")
-	cmd.Flags().StringVar(&search, "search", "", "only lines containing this text")
+	lf.add(cmd, "follow the logs of a running trial, similar to tail -f")
 	return cmd
 }
 

@@ -115,13 +115,17 @@ func (a *app) userWhoamiCmd() *cobra.Command {
 }
 
 func (a *app) userListCmd() *cobra.Command {
-	var asJSON, all bool
+	var all bool
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List active users (--all: inactive ones too)",
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			s, err := a.login(cmd.Context())
 			if err != nil {
 				return err
@@ -137,17 +141,18 @@ func (a *app) userListCmd() *cobra.Command {
 				}
 			}
 			sort.Slice(shown, func(i, j int) bool { return shown[i].Username < shown[j].Username })
-			if asJSON {
+			shown = page(lf, shown)
+			if lf.asJSON {
 				return printJSON(a.stdout, shown)
 			}
 			rows := make([][]string, len(shown))
 			for i, u := range shown {
 				rows[i] = []string{strconv.FormatInt(u.ID, 10), u.Username, u.DisplayName, yesNo(u.Admin), yesNo(u.Active)}
 			}
-			return table(a.stdout, []string{"ID", "Username", "Display Name", "Admin", "Active"}, rows)
+			return table(lf.out(a.stdout), []string{"ID", "Username", "Display Name", "Admin", "Active"}, rows)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "include inactive users")
 	return cmd
 }

@@ -30,13 +30,17 @@ func unarchivedUnless(all bool) *bool {
 }
 
 func (a *app) workspaceListCmd() *cobra.Command {
-	var asJSON, all bool
+	var all bool
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
 		Short:   "List workspaces (--all: archived ones too)",
 		Args:    args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := lf.check(); err != nil {
+				return err
+			}
 			s, err := a.login(cmd.Context())
 			if err != nil {
 				return err
@@ -45,13 +49,14 @@ func (a *app) workspaceListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			list = page(lf, list)
+			if lf.asJSON {
 				return printJSON(a.stdout, list)
 			}
-			return workspaceSettingsTable(a, list, false)
+			return workspaceSettingsTable(lf.out(a.stdout), list, false)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "include archived workspaces")
 	return cmd
 }
@@ -80,7 +85,7 @@ func (a *app) workspaceCreateCmd() *cobra.Command {
 			if asJSON {
 				return printJSON(a.stdout, ws)
 			}
-			if err := workspaceSettingsTable(a, []resolute.Workspace{ws}, false); err != nil {
+			if err := workspaceSettingsTable(a.stdout, []resolute.Workspace{ws}, false); err != nil {
 				return err
 			}
 			if ws.Namespace != "" {
@@ -117,7 +122,7 @@ func (a *app) workspaceDescribeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := workspaceSettingsTable(a, []resolute.Workspace{ws}, true); err != nil {
+			if err := workspaceSettingsTable(a.stdout, []resolute.Workspace{ws}, true); err != nil {
 				return err
 			}
 			fmt.Fprintln(a.stdout, "\nAssociated Projects")
@@ -227,7 +232,7 @@ func (a *app) workspaceEditCmd() *cobra.Command {
 			if asJSON {
 				return printJSON(a.stdout, ws)
 			}
-			return workspaceSettingsTable(a, []resolute.Workspace{ws}, false)
+			return workspaceSettingsTable(a.stdout, []resolute.Workspace{ws}, false)
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "the workspace's new name")
@@ -237,16 +242,17 @@ func (a *app) workspaceEditCmd() *cobra.Command {
 }
 
 func (a *app) workspaceListProjectsCmd() *cobra.Command {
-	var asJSON, all bool
+	var all bool
+	var lf listFlags
 	cmd := &cobra.Command{
 		Use:   "list-projects WORKSPACE_NAME",
 		Short: "List the projects of a workspace",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.listProjects(cmd, args[0], asJSON, all)
+			return a.listProjects(cmd, args[0], lf, all)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	lf.add(cmd)
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "include archived projects")
 	return cmd
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -89,7 +90,7 @@ func (f *settingsFlags) request(cmd *cobra.Command) (resolute.WorkspaceRequest, 
 
 // workspaceSettingsTable is Determined's workspace table: its settings
 // beside its name; describe adds the checkpoint storage.
-func workspaceSettingsTable(a *app, list []resolute.Workspace, storage bool) error {
+func workspaceSettingsTable(w io.Writer, list []resolute.Workspace, storage bool) error {
 	headers := []string{"ID", "Name", "# Projects", "Agent Uid", "Agent Gid", "Agent User", "Agent Group",
 		"Default Compute Pool", "Default Aux Pool"}
 	if storage {
@@ -112,7 +113,7 @@ func workspaceSettingsTable(a *app, list []resolute.Workspace, storage bool) err
 		}
 		rows[i] = row
 	}
-	return table(a.stdout, headers, rows)
+	return table(w, headers, rows)
 }
 
 func (a *app) workspaceListPoolsCmd() *cobra.Command {

@@ -113,7 +113,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		logger.Info("authorization: rbac (roles assigned to users and groups decide)")
 	}
 	services := control.NewServices(database, runner, metrics, logger, serviceOpts...)
+	shown, err := cfg.Redacted()
+	if err != nil {
+		return err
+	}
 	h := handlers.New(handlers.Config{
+		MasterConfig: shown,
 		Master: resolute.MasterInfo{
 			Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",
 			ResourceManager: cfg.ResourceManager.Type, URL: cfg.URL(),

@@ -8,6 +8,13 @@ import (
 	"time"
 )
 
+type AgentState struct {
+	AgentID    string
+	Draining   bool
+	DisabledBy *int64
+	DisabledAt time.Time
+}
+
 type AgentUserGroup struct {
 	UserID     int64
 	AgentUid   int64
@@ -65,6 +72,15 @@ type Cluster struct {
 	OnlyRow   bool
 	ClusterID string
 	CreatedAt time.Time
+}
+
+type ClusterMessage struct {
+	OnlyOne     bool
+	Message     string
+	StartTime   time.Time
+	EndTime     *time.Time
+	CreatedBy   *int64
+	CreatedTime time.Time
 }
 
 type Experiment struct {

@@ -309,6 +309,9 @@ WHERE task_id = $1 AND id > $2
   AND ($5::text IS NULL OR log ILIKE '%' || $5 || '%')
   AND ($6::timestamptz IS NULL OR time > $6)
   AND ($7::timestamptz IS NULL OR time < $7)
+  AND ($8::int[] IS NULL OR rank = ANY($8::int[]))
+  AND ($9::text[] IS NULL OR source = ANY($9::text[]))
+  AND ($10::text[] IS NULL OR stdtype = ANY($10::text[]))
 ORDER BY id
 LIMIT $3
 `
@@ -321,6 +324,9 @@ type ListTaskLogsParams struct {
 	Search     *string
 	AfterTime  *time.Time
 	BeforeTime *time.Time
+	Ranks      []int32
+	Sources    []string
+	Stdtypes   []string
 }
 
 func (q *Queries) ListTaskLogs(ctx context.Context, arg ListTaskLogsParams) ([]TaskLog, error) {
@@ -332,6 +338,78 @@ func (q *Queries) ListTaskLogs(ctx context.Context, arg ListTaskLogsParams) ([]T
 		arg.Search,
 		arg.AfterTime,
 		arg.BeforeTime,
+		arg.Ranks,
+		arg.Sources,
+		arg.Stdtypes,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TaskLog
+	for rows.Next() {
+		var i TaskLog
+		if err := rows.Scan(
+			&i.ID,
+			&i.TaskID,
+			&i.AllocationID,
+			&i.Time,
+			&i.Level,
+			&i.Stdtype,
+			&i.Rank,
+			&i.Source,
+			&i.Log,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listTaskLogsTail = `-- name: ListTaskLogsTail :many
+SELECT id, task_id, allocation_id, time, level, stdtype, rank, source, log FROM task_logs
+WHERE task_id = $1
+  AND ($2::text[] IS NULL OR level = ANY($2::text[]))
+  AND ($3::text IS NULL OR log ILIKE '%' || $3 || '%')
+  AND ($4::timestamptz IS NULL OR time > $4)
+  AND ($5::timestamptz IS NULL OR time < $5)
+  AND ($6::int[] IS NULL OR rank = ANY($6::int[]))
+  AND ($7::text[] IS NULL OR source = ANY($7::text[]))
+  AND ($8::text[] IS NULL OR stdtype = ANY($8::text[]))
+ORDER BY id DESC
+LIMIT $9
+`
+
+type ListTaskLogsTailParams struct {
+	TaskID     string
+	Levels     []string
+	Search     *string
+	AfterTime  *time.Time
+	BeforeTime *time.Time
+	Ranks      []int32
+	Sources    []string
+	Stdtypes   []string
+	Lim        int32
+}
+
+// The last lines of a task under the same filters as ListTaskLogs, newest
+// first: what `det trial logs --tail N` reads, an index scan backwards
+// rather than every line.
+func (q *Queries) ListTaskLogsTail(ctx context.Context, arg ListTaskLogsTailParams) ([]TaskLog, error) {
+	rows, err := q.db.Query(ctx, listTaskLogsTail,
+		arg.TaskID,
+		arg.Levels,
+		arg.Search,
+		arg.AfterTime,
+		arg.BeforeTime,
+		arg.Ranks,
+		arg.Sources,
+		arg.Stdtypes,
+		arg.Lim,
 	)
 	if err != nil {
 		return nil, err

@@ -42,8 +42,27 @@ WHERE task_id = $1 AND id > $2
   AND (sqlc.narg(search)::text IS NULL OR log ILIKE '%' || sqlc.narg(search) || '%')
   AND (sqlc.narg(after_time)::timestamptz IS NULL OR time > sqlc.narg(after_time))
   AND (sqlc.narg(before_time)::timestamptz IS NULL OR time < sqlc.narg(before_time))
+  AND (sqlc.narg(ranks)::int[] IS NULL OR rank = ANY(sqlc.narg(ranks)::int[]))
+  AND (sqlc.narg(sources)::text[] IS NULL OR source = ANY(sqlc.narg(sources)::text[]))
+  AND (sqlc.narg(stdtypes)::text[] IS NULL OR stdtype = ANY(sqlc.narg(stdtypes)::text[]))
 ORDER BY id
 LIMIT $3;
+
+-- name: ListTaskLogsTail :many
+-- The last lines of a task under the same filters as ListTaskLogs, newest
+-- first: what `det trial logs --tail N` reads, an index scan backwards
+-- rather than every line.
+SELECT * FROM task_logs
+WHERE task_id = sqlc.arg(task_id)
+  AND (sqlc.narg(levels)::text[] IS NULL OR level = ANY(sqlc.narg(levels)::text[]))
+  AND (sqlc.narg(search)::text IS NULL OR log ILIKE '%' || sqlc.narg(search) || '%')
+  AND (sqlc.narg(after_time)::timestamptz IS NULL OR time > sqlc.narg(after_time))
+  AND (sqlc.narg(before_time)::timestamptz IS NULL OR time < sqlc.narg(before_time))
+  AND (sqlc.narg(ranks)::int[] IS NULL OR rank = ANY(sqlc.narg(ranks)::int[]))
+  AND (sqlc.narg(sources)::text[] IS NULL OR source = ANY(sqlc.narg(sources)::text[]))
+  AND (sqlc.narg(stdtypes)::text[] IS NULL OR stdtype = ANY(sqlc.narg(stdtypes)::text[]))
+ORDER BY id DESC
+LIMIT sqlc.arg(lim);
 
 -- name: ListExperimentMetricSeries :many
 -- One metric of a group of every trial of an experiment, in trial and step

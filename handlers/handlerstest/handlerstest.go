@@ -109,6 +109,9 @@ type Options struct {
 	TaskHosts bool
 	// RBAC runs the master with security.authz.type: rbac.
 	RBAC bool
+	// MasterConfig is what GET /api/v1/master/config shows (masterconf's
+	// Redacted); nil: none.
+	MasterConfig map[string]any
 }
 
 // Start runs a master on a fresh database until t ends.
@@ -213,6 +216,7 @@ func Start(t testing.TB, opts Options) *Master {
 		UploadIdleTimeout: opts.UploadIdleTimeout, UploadWaitTimeout: opts.UploadWaitTimeout,
 		SecureCookies:  opts.SecureCookies,
 		TrustedProxies: opts.TrustedProxies,
+		MasterConfig:   opts.MasterConfig,
 	}, handlers.Deps{DB: d, Services: control.NewServices(d, m.Runner, metrics, logger, services...), Configs: configs,
 		Queue: m.Runner.Queue, Admission: m.Runner.Admission, Logger: logger, Logs: logs,
 		Terminals: m.RM, Changes: changes, DatabaseDown: opts.DatabaseDown})

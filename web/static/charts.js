@@ -196,7 +196,32 @@
     return src;
   }
 
-  const kinds = { experiment, trial, system };
+  // usage charts historical usage (Cluster → Usage): a panel per grouping
+  // (data-groups: [field, title] of the aggregated API's byUsername,
+  // byResourcePool, byWorkspace), a line per user, pool or workspace, its
+  // slot-hours each period, over time.
+  function usage(el) {
+    const groups = JSON.parse(el.dataset.groups || "[]");
+    const src = { xmodes: ["time"], noun: "lines" };
+    src.load = async (grid) => {
+      const body = await json(el.dataset.url);
+      const entries = body ? body.resourceEntries : [];
+      for (const [field, title] of groups) {
+        const names = [...new Set(entries.flatMap((e) => Object.keys(e[field] || {})))].sort();
+        if (!names.length) continue;
+        const p = grid.panel(field, title, "usage-chart-" + slug(field));
+        p.series = new Map(names.map((n, i) => [field + ":" + n, {
+          key: field + ":" + n, label: n, color: palette[i % palette.length],
+          pts: entries.map((e, x) => point(x, (e[field][n] || 0) / 3600, e.periodStart)),
+        }]));
+      }
+      grid.redraw();
+    };
+    src.start = (grid) => src.load(grid);
+    return src;
+  }
+
+  const kinds = { experiment, trial, system, usage };
   function setup(el) {
     if (el.dataset.ready || !kinds[el.dataset.chart]) return;
     el.dataset.ready = "true";
