@@ -27,15 +27,18 @@ func TestDeleteTBFilesRemovesTheExperimentsTensorBoardFilesAndNothingElse(t *tes
 	var info resolute.MasterInfo
 	json.Unmarshal([]byte(c.ok("", "master", "info", "--json")), &info)
 
-	// The trial's checkpoint says whose files these are.
-	entries, err := os.ReadDir(c.m.CheckpointDir)
-	if err != nil {
+	// The trial's checkpoint says whose files these are: its latest, which
+	// the garbage collection after the experiment (which may be deleting
+	// the others meanwhile) keeps.
+	var cps []resolute.Checkpoint
+	if err := json.Unmarshal([]byte(c.ok("", "experiment", "list-checkpoints", id, "--json")), &cps); err != nil {
 		t.Fatal(err)
 	}
 	var ckpt string
-	for _, e := range entries {
-		if len(e.Name()) == 36 {
-			ckpt = filepath.Join(c.m.CheckpointDir, e.Name())
+	var latest int64 = -1
+	for _, cp := range cps {
+		if cp.StepsCompleted > latest {
+			ckpt, latest = filepath.Join(c.m.CheckpointDir, cp.UUID), cp.StepsCompleted
 		}
 	}
 	fi, err := os.Stat(ckpt)
