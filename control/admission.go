@@ -296,7 +296,7 @@ func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []sc
 		PodSpec: cfg.Environment.PodSpec, Priority: cfg.Resources.Priority,
 		Mounts:       mountsOf(cfg.BindMounts, cfg.CheckpointStorage),
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,
-		RunAs: runAs,
+		RunAs: runAs, Container: containerOf(cfg.Resources, cfg.Environment),
 	}
 	spec.StartupHook = resolute.RunsStartupHook(spec.TaskType)
 	if t.LatestCheckpoint != "" {

@@ -90,6 +90,9 @@ func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (res
 	if err != nil {
 		return resolute.Task{}, invalid(err)
 	}
+	if err := x.c.checkRuntime(cfg.Resources, cfg.Environment); err != nil {
+		return resolute.Task{}, err
+	}
 	pool := cfg.Resources.ResourcePool
 	if pool == "" {
 		pool = x.c.opts.AuxPool
@@ -261,7 +264,7 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: t.Priority, Mounts: mountsOf(cfg.BindMounts, nil),
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,
-		RunAs: runAs}
+		RunAs: runAs, Container: containerOf(cfg.Resources, cfg.Environment)}
 	spec.StartupHook = resolute.RunsStartupHook(t.Type)
 	listen := x.c.rm.ListenAddr()
 	prefix := "/proxy/" + t.ID + "/"
