@@ -117,6 +117,12 @@ func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (res
 	if req.Type == resolute.TaskNotebook {
 		token = randomHex(16)
 	}
+	var keys resolute.TaskSSHKeys
+	if req.Type == resolute.TaskShell {
+		if keys, err = x.shellKeys(ctx, a); err != nil {
+			return resolute.Task{}, err
+		}
+	}
 	var id string
 	err = x.c.db.InTx(ctx, func(q *db.Queries) error {
 		id, err = q.CreateTask(ctx, db.NewTask{Type: req.Type, Description: taskDescription(req, cfg), Config: configJSON,
@@ -124,6 +130,12 @@ func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (res
 			Slots: cfg.Slots, ServiceToken: token, ExperimentIDs: req.ExperimentIDs, TrialIDs: req.TrialIDs})
 		if err != nil {
 			return err
+		}
+		if req.Type == resolute.TaskShell {
+			keys.TaskID = id
+			if err := q.CreateTaskSSHKeys(ctx, keys); err != nil {
+				return err
+			}
 		}
 		return q.CreateAllocation(ctx, id+".1", id, nil, cfg.Slots)
 	})
@@ -277,9 +289,12 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 		}
 		maps.Copy(env, storageEnv)
 	case resolute.TaskShell:
-		// The shell's terminals are opened into the allocation; this keeps
-		// it (and its environment) alive until it is killed.
-		spec.Shell = "echo 'shell ready'; while :; do sleep 3600; done"
+		// The shell's terminals are opened into the allocation; its
+		// keep-alive process runs its sshd and keeps it (and its
+		// environment) alive until it is killed.
+		if err := x.shellSSH(ctx, t, &spec); err != nil {
+			return err
+		}
 	case resolute.TaskNotebook:
 		port, err := freePort()
 		if err != nil {

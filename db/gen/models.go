@@ -326,6 +326,15 @@ type TaskSession struct {
 	ExpiresAt time.Time
 }
 
+type TaskSshKey struct {
+	TaskID         string
+	Login          string
+	PrivateKey     string
+	PublicKey      string
+	HostPrivateKey string
+	HostPublicKey  string
+}
+
 type TaskTicket struct {
 	TokenHash []byte
 	TaskID    string
