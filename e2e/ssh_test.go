@@ -156,6 +156,13 @@ func TestSSHIntoAShellThroughTheMastersProxyWithTheRealClient(t *testing.T) {
 		t.Fatalf("ssh ran %q (%v), want %q\n%s", got, err, want, taskLog(t, m, ann.token, shell.ID))
 	}
 
+	// det shell open --ssh runs the real client, with ssh's own options
+	// and a command.
+	if out, errOut, err := asAnn.run(t, "shell", "open", "--ssh", shell.ID, "--", "-o", "LogLevel=ERROR", "echo", "via-open-$((6*7))"); err != nil ||
+		strings.TrimSpace(out) != "via-open-42" {
+		t.Fatalf("det shell open --ssh: %q %q %v", out, errOut, err)
+	}
+
 	// scp both ways (SFTP, as OpenSSH 9's scp speaks).
 	local := filepath.Join(t.TempDir(), "up.txt")
 	payload := "sent-by-scp-" + strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -259,6 +266,20 @@ func TestProxyPortsReachTheirTaskForItsOwnerOnly(t *testing.T) {
 		code := m.Call("POST", "/api/v1/commands", ann.token, resolute.CreateTaskRequest{Config: config, Entrypoint: []string{"true"}}, &e)
 		if code != http.StatusBadRequest || !strings.Contains(e.Error.Message, want) {
 			t.Errorf("%s: %d %q, want 400 saying %q", strings.TrimSpace(config), code, e.Error.Message, want)
+		}
+	}
+
+	const experiment = "name: refused\nentrypoint: python3 train.py\nsearcher: {name: single, metric: loss, max_length: {batches: 1}}\n"
+	for config, want := range map[string]string{
+		"environment: {proxy_ports: [{proxy_port: 8080}]}\n": "environment.proxy_ports is not supported in experiments yet",
+		"resources: {slots_per_trial: 0, shm_size: 4G}\n":    "resources.shm_size is not supported on the local resource manager",
+		"environment: {drop_capabilities: [NET_RAW]}\n":      "environment.drop_capabilities is not supported on the local resource manager",
+	} {
+		var e resolute.ErrorResponse
+		code := m.Call("POST", "/api/v1/experiments", ann.token, resolute.CreateExperimentRequest{
+			ExperimentConfigRequest: resolute.ExperimentConfigRequest{Config: experiment + config}}, &e)
+		if code != http.StatusBadRequest || !strings.Contains(e.Error.Message, want) {
+			t.Errorf("an experiment with %s: %d %q, want 400 saying %q", strings.TrimSpace(config), code, e.Error.Message, want)
 		}
 	}
 

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,6 +138,10 @@ func shellQuote(argv []string) string {
 	return strings.Join(out, " ")
 }
 
+// sshOptionsWithValue are the letters of ssh's options that take a value
+// (-L 8888:localhost:8888), as ssh(1) lists them.
+const sshOptionsWithValue = "BbcDEeFIiJLlmOopQRSWw"
+
 // runSSH runs the real ssh client into shell id, with extra arguments
 // (options, then a command) after the destination's, and returns its exit
 // status.
@@ -145,17 +150,7 @@ func (a *app) runSSH(ctx context.Context, c *client.Client, id string, extra []s
 	if err != nil {
 		return err
 	}
-	dest := sshArgs[len(sshArgs)-1]
-	var opts, command []string
-	for i := 0; i < len(extra); i++ { // ssh takes options before the destination
-		if strings.HasPrefix(extra[i], "-") {
-			opts = append(opts, extra[i])
-			continue
-		}
-		command = extra[i:]
-		break
-	}
-	argv := append(append(append(sshArgs[:len(sshArgs)-1:len(sshArgs)-1], opts...), dest), command...)
+	argv := withExtra(sshArgs, extra)
 	cmd := exec.CommandContext(ctx, sshProgram, argv...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
 	err = cmd.Run()
@@ -167,6 +162,26 @@ func (a *app) runSSH(ctx context.Context, c *client.Client, id string, extra []s
 		return fmt.Errorf("run %s: %w (det shell open without --ssh opens a terminal without it)", sshProgram, err)
 	}
 	return nil
+}
+
+// withExtra puts extra ssh options before the destination, the last of
+// sshArgs, and a command after it.
+func withExtra(sshArgs, extra []string) []string {
+	dest := sshArgs[len(sshArgs)-1]
+	var opts, command []string
+	for i := 0; i < len(extra); i++ { // ssh takes options before the destination
+		if !strings.HasPrefix(extra[i], "-") {
+			command = extra[i:]
+			break
+		}
+		opts = append(opts, extra[i])
+		if len(extra[i]) == 2 && strings.ContainsRune(sshOptionsWithValue, rune(extra[i][1])) && i+1 < len(extra) {
+			i++
+			opts = append(opts, extra[i])
+		}
+	}
+	argv := append(slices.Clone(sshArgs[:len(sshArgs)-1]), opts...)
+	return append(append(argv, dest), command...)
 }
 
 // stdioTunnel carries det's stdin and stdout to port of task id (0: a
