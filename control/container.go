@@ -24,13 +24,8 @@ func containerOf(r expconf.ResourcesConfig, env expconf.EnvironmentConfig) resol
 
 // checkRuntime refuses, at submission, what the config asks that this
 // master cannot give its tasks: container settings the resource manager
-// cannot apply, and proxy ports it will not expose (see checkProxyPorts) or,
-// for an experiment's trials, cannot yet.
-func (c *core) checkRuntime(r expconf.ResourcesConfig, env expconf.EnvironmentConfig, experiment bool) error {
-	if experiment && len(env.ProxyPorts) > 0 {
-		return resolute.Errorf(resolute.EInvalid, "environment.proxy_ports is not supported in experiments yet: "+
-			"the master proxies the ports of commands, notebooks, shells and TensorBoards (det task tunnel), not of trials; remove it")
-	}
+// cannot apply, and proxy ports it will not expose (see checkProxyPorts).
+func (c *core) checkRuntime(r expconf.ResourcesConfig, env expconf.EnvironmentConfig) error {
 	if err := checkProxyPorts(env.ProxyPorts); err != nil {
 		return err
 	}

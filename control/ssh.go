@@ -96,6 +96,13 @@ func ownTask(a authz.Actor, t resolute.Task) error {
 // shell's sshd; any other must be one of the task's proxy_ports. Only the
 // task's owner gets through, and only while it runs.
 func (x *Tasks) Tunnel(ctx context.Context, a authz.Actor, id string, port int) (string, error) {
+	if n, ok := strings.CutPrefix(id, "trial-"); ok {
+		trialID, err := strconv.ParseInt(n, 10, 64)
+		if err != nil {
+			return "", resolute.Errorf(resolute.ENotFound, "task %s not found", id)
+		}
+		return x.trialTunnel(ctx, a, trialID, port)
+	}
 	t, err := x.c.db.Task(ctx, id)
 	if err != nil {
 		return "", err
@@ -130,6 +137,46 @@ func (x *Tasks) Tunnel(ctx context.Context, a authz.Actor, id string, port int) 
 		return "", resolute.Errorf(resolute.EConflict, "%s is not running yet (%s)", id, t.State)
 	}
 	return net.JoinHostPort(host, strconv.Itoa(port)), nil
+}
+
+// trialTunnel says where a tunnel into trial id's running allocation goes:
+// one of its experiment's proxy_ports, for the experiment's owner alone.
+func (x *Tasks) trialTunnel(ctx context.Context, a authz.Actor, id int64, port int) (string, error) {
+	t, err := x.c.db.Trial(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	e, err := x.c.db.Experiment(ctx, t.ExperimentID)
+	if err != nil {
+		return "", err
+	}
+	if err := authz.Can(a, authz.ChangeExperiment, authz.Experiment(e)); err != nil {
+		return "", err
+	}
+	if a.UserID() != e.UserID {
+		return "", resolute.Errorf(resolute.EForbidden, "only %s, who started experiment %d, may reach its trials' proxy ports", e.Username, e.ID)
+	}
+	if port == 0 {
+		return "", resolute.Errorf(resolute.EInvalid, "port: required: a trial serves no SSH")
+	}
+	cfg, err := expconf.ParseExperiment(e.Config)
+	if err != nil {
+		return "", err
+	}
+	if !slices.ContainsFunc(cfg.Environment.ProxyPorts, func(pp expconf.ProxyPort) bool { return pp.Port == port }) {
+		return "", resolute.Errorf(resolute.EForbidden, "port %d of trial %d is not one of its experiment's environment.proxy_ports", port, id)
+	}
+	_, addr, err := x.c.db.RunningTrialAllocation(ctx, id)
+	if resolute.ErrorCode(err) == resolute.ENotFound {
+		return "", resolute.Errorf(resolute.EConflict, "trial %d is not running", id)
+	}
+	if err != nil {
+		return "", err
+	}
+	if addr == "" {
+		addr = "127.0.0.1"
+	}
+	return net.JoinHostPort(addr, strconv.Itoa(port)), nil
 }
 
 // sshdConfig is the sshd's configuration: keys only, as the shell's own

@@ -271,9 +271,9 @@ func TestProxyPortsReachTheirTaskForItsOwnerOnly(t *testing.T) {
 
 	const experiment = "name: refused\nentrypoint: python3 train.py\nsearcher: {name: single, metric: loss, max_length: {batches: 1}}\n"
 	for config, want := range map[string]string{
-		"environment: {proxy_ports: [{proxy_port: 8080}]}\n": "environment.proxy_ports is not supported in experiments yet",
-		"resources: {slots_per_trial: 0, shm_size: 4G}\n":    "resources.shm_size is not supported on the local resource manager",
-		"environment: {drop_capabilities: [NET_RAW]}\n":      "environment.drop_capabilities is not supported on the local resource manager",
+		"environment: {proxy_ports: [{proxy_port: 8080, unauthenticated: true}]}\n": "unauthenticated: true is not supported",
+		"resources: {slots_per_trial: 0, shm_size: 4G}\n":                           "resources.shm_size is not supported on the local resource manager",
+		"environment: {drop_capabilities: [NET_RAW]}\n":                             "environment.drop_capabilities is not supported on the local resource manager",
 	} {
 		var e resolute.ErrorResponse
 		code := m.Call("POST", "/api/v1/experiments", ann.token, resolute.CreateExperimentRequest{
@@ -309,4 +309,37 @@ func TestProxyPortsReachTheirTaskForItsOwnerOnly(t *testing.T) {
 	if _, errOut, err := asAnn.run(t, "task", "tunnel", cmd.ID, "22"); err == nil || !strings.Contains(errOut, "not one of its environment.proxy_ports") {
 		t.Errorf("a port the command does not list: %v %q", err, errOut)
 	}
+
+	// A trial's port, of its experiment's proxy_ports, as trial-ID.
+	trialPort := freeLocalPort(t)
+	dir := t.TempDir()
+	trialMarker := "trial-" + marker
+	if err := os.WriteFile(filepath.Join(dir, "marker.txt"), []byte(trialMarker), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exp := m.CreateExperiment(ann.token, fmt.Sprintf("name: serves\nentrypoint: python3 -m http.server %d --bind 127.0.0.1\n"+
+		"searcher: {name: single, metric: loss, max_length: {batches: 1}}\nresources: {slots_per_trial: 0}\n"+
+		"environment: {proxy_ports: [{proxy_port: %d, proxy_tcp: true}]}\n", trialPort, trialPort), dir)
+	var trialID int64
+	for deadline := time.Now().Add(2 * time.Minute); trialID == 0; time.Sleep(200 * time.Millisecond) {
+		if trials := m.Trials(ann.token, exp); len(trials) > 0 && trials[0].State == resolute.StateActive {
+			trialID = trials[0].ID
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the experiment's trial does not run: %+v", trials)
+		}
+	}
+	trialTask := resolute.TrialTaskID(trialID)
+	if _, errOut, err := asBo.run(t, "task", "tunnel", trialTask, strconv.Itoa(trialPort)); err == nil || !strings.Contains(errOut, "belongs to ann") {
+		t.Errorf("bo's tunnel into ann's trial: %v %q", err, errOut)
+	}
+	trialLocal := freeLocalPort(t)
+	ttun := exec.Command(det, "task", "tunnel", trialTask, strconv.Itoa(trialPort), "--listen", strconv.Itoa(trialLocal))
+	ttun.Env = asAnn.env()
+	ttun.WaitDelay = 5 * time.Second
+	if err := ttun.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ttun.Process.Kill(); ttun.Wait() })
+	getUntil(t, fmt.Sprintf("http://127.0.0.1:%d/marker.txt", trialLocal), trialMarker, time.Minute)
+	m.Call("POST", fmt.Sprintf("/api/v1/experiments/%d/kill", exp), ann.token, nil, nil)
 }

@@ -217,7 +217,7 @@ func (a *app) taskTunnelCmd() *cobra.Command {
 	var listen string
 	cmd := &cobra.Command{
 		Use:   "tunnel TASK_ID PORT [--listen [HOST:]LOCAL_PORT]",
-		Short: "Reach a port a task's environment.proxy_ports lists, through the master (its owner only)",
+		Short: "Reach a port a task's (or trial-ID's) environment.proxy_ports lists, through the master (its owner only)",
 		Long: "Reach one of a task's environment.proxy_ports through the master, signed in as the task's owner.\n" +
 			"Without --listen, stdin and stdout are the connection (a ProxyCommand); with it, each connection\n" +
 			"to the local address (127.0.0.1 unless a host is given) is one to the task's port.",

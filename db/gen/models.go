@@ -35,6 +35,11 @@ type Allocation struct {
 	SlotAgents   []string
 }
 
+type AllocationAddr struct {
+	AllocationID string
+	Addr         string
+}
+
 type AllocationRendezvou struct {
 	AllocationID string
 	Rank         int32

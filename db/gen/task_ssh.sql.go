@@ -35,6 +35,40 @@ func (q *Queries) CreateTaskSSHKeys(ctx context.Context, arg CreateTaskSSHKeysPa
 	return err
 }
 
+const runningTrialAllocation = `-- name: RunningTrialAllocation :one
+SELECT a.id, coalesce(x.addr, '')::text AS addr
+FROM allocations a LEFT JOIN allocation_addrs x ON x.allocation_id = a.id
+WHERE a.trial_id = $1 AND a.state = 'RUNNING'
+ORDER BY a.started_at DESC, a.id DESC LIMIT 1
+`
+
+type RunningTrialAllocationRow struct {
+	ID   string
+	Addr string
+}
+
+func (q *Queries) RunningTrialAllocation(ctx context.Context, trialID *int64) (RunningTrialAllocationRow, error) {
+	row := q.db.QueryRow(ctx, runningTrialAllocation, trialID)
+	var i RunningTrialAllocationRow
+	err := row.Scan(&i.ID, &i.Addr)
+	return i, err
+}
+
+const setAllocationAddr = `-- name: SetAllocationAddr :exec
+INSERT INTO allocation_addrs (allocation_id, addr) VALUES ($1, $2)
+ON CONFLICT (allocation_id) DO UPDATE SET addr = excluded.addr
+`
+
+type SetAllocationAddrParams struct {
+	AllocationID string
+	Addr         string
+}
+
+func (q *Queries) SetAllocationAddr(ctx context.Context, arg SetAllocationAddrParams) error {
+	_, err := q.db.Exec(ctx, setAllocationAddr, arg.AllocationID, arg.Addr)
+	return err
+}
+
 const taskSSHKeys = `-- name: TaskSSHKeys :one
 SELECT task_id, login, private_key, public_key, host_private_key, host_public_key FROM task_ssh_keys WHERE task_id = $1
 `

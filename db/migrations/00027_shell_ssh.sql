@@ -12,5 +12,14 @@ CREATE TABLE task_ssh_keys (
     host_public_key  text NOT NULL
 );
 
+-- Where a trial's allocation is reached (a pod IP on Kubernetes), for its
+-- environment.proxy_ports; none means the master's own loopback. Apart from
+-- allocations, whose rows the scheduler reads whole and often.
+CREATE TABLE allocation_addrs (
+    allocation_id text PRIMARY KEY REFERENCES allocations (id) ON DELETE CASCADE,
+    addr          text NOT NULL
+);
+
 -- +goose Down
+DROP TABLE allocation_addrs;
 DROP TABLE task_ssh_keys;
