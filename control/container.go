@@ -41,6 +41,10 @@ func (c *core) checkRuntime(r expconf.ResourcesConfig, env expconf.EnvironmentCo
 // to anyone who asks.
 func checkProxyPorts(pps []expconf.ProxyPort) error {
 	for i, pp := range pps {
+		if pp.DefaultServiceID {
+			return resolute.Errorf(resolute.EInvalid, "environment.proxy_ports[%d].default_service_id: true is not supported: "+
+				"a task's proxy ports are reached with det task tunnel ID PORT, never as the task's own page; remove it", i)
+		}
 		if pp.Unauthenticated {
 			return resolute.Errorf(resolute.EInvalid, "environment.proxy_ports[%d].unauthenticated: true is not supported: "+
 				"Resolute proxies a task's ports only to its owner, signed in (det task tunnel); remove it or set it to false", i)

@@ -217,8 +217,10 @@ elif [ "$(getent passwd "$RESOLUTE_SSH_LOGIN" 2>/dev/null | cut -d: -f3)" != "$(
     sshd=
   else
     login_shell=/bin/sh; [ -x /bin/bash ] && login_shell=/bin/bash
-    printf '%s:x:%s:%s::%s:%s\n' "$RESOLUTE_SSH_LOGIN" "$(id -u)" "$(id -g)" "${HOME:-$PWD}" "$login_shell" > "$d/passwd"
-    printf '%s:x:%s:\n' "$RESOLUTE_SSH_LOGIN" "$(id -g)" > "$d/group"
+    # The login first (the first match wins), then the image's own accounts
+    # (sshd as root wants its privilege separation user).
+    { printf '%s:x:%s:%s::%s:%s\n' "$RESOLUTE_SSH_LOGIN" "$(id -u)" "$(id -g)" "${HOME:-$PWD}" "$login_shell"; cat /etc/passwd 2>/dev/null; } > "$d/passwd"
+    { printf '%s:x:%s:\n' "$RESOLUTE_SSH_LOGIN" "$(id -g)"; cat /etc/group 2>/dev/null; } > "$d/group"
     wrap="LD_PRELOAD=$nss NSS_WRAPPER_PASSWD=$d/passwd NSS_WRAPPER_GROUP=$d/group"
   fi
 fi
@@ -233,6 +235,7 @@ if [ -n "$sshd" ]; then
   [ -s "$d/setenv" ] && { printf 'SetEnv'; cat "$d/setenv"; echo; } >> "$d/sshd_config"
   [ "$(id -u)" = 0 ] && mkdir -p /run/sshd # as root (an image's user in a pod), sshd wants it
   rm -f "$d/sshd.pid"
+  chmod 600 "$d/host_key" # sshd refuses a host key others may read
   env $wrap "$sshd" -D -e -f "$d/sshd_config" -o "HostKey=$d/host_key" -o "AuthorizedKeysFile=$d/authorized_keys" \
     -o "PidFile=$d/sshd.pid" -o "ListenAddress=$RESOLUTE_SSH_LISTEN" &
   i=0
