@@ -34,3 +34,36 @@ func TestProxyPortsThatWouldOpenATaskToOthersAreRefused(t *testing.T) {
 		})
 	}
 }
+
+func TestATaskWithoutAnAddressIsReachedOnLoopbackOnlyWhereTasksRunOnTheMastersMachine(t *testing.T) {
+	for name, tc := range map[string]struct {
+		listen, addr, want string
+	}{
+		"a pod's IP is used":                         {"0.0.0.0", "10.1.2.3", "10.1.2.3"},
+		"the master's machine: loopback":             {"127.0.0.1", "", "127.0.0.1"},
+		"pods: no address yet is no one's, not ours": {"0.0.0.0", "", ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := &core{rm: listenOn{addr: tc.listen}}
+			got, err := c.taskHost(tc.addr, "trial 7")
+			if tc.want == "" {
+				if resolute.ErrorCode(err) != resolute.EConflict {
+					t.Fatalf("%q, %v: want a conflict", got, err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("%q, %v: want %s", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// listenOn is a resource manager whose tasks listen on addr; nothing else
+// of it is asked.
+type listenOn struct {
+	ResourceManager
+	addr string
+}
+
+func (l listenOn) ListenAddr() string { return l.addr }

@@ -113,9 +113,9 @@ func (x *Tasks) Tunnel(ctx context.Context, a authz.Actor, id string, port int) 
 	if t.State == resolute.TaskTerminated || t.State == resolute.TaskTerminating {
 		return "", resolute.Errorf(resolute.EGone, "%s has ended", id)
 	}
-	host := t.ServiceHost
-	if host == "" {
-		host = "127.0.0.1"
+	host, err := x.c.taskHost(t.ServiceHost, id)
+	if err != nil {
+		return "", err
 	}
 	if port == 0 {
 		if t.Type != resolute.TaskShell {
@@ -173,10 +173,25 @@ func (x *Tasks) trialTunnel(ctx context.Context, a authz.Actor, id int64, port i
 	if err != nil {
 		return "", err
 	}
-	if addr == "" {
-		addr = "127.0.0.1"
+	if addr, err = x.c.taskHost(addr, fmt.Sprintf("trial %d", id)); err != nil {
+		return "", err
 	}
 	return net.JoinHostPort(addr, strconv.Itoa(port)), nil
+}
+
+// taskHost is where the master reaches a task that the resource manager
+// reported at addr: there, or, where tasks run on the master's own machine
+// (a loopback ListenAddr), its loopback. Elsewhere (pods) a task whose
+// address is not known yet is not reached at all: the master's own
+// loopback is no task's.
+func (c *core) taskHost(addr, what string) (string, error) {
+	if addr != "" {
+		return addr, nil
+	}
+	if ip := net.ParseIP(c.rm.ListenAddr()); ip != nil && ip.IsLoopback() {
+		return "127.0.0.1", nil
+	}
+	return "", resolute.Errorf(resolute.EConflict, "%s is not running yet: its address is not known", what)
 }
 
 // sshdConfig is the sshd's configuration: keys only, as the shell's own
