@@ -71,6 +71,31 @@ type LaunchSpec struct {
 	RegistryAuth *RegistryAuth
 	// ForcePullImage pulls Image even when the node has it.
 	ForcePullImage bool
+	// Container is what the task's container is given besides:
+	// resources.shm_size, resources.devices and the capabilities. Only a
+	// resource manager whose CheckContainer accepted it gets it.
+	Container ContainerSettings
+}
+
+// ContainerSettings are the settings of a task's container that not every
+// resource manager can apply: Kubernetes applies them to the pod; the local
+// resource manager, whose tasks are processes, refuses them at submission.
+type ContainerSettings struct {
+	ShmSize          *int64 // bytes of /dev/shm; nil: the runtime's default
+	Devices          []Device
+	AddCapabilities  []string
+	DropCapabilities []string
+}
+
+// Device is a host device the task's container sees (resources.devices).
+type Device struct {
+	HostPath, ContainerPath string
+	Mode                    string // Docker's cgroup permissions: r, w and m
+}
+
+// Empty says that nothing is asked of the container.
+func (c ContainerSettings) Empty() bool {
+	return c.ShmSize == nil && len(c.Devices) == 0 && len(c.AddCapabilities) == 0 && len(c.DropCapabilities) == 0
 }
 
 // RegistryAuth is a container registry's credentials, as Docker's

@@ -298,6 +298,7 @@ func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []sc
 		Mounts:       mountsOf(cfg.BindMounts, cfg.CheckpointStorage),
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,
 		RunAs: runAs, Namespace: ws.Namespace,
+		Container: containerOf(cfg.Resources, cfg.Environment),
 	}
 	spec.StartupHook = resolute.RunsStartupHook(spec.TaskType)
 	if t.LatestCheckpoint != "" {

@@ -437,3 +437,5 @@ func (h *harness) trialExperiment(s resolute.LaunchSpec) int64 {
 	}
 	return t.ExperimentID
 }
+
+func (f *fakeRM) CheckContainer(resolute.ContainerSettings) error { return nil }

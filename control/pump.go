@@ -56,6 +56,11 @@ func (x *Admission) Pump(ctx context.Context) {
 					if err != nil && ctx.Err() == nil {
 						x.c.logger.Error("task address", "task", task, "err", err)
 					}
+				} else if e.Addr != "" { // a trial's, for its proxy ports
+					err := untilAvailable(ctx, func() error { return x.c.db.SetAllocationAddr(ctx, e.AllocationID, e.Addr) })
+					if err != nil && ctx.Err() == nil {
+						x.c.logger.Error("allocation address", "allocation", e.AllocationID, "err", err)
+					}
 				}
 			case resolute.AllocationLog:
 				task, ok := tasks[e.AllocationID]

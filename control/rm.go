@@ -46,6 +46,11 @@ type ResourceManager interface {
 	// AllocationStarted reports: loopback on the master's machine, every
 	// address in a pod.
 	ListenAddr() string
+	// CheckContainer refuses, with the reason, the container settings
+	// (resources.shm_size, resources.devices, capabilities) it cannot
+	// apply; it is asked when a config is submitted, so that none is
+	// accepted and then ignored.
+	CheckContainer(s resolute.ContainerSettings) error
 	// Launch starts an allocation; see the contract above.
 	Launch(ctx context.Context, spec resolute.LaunchSpec) error
 	// Kill stops an allocation: SIGTERM, then SIGKILL after grace.

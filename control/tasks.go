@@ -92,6 +92,9 @@ func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (res
 	if err != nil {
 		return resolute.Task{}, invalid(err)
 	}
+	if err := x.c.checkRuntime(cfg.Resources, cfg.Environment); err != nil {
+		return resolute.Task{}, err
+	}
 	projectID := req.ProjectID
 	if projectID == 0 {
 		projectID, err = x.c.projectFor(ctx, &expconf.ExperimentConfig{}, 0)
@@ -114,6 +117,12 @@ func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (res
 	if req.Type == resolute.TaskNotebook {
 		token = randomHex(16)
 	}
+	var keys resolute.TaskSSHKeys
+	if req.Type == resolute.TaskShell {
+		if keys, err = x.shellKeys(ctx, a, projectID); err != nil {
+			return resolute.Task{}, err
+		}
+	}
 	var id, pool string
 	err = x.c.db.InTx(ctx, func(q *db.Queries) error {
 		// The workspace's default pools and its right to the pool, under
@@ -130,6 +139,12 @@ func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (res
 			Slots: cfg.Slots, ServiceToken: token, ExperimentIDs: req.ExperimentIDs, TrialIDs: req.TrialIDs})
 		if err != nil {
 			return err
+		}
+		if req.Type == resolute.TaskShell {
+			keys.TaskID = id
+			if err := q.CreateTaskSSHKeys(ctx, keys); err != nil {
+				return err
+			}
 		}
 		return q.CreateAllocation(ctx, id+".1", id, nil, cfg.Slots)
 	})
@@ -274,7 +289,8 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: t.Priority, Mounts: mountsOf(cfg.BindMounts, nil),
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,
-		RunAs: runAs, Namespace: ws.Namespace}
+		RunAs: runAs, Namespace: ws.Namespace,
+		Container: containerOf(cfg.Resources, cfg.Environment)}
 	spec.StartupHook = resolute.RunsStartupHook(t.Type)
 	listen := x.c.rm.ListenAddr()
 	prefix := "/proxy/" + t.ID + "/"
@@ -287,9 +303,12 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 		}
 		maps.Copy(env, storageEnv)
 	case resolute.TaskShell:
-		// The shell's terminals are opened into the allocation; this keeps
-		// it (and its environment) alive until it is killed.
-		spec.Shell = "echo 'shell ready'; while :; do sleep 3600; done"
+		// The shell's terminals are opened into the allocation; its
+		// keep-alive process runs its sshd and keeps it (and its
+		// environment) alive until it is killed.
+		if err := x.shellSSH(ctx, t, &spec); err != nil {
+			return err
+		}
 	case resolute.TaskNotebook:
 		port, err := freePort()
 		if err != nil {

@@ -85,6 +85,7 @@ var apiTypes = map[string]apiBodies{
 	"handleAPIRolesByGroup":                     {Doc: "handleAPIRolesByGroup serves GET /api/v1/roles/search/by-group/{groupId}.", Responses: []apiBody{{Status: 200, Type: reflect.TypeFor[resolute.RolesWithAssignmentsResponse]()}}},
 	"handleAPIRolesByID":                        {Doc: "handleAPIRolesByID serves POST /api/v1/roles/search/by-ids: roles with everyone who holds them.", Request: reflect.TypeFor[resolute.RolesByIDRequest](), Responses: []apiBody{{Status: 200, Type: reflect.TypeFor[resolute.RolesWithAssignmentsResponse]()}}},
 	"handleAPIRolesByUser":                      {Doc: "handleAPIRolesByUser serves GET /api/v1/roles/search/by-user/{userId}: the roles assigned to the user themselves.", Responses: []apiBody{{Status: 200, Type: reflect.TypeFor[resolute.RolesWithAssignmentsResponse]()}}},
+	"handleAPIShellSSH":                         {Doc: "handleAPIShellSSH serves GET /api/v1/shells/{id}/ssh: the shell's SSH keys, for its owner.", Responses: []apiBody{{Status: 200, Type: reflect.TypeFor[resolute.TaskSSHResponse]()}}},
 	"handleAPITaskCreate":                       {Doc: "handleAPITaskCreate serves POST /api/v1/{kind}; the context directory (contextTgz) is streamed to a temporary file.", Request: reflect.TypeFor[resolute.CreateTaskRequest](), Responses: []apiBody{{Status: 200, Type: reflect.TypeFor[resolute.TaskResponse]()}}},
 	"handleAPITaskGet":                          {Doc: "handleAPITaskGet serves GET /api/v1/{kind}/{id} and /api/v1/tasks/{id}.", Responses: []apiBody{{Status: 200, Type: reflect.TypeFor[resolute.TaskResponse]()}}},
 	"handleAPITaskKill":                         {Doc: "handleAPITaskKill serves POST /api/v1/{kind}/{id}/kill.", Responses: []apiBody{{Status: 200, Type: reflect.TypeFor[struct{}]()}}},
@@ -94,6 +95,7 @@ var apiTypes = map[string]apiBodies{
 	"handleAPITaskSetPriority": {Doc: "handleAPITaskSetPriority serves POST /api/v1/{kind}/{id}/set_priority.", Request: reflect.TypeFor[struct {
 		Priority int "json:\"priority\""
 	}](), Responses: []apiBody{{Status: 200, Type: reflect.TypeFor[struct{}]()}}},
+	"handleAPITaskTunnel":             {Doc: "handleAPITaskTunnel serves GET /api/v1/tasks/{id}/tunnel[?port=N]: see above."},
 	"handleAPITemplateCreate":         {Doc: "handleAPITemplateCreate serves POST /api/v1/templates: 409 if it exists.", Request: reflect.TypeFor[resolute.TemplateRequest](), Responses: []apiBody{{Status: 200, Type: reflect.TypeFor[resolute.TemplateResponse]()}}},
 	"handleAPITemplateDelete":         {Doc: "handleAPITemplateDelete serves DELETE /api/v1/templates/{name}.", Responses: []apiBody{{Status: 200, Type: reflect.TypeFor[struct{}]()}}},
 	"handleAPITemplateGet":            {Doc: "handleAPITemplateGet serves GET /api/v1/templates/{name}.", Responses: []apiBody{{Status: 200, Type: reflect.TypeFor[resolute.TemplateResponse]()}}},

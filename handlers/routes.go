@@ -184,6 +184,8 @@ func (s *Server) Routes() chi.Router {
 			r.Get("/auth/user", s.handleAPIMe)
 			r.Get("/me", s.handleAPIMe)
 			r.Get("/master", s.handleAPIMaster)
+			r.Get("/shells/{id}/ssh", s.handleAPIShellSSH)
+			r.Get("/tasks/{id}/tunnel", s.handleAPITaskTunnel) // a websocket: SSH and proxy_ports
 
 			r.Get("/users", s.handleAPIUserList)
 			r.Get("/users/{id}", s.handleAPIUserGet)

@@ -243,6 +243,7 @@ func (r PodRequest) prepareBase(p *corev1.Pod, name string, labels map[string]st
 		s.Containers = slices.Delete(s.Containers, i, i+1)
 	}
 	r.taskContainer(&c, pods, perPod, w)
+	applyContainer(s, &c, r.Spec.Container, w)
 	s.Containers = slices.Insert(s.Containers, 0, c)
 }
 

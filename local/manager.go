@@ -432,3 +432,21 @@ func (m *Manager) SlotType() string {
 	}
 	return SlotCPU
 }
+
+// CheckContainer refuses every container setting: tasks here are process
+// groups on the master's machine, with no container to give a /dev/shm of
+// its own, devices or capabilities.
+func (m *Manager) CheckContainer(s resolute.ContainerSettings) error {
+	const why = "is not supported on the local resource manager: tasks run as processes, not in containers"
+	switch {
+	case s.ShmSize != nil:
+		return resolute.Errorf(resolute.EInvalid, "resources.shm_size %s (they share the machine's /dev/shm); remove it, or run on Kubernetes", why)
+	case len(s.Devices) > 0:
+		return resolute.Errorf(resolute.EInvalid, "resources.devices %s (a task sees the machine's devices as its Unix user may); remove it, or run on Kubernetes", why)
+	case len(s.AddCapabilities) > 0:
+		return resolute.Errorf(resolute.EInvalid, "environment.add_capabilities %s (they run as their owners' Unix users); remove it, or run on Kubernetes", why)
+	case len(s.DropCapabilities) > 0:
+		return resolute.Errorf(resolute.EInvalid, "environment.drop_capabilities %s (they run as their owners' Unix users, with none to drop); remove it, or run on Kubernetes", why)
+	}
+	return nil
+}

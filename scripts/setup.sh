@@ -30,6 +30,11 @@ if [ "$what" = test ]; then
   /usr/bin/python3 -c 'import notebook' 2>/dev/null || need_apt+=(jupyter-notebook)
   # e2e drives det shell start in a real terminal under tmux.
   command -v tmux >/dev/null || need_apt+=(tmux)
+  # SSH into shells: Debian's sshd runs in the shell as its user, reached by
+  # the real ssh and scp clients; nss_wrapper names the default uids for it.
+  [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
+  [ -x /usr/bin/ssh ] && [ -x /usr/bin/scp ] || need_apt+=(openssh-client)
+  ls /usr/lib/*/libnss_wrapper.so >/dev/null 2>&1 || need_apt+=(libnss-wrapper)
   # The Kubernetes tests' control plane (scripts/k8s.sh) makes its certificates
   # with openssl and asks the apiserver with curl.
   command -v openssl >/dev/null || need_apt+=(openssl)

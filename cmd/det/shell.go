@@ -20,13 +20,14 @@ import (
 // shellTerminalCmds are `det shell start` and `det shell open`: a terminal
 // into a shell over the master's websocket GET /tasks/{id}/terminal/ws.
 func (a *app) shellTerminalCmds() []*cobra.Command {
-	return []*cobra.Command{a.shellStartCmd(), a.shellOpenCmd()}
+	return append([]*cobra.Command{a.shellStartCmd(), a.shellOpenCmd()}, a.shellSSHCmds()...)
 }
 
 func (a *app) shellStartCmd() *cobra.Command {
 	var f launchFlags
+	var showSSH bool
 	cmd := &cobra.Command{
-		Use:   "start [--config-file F] [--config K=V]... [-c DIR] [--template T] [-d]",
+		Use:   "start [--config-file F] [--config K=V]... [-c DIR] [--template T] [-d] [--show-ssh-command]",
 		Short: "Start a shell, wait until it is ready, and open a terminal into it",
 		Long: "Start a shell: a task whose allocation keeps its environment, with terminals opened into it.\n" +
 			"Without -d, det waits until it is ready and opens a terminal, as det shell open does;\n" +
@@ -38,34 +39,56 @@ func (a *app) shellStartCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if f.detach {
+			if f.detach && !showSSH {
 				fmt.Fprintln(a.stdout, t.ID)
 				return nil
+			}
+			if showSSH { // as Determined's: the command, then the terminal
+				sshArgs, err := a.sshArgs(ctx, s.Client, t.ID)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(a.stdout, shellQuote(append([]string{sshProgram}, sshArgs...)))
+				if f.detach {
+					return nil
+				}
 			}
 			fmt.Fprintf(a.stderr, "Launched shell %s; waiting for it to be ready...\n", t.ID)
 			return a.attachShell(ctx, s.Client, t.ID)
 		},
 	}
 	f.add(cmd, shellKind, true, false)
+	cmd.Flags().BoolVar(&showSSH, "show-ssh-command", false, "print the ssh command that reaches the shell (det shell show-ssh-command)")
 	return cmd
 }
 
 func (a *app) shellOpenCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "open SHELL_ID",
+	var useSSH bool
+	cmd := &cobra.Command{
+		Use:   "open SHELL_ID [--ssh [-- SSH_OPTIONS... [COMMAND...]]]",
 		Short: "Open a new terminal into a shell",
 		Long: "Open a new terminal into a shell: a login shell of its own in the shell's allocation.\n" +
 			"Keystrokes, Ctrl-C included, go to the remote side; det ends when the remote shell exits\n" +
-			"(exit or Ctrl-D), with its exit status. The shell task keeps running.",
-		Args: args(cobra.ExactArgs(1)),
+			"(exit or Ctrl-D), with its exit status. The shell task keeps running.\n" +
+			"With --ssh, det runs the ssh client instead (as Determined's det shell open), through the master,\n" +
+			"with the options and command given after --.",
+		Args: args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
+			if !useSSH && len(argv) > 1 {
+				return usageError{fmt.Errorf("arguments after the shell's ID are ssh's: add --ssh")}
+			}
 			s, err := a.login(cmd.Context())
 			if err != nil {
 				return err
 			}
+			if useSSH {
+				return a.runSSH(cmd.Context(), s.Client, argv[0], argv[1:])
+			}
 			return a.attachShell(cmd.Context(), s.Client, argv[0])
 		},
 	}
+	cmd.Flags().BoolVar(&useSSH, "ssh", false, "run the ssh client (det shell show-ssh-command) instead of a terminal over the master's websocket")
+	return cmd
 }
 
 // attachShell waits until shell id is ready, then runs a terminal into it.

@@ -42,6 +42,11 @@ type Allocation struct {
 	SlotAgents   []string
 }
 
+type AllocationAddr struct {
+	AllocationID string
+	Addr         string
+}
+
 type AllocationRendezvou struct {
 	AllocationID string
 	Rank         int32
@@ -362,6 +367,15 @@ type TaskSession struct {
 	SessionID int64
 	CreatedAt time.Time
 	ExpiresAt time.Time
+}
+
+type TaskSshKey struct {
+	TaskID         string
+	Login          string
+	PrivateKey     string
+	PublicKey      string
+	HostPrivateKey string
+	HostPublicKey  string
 }
 
 type TaskTicket struct {

@@ -1,0 +1,54 @@
+package control
+
+import (
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/expconf"
+)
+
+// containerOf is what a config asks of its task's container beyond the
+// image and mounts: resources.shm_size, resources.devices and
+// environment.add_capabilities/drop_capabilities.
+func containerOf(r expconf.ResourcesConfig, env expconf.EnvironmentConfig) resolute.ContainerSettings {
+	c := resolute.ContainerSettings{ShmSize: r.ShmSize}
+	for _, d := range r.Devices {
+		c.Devices = append(c.Devices, resolute.Device{HostPath: d.HostPath, ContainerPath: d.ContainerPath, Mode: d.Mode})
+	}
+	if len(env.AddCapabilities) > 0 {
+		c.AddCapabilities = env.AddCapabilities
+	}
+	if len(env.DropCapabilities) > 0 {
+		c.DropCapabilities = env.DropCapabilities
+	}
+	return c
+}
+
+// checkRuntime refuses, at submission, what the config asks that this
+// master cannot give its tasks: container settings the resource manager
+// cannot apply, and proxy ports it will not expose (see checkProxyPorts).
+func (c *core) checkRuntime(r expconf.ResourcesConfig, env expconf.EnvironmentConfig) error {
+	if err := checkProxyPorts(env.ProxyPorts); err != nil {
+		return err
+	}
+	if s := containerOf(r, env); !s.Empty() {
+		return c.rm.CheckContainer(s)
+	}
+	return nil
+}
+
+// checkProxyPorts refuses unauthenticated proxy ports: the master proxies a
+// task's ports only to the task's owner (and administrators), through the
+// same signed-in websocket as its shells' SSH, and never opens a task's port
+// to anyone who asks.
+func checkProxyPorts(pps []expconf.ProxyPort) error {
+	for i, pp := range pps {
+		if pp.DefaultServiceID {
+			return resolute.Errorf(resolute.EInvalid, "environment.proxy_ports[%d].default_service_id: true is not supported: "+
+				"a task's proxy ports are reached with det task tunnel ID PORT, never as the task's own page; remove it", i)
+		}
+		if pp.Unauthenticated {
+			return resolute.Errorf(resolute.EInvalid, "environment.proxy_ports[%d].unauthenticated: true is not supported: "+
+				"Resolute proxies a task's ports only to its owner, signed in (det task tunnel); remove it or set it to false", i)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,37 @@
+package local
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/resolute-ml/resolute"
+)
+
+func TestContainerSettingsAreRefusedWithTheirKeyAndTheReason(t *testing.T) {
+	size := int64(1 << 30)
+	m := &Manager{}
+	for name, tc := range map[string]struct {
+		s    resolute.ContainerSettings
+		want string // "" accepts
+	}{
+		"nothing asked is accepted":  {resolute.ContainerSettings{}, ""},
+		"a /dev/shm size is refused": {resolute.ContainerSettings{ShmSize: &size}, "resources.shm_size is not supported on the local resource manager"},
+		"a device is refused": {resolute.ContainerSettings{Devices: []resolute.Device{{HostPath: "/dev/fuse", ContainerPath: "/dev/fuse", Mode: "rw"}}},
+			"resources.devices is not supported on the local resource manager: tasks run as processes"},
+		"an added capability is refused":  {resolute.ContainerSettings{AddCapabilities: []string{"SYS_PTRACE"}}, "environment.add_capabilities is not supported"},
+		"a dropped capability is refused": {resolute.ContainerSettings{DropCapabilities: []string{"NET_RAW"}}, "environment.drop_capabilities is not supported"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := m.CheckContainer(tc.s)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if resolute.ErrorCode(err) != resolute.EInvalid || !strings.Contains(resolute.ErrorMessage(err), tc.want) {
+				t.Fatalf("%v, want invalid: %s", err, tc.want)
+			}
+		})
+	}
+}
