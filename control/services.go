@@ -29,6 +29,8 @@ type Services struct {
 	Users       *Users
 	RunMetadata *RunMetadata
 	TaskOrigin  *TaskOrigin
+	Webhooks     *Webhooks
+	LogRetention *LogRetention
 }
 
 // ServicesOption tunes the services: WithMinPasswordLength.
@@ -62,7 +64,14 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 		Users:       &Users{db: database, logger: logger, taskUIDBase: taskUIDBase, minPassword: DefaultMinPasswordLength},
 		RunMetadata: &RunMetadata{db: database},
 		TaskOrigin:  NewTaskOrigin(database, time.Now),
+
+		LogRetention: &LogRetention{db: database, defaultDays: -1, now: time.Now, logger: logger},
 	}
+	sender := NewWebhookSender(database, "", "", logger) // not run: the runner's when it has one
+	if run.Admission != nil && run.Admission.c.webhooks != nil {
+		sender = run.Admission.c.webhooks
+	}
+	s.Webhooks = &Webhooks{db: database, sender: sender, logger: logger}
 	for _, o := range opts {
 		o(s)
 	}

@@ -94,6 +94,10 @@ func toTrial(t gen.Trial) resolute.Trial {
 	if t.EarlyExit != nil {
 		out.EarlyExit = *t.EarlyExit
 	}
+	if t.LogPolicyMatched != nil {
+		out.LogPolicyMatched = *t.LogPolicyMatched
+	}
+	out.RetriesCancelled, out.ExcludedAgents = t.CancelRetries, t.ExcludedAgents
 	return out
 }
 

@@ -37,7 +37,7 @@ var (
 // runner of experiments and tasks: it adopts the allocations that survived a restart, and
 // runs admission and the event pump until ctx ends.
 func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.DB, configs *control.Configs,
-	clusterID string, logger *slog.Logger) (started, error) {
+	clusterID string, webhooks *control.WebhookSender, logger *slog.Logger) (started, error) {
 	kubernetes := cfg.ResourceManager.Type == "kubernetes"
 	var rm control.ResourceManager
 	var pools []masterconf.Pool
@@ -50,7 +50,8 @@ func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.D
 	if err != nil {
 		return started{}, err
 	}
-	runner := control.NewRunner(database, configs, rm, runOptions(cfg, clusterID, pools, kubernetes, logger), logger)
+	runner := control.NewRunner(database, configs, rm, runOptions(cfg, clusterID, pools, kubernetes, logger), logger,
+		control.WithWebhooks(webhooks))
 	if err := runner.Admission.Recover(ctx); err != nil {
 		rm.Close()
 		return started{}, fmt.Errorf("recover experiments: %w", err)

@@ -93,7 +93,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	configs := control.NewConfigs(database, cfg.Defaults(),
 		control.WithPoolDefaults(cfg.PoolDefaults(), cfg.ComputePool()))
-	st, err := startExperiments(ctx, cfg, database, configs, clusterID, logger)
+	webhooks := control.NewWebhookSender(database, cfg.Webhooks.SigningKey, cfg.Webhooks.BaseURL, logger)
+	go webhooks.Run(ctx)
+	st, err := startExperiments(ctx, cfg, database, configs, clusterID, webhooks, logger)
 	if err != nil {
 		return err
 	}
@@ -106,7 +108,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	go changes.Follow(ctx, live.MasterLogs, logs.Changed)
 
 	services := control.NewServices(database, runner, metrics, logger,
-		control.WithMinPasswordLength(cfg.Security.MinPasswordLength))
+		control.WithMinPasswordLength(cfg.Security.MinPasswordLength), control.WithLogRetention(cfg.LogRetentionDays()))
+	go services.LogRetention.Run(ctx, cfg.RetentionSchedule())
 	h := handlers.New(handlers.Config{
 		Master: resolute.MasterInfo{
 			Version: resolute.Version, ClusterID: clusterID, ClusterName: "resolute",
