@@ -73,7 +73,10 @@ var (
 	public    = map[string]bool{"POST /login": true, "POST /api/v1/auth/login": true}
 	adminOnly = map[string]bool{"POST /admin/users": true, "POST /admin/users/{id}": true, "POST /admin/users/{id}/password": true,
 		"POST /admin/users/{id}/agent-user": true,
-		"POST /api/v1/users":                true, "PATCH /api/v1/users/{id}": true}
+		"POST /api/v1/users":                true, "PATCH /api/v1/users/{id}": true,
+		"POST /admin/webhooks": true, "POST /admin/webhooks/{id}/delete": true, "POST /admin/webhooks/{id}/test": true,
+		"POST /api/v1/webhooks": true, "PATCH /api/v1/webhooks/{id}": true, "DELETE /api/v1/webhooks/{id}": true,
+		"POST /api/v1/webhooks/{id}/test": true, "POST /api/v1/cleanup_logs": true}
 	taskOnly = map[string]bool{"POST /api/v1/trials/{id}/metrics": true, "POST /api/v1/trials/{id}/progress": true,
 		"POST /api/v1/trials/{id}/early_exit": true, "POST /api/v1/trials/{id}/runner/metadata": true,
 		"POST /api/v1/checkpoints": true, "POST /api/v1/allocations/{id}/signals/ack_preemption": true,

@@ -212,6 +212,17 @@ func attacks(v victim) map[string]attack {
 		"POST /api/v1/trials/{id}/kill":                {path: "/api/v1/trials/" + tr + "/kill"},
 		"POST /api/v1/users":                           {path: "/api/v1/users", body: `{"user":{"username":"mallory"},"password":"s3cret-pw"}`},
 		"PATCH /api/v1/users/{id}":                     {path: "/api/v1/users/" + v.aliceID, body: `{"admin":true}`},
+		// Webhooks and the log cleanup are the administrators'; an
+		// experiment's log retention its owner's.
+		"POST /admin/webhooks":                     {path: "/admin/webhooks", form: form("name", "bobs", "url", "http://127.0.0.1:9/", "experiment_state", "COMPLETED")},
+		"POST /admin/webhooks/{id}/delete":         {path: "/admin/webhooks/999999/delete", form: none},
+		"POST /admin/webhooks/{id}/test":           {path: "/admin/webhooks/999999/test", form: none},
+		"POST /api/v1/webhooks":                    {path: "/api/v1/webhooks", body: `{"name":"bobs","url":"http://127.0.0.1:9/","triggers":[{"triggerType":"TRIGGER_TYPE_EXPERIMENT_STATE_CHANGE","condition":{"state":"COMPLETED"}}]}`},
+		"PATCH /api/v1/webhooks/{id}":              {path: "/api/v1/webhooks/999999", body: `{"url":"http://127.0.0.1:9/bob"}`},
+		"DELETE /api/v1/webhooks/{id}":             {path: "/api/v1/webhooks/999999"},
+		"POST /api/v1/webhooks/{id}/test":          {path: "/api/v1/webhooks/999999/test"},
+		"POST /api/v1/cleanup_logs":                {path: "/api/v1/cleanup_logs"},
+		"PUT /api/v1/experiments/{id}/retain_logs": {path: "/api/v1/experiments/" + e + "/retain_logs", body: `{"numDays":1}`},
 	}
 	// Only a task's owner and administrators get a ticket to its service
 	// on the task origin (which TestATicketIsUsedOnceAndBoundToItsTaskAndUser
