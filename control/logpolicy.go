@@ -201,7 +201,7 @@ func (w *logWatcher) taskLogHooks(ctx context.Context, lw *logWatch, line string
 			if err == nil {
 				err = untilAvailable(ctx, func() error {
 					return w.c.db.CreateWebhookDelivery(ctx, db.NewDelivery{WebhookID: h.ID, EventID: eventID,
-						EventType: "TASK_LOG", URL: h.URL, Payload: body})
+						EventType: "TASK_LOG", URL: h.URL, Payload: body, Due: s.now()})
 				})
 			}
 			if err != nil {

@@ -238,7 +238,7 @@ func (s *WebhookSender) deliveriesOf(ctx context.Context, q *db.Queries, hooks [
 				return err
 			}
 			if err := q.CreateWebhookDelivery(ctx, db.NewDelivery{WebhookID: w.ID, EventID: eventID,
-				EventType: "EXPERIMENT_STATE_CHANGE", URL: w.URL, Payload: body}); err != nil {
+				EventType: "EXPERIMENT_STATE_CHANGE", URL: w.URL, Payload: body, Due: now}); err != nil {
 				return err
 			}
 		}
@@ -259,7 +259,7 @@ func (s *WebhookSender) deliveriesOf(ctx context.Context, q *db.Queries, hooks [
 				return err
 			}
 			if err := q.CreateWebhookDelivery(ctx, db.NewDelivery{WebhookID: w.ID, EventID: eventID,
-				EventType: "TASK_STATE_CHANGE", URL: w.URL, Payload: body}); err != nil {
+				EventType: "TASK_STATE_CHANGE", URL: w.URL, Payload: body, Due: now}); err != nil {
 				return err
 			}
 		}

@@ -143,13 +143,14 @@ type NewDelivery struct {
 	EventType string
 	URL       string
 	Payload   []byte
+	Due       time.Time // when to make it
 }
 
-// CreateWebhookDelivery stores a request to make, due now.
+// CreateWebhookDelivery stores a request to make.
 func (q *Queries) CreateWebhookDelivery(ctx context.Context, d NewDelivery) error {
 	id := d.WebhookID
 	return translate(q.q.CreateWebhookDelivery(ctx, gen.CreateWebhookDeliveryParams{WebhookID: &id, EventID: d.EventID,
-		EventType: d.EventType, Url: d.URL, Payload: d.Payload}), "webhook delivery")
+		EventType: d.EventType, Url: d.URL, Payload: d.Payload, NextAttemptAt: d.Due}), "webhook delivery")
 }
 
 // Delivery is a claimed request to send.

@@ -94,16 +94,17 @@ func (q *Queries) CreateWebhook(ctx context.Context, arg CreateWebhookParams) (W
 }
 
 const createWebhookDelivery = `-- name: CreateWebhookDelivery :exec
-INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, url, payload)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, url, payload, next_attempt_at)
+VALUES ($1, $2, $3, $4, $5, $6)
 `
 
 type CreateWebhookDeliveryParams struct {
-	WebhookID *int64
-	EventID   string
-	EventType string
-	Url       string
-	Payload   []byte
+	WebhookID     *int64
+	EventID       string
+	EventType     string
+	Url           string
+	Payload       []byte
+	NextAttemptAt time.Time
 }
 
 func (q *Queries) CreateWebhookDelivery(ctx context.Context, arg CreateWebhookDeliveryParams) error {
@@ -113,6 +114,7 @@ func (q *Queries) CreateWebhookDelivery(ctx context.Context, arg CreateWebhookDe
 		arg.EventType,
 		arg.Url,
 		arg.Payload,
+		arg.NextAttemptAt,
 	)
 	return err
 }

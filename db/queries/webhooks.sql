@@ -31,8 +31,8 @@ DELETE FROM webhook_events WHERE id IN (
 RETURNING *;
 
 -- name: CreateWebhookDelivery :exec
-INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, url, payload)
-VALUES ($1, $2, $3, $4, $5);
+INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, url, payload, next_attempt_at)
+VALUES ($1, $2, $3, $4, $5, $6);
 
 -- name: ClaimWebhookDeliveries :many
 -- Due deliveries, claimed so that they are sent once at a time.
