@@ -52,7 +52,9 @@ func (s *Server) handleAPIWebhookPatch(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	s.apiByID(w, r, func(ctx context.Context, id int64) error { return s.svc.Webhooks.SetURL(ctx, actorFrom(r), id, req.URL) })
+	s.apiByID(w, r, func(ctx context.Context, id int64) error {
+		return s.svc.Webhooks.SetURL(ctx, actorFrom(r), id, req.URL)
+	})
 }
 
 // handleAPIWebhookTest serves POST /api/v1/webhooks/{id}/test.
