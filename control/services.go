@@ -16,19 +16,21 @@ import (
 
 // Services are the services the handlers call, built once by the server.
 type Services struct {
-	Experiments  *Experiments
-	Tasks        *Tasks
-	Queue        *Queue
-	Workspaces   *Workspaces
-	Projects     *Projects
-	Trials       *Trials
-	Checkpoints  *Checkpoints
-	Allocations  *Allocations
-	Models       *Models
-	Templates    *Templates
-	Users        *Users
-	RunMetadata  *RunMetadata
-	TaskOrigin   *TaskOrigin
+	Experiments *Experiments
+	Tasks       *Tasks
+	Queue       *Queue
+	Workspaces  *Workspaces
+	Projects    *Projects
+	Trials      *Trials
+	Checkpoints *Checkpoints
+	Allocations *Allocations
+	Models      *Models
+	Templates   *Templates
+	Users       *Users
+	RunMetadata *RunMetadata
+	TaskOrigin  *TaskOrigin
+
+	// Webhooks and log retention (webhooks.go, retention.go).
 	Webhooks     *Webhooks
 	LogRetention *LogRetention
 }
