@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +34,12 @@ type pumped struct {
 }
 
 func newPumped(t *testing.T, slots int) *pumped {
+	rm := &eventRM{fakeRM: &fakeRM{total: slots, held: map[string][]int{}}, events: make(chan resolute.AllocationEvent)}
+	return newPumpedOn(t, rm, rm.fakeRM, rm.events)
+}
+
+// newPumpedOn is newPumped over a resource manager of the test's.
+func newPumpedOn(t *testing.T, rm control.ResourceManager, fake *fakeRM, events chan resolute.AllocationEvent) *pumped {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	d := dbtest.New(t)
@@ -44,15 +51,14 @@ func newPumped(t *testing.T, slots int) *pumped {
 		t.Fatal(err)
 	}
 	defaults, _ := expconf.MasterDefaults(map[string]any{"type": "shared_fs", "host_path": t.TempDir()}, nil)
-	rm := &eventRM{fakeRM: &fakeRM{total: slots, held: map[string][]int{}}, events: make(chan resolute.AllocationEvent)}
 	sender := control.NewWebhookSender(d, "k", "", quietLogger())
-	h := &harness{t: t, db: d, rm: rm.fakeRM, ctx: ctx, admin: authz.User(admin.User)}
+	h := &harness{t: t, db: d, rm: fake, ctx: ctx, admin: authz.User(admin.User)}
 	h.run = control.NewRunner(d, control.NewConfigs(d, defaults), rm,
 		control.RunOptions{MasterURL: "http://m", ClusterID: "c", WorkRoot: t.TempDir()}, quietLogger(),
 		control.WithWebhooks(sender))
 	h.x = h.run.Experiments
 	go h.run.Admission.Pump(ctx)
-	return &pumped{harness: h, events: rm.events, sender: sender}
+	return &pumped{harness: h, events: events, sender: sender}
 }
 
 // logs plays lines printed by an allocation.
@@ -279,4 +285,76 @@ func lines(logs []resolute.TaskLog) []string {
 		out[i] = l.Log
 	}
 	return out
+}
+
+// nodesRM has two agents, node-a and node-b, of one slot each.
+type nodesRM struct {
+	*eventRM
+	mu     sync.Mutex
+	placed map[string]string // allocation → agent, while it runs
+}
+
+func (n *nodesRM) Agents(string) []resolute.Agent {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []resolute.Agent
+	for _, id := range []string{"node-a", "node-b"} {
+		a := resolute.Agent{ID: id, Slots: []resolute.Slot{{ID: 0, Device: "cpu"}}}
+		for alloc, on := range n.placed {
+			if on == id {
+				a.Slots[0].AllocationID = alloc
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func (n *nodesRM) Launch(ctx context.Context, s resolute.LaunchSpec) error {
+	n.mu.Lock()
+	n.placed[s.AllocationID] = s.SlotAgents[0]
+	n.mu.Unlock()
+	return n.eventRM.Launch(ctx, s)
+}
+
+func (n *nodesRM) where(allocationID string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.placed[allocationID]
+}
+
+func (n *nodesRM) release(allocationID string) {
+	n.mu.Lock()
+	delete(n.placed, allocationID)
+	n.mu.Unlock()
+	n.fakeRM.release(allocationID)
+}
+
+func TestExcludeNodeRestartsTheTrialOnAnotherAgent(t *testing.T) {
+	rm := &nodesRM{eventRM: &eventRM{fakeRM: &fakeRM{total: 1, held: map[string][]int{}}, events: make(chan resolute.AllocationEvent)},
+		placed: map[string]string{}}
+	p := newPumpedOn(t, rm, rm.fakeRM, rm.events)
+	e := p.create(excludeConfig)
+	p.admit()
+	first := p.rm.running()[0]
+	bad := rm.where(first.AllocationID)
+	p.logs(first.AllocationID, "NVRM: Xid 79, GPU has fallen off the bus")
+	rm.release(first.AllocationID)
+	p.fails(first.AllocationID)
+	// Both agents are free; the trial goes to the one it did not exclude,
+	// every time the scheduler looks.
+	for range 3 {
+		p.admit()
+	}
+	run := p.rm.running()
+	if len(run) != 1 {
+		t.Fatalf("running %+v", run)
+	}
+	if got := rm.where(run[0].AllocationID); got == bad || got == "" {
+		t.Fatalf("the trial ran again on %q, which its log policy excluded", got)
+	}
+	trials, _ := p.db.Trials(p.ctx, e.ID)
+	if trials[0].LogPolicyMatched != "Bad GPU" || strings.Join(trials[0].ExcludedAgents, ",") != bad {
+		t.Fatalf("trial %+v", trials[0])
+	}
 }
