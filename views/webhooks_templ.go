@@ -44,7 +44,7 @@ func WebhookListPage(l WebhookList) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Webhooks</h1><p class=\"muted\"><a href=\"/admin/users\">Users</a> · Webhooks</p><div class=\"table-wrap\"><table id=\"webhooks\"><thead><tr><th>ID</th><th>Name</th><th>URL</th><th>Type</th><th>Mode</th><th>Triggers</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>Webhooks</h1><p class=\"muted\" id=\"admin-sections\"><a href=\"/admin/users\">Users</a> · Webhooks</p><div class=\"table-wrap\"><table id=\"webhooks\"><thead><tr><th>ID</th><th>Name</th><th>URL</th><th>Type</th><th>Mode</th><th>Triggers</th><th></th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
