@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -195,8 +196,7 @@ func (s *Webhooks) Test(ctx context.Context, a authz.Actor, id int64) error {
 // receiver is the administrator's own.
 func userSafe(err error) string {
 	var ue *url.Error
-	if e, ok := err.(*url.Error); ok {
-		ue = e
+	if errors.As(err, &ue) {
 		return fmt.Sprintf("%s: %v", ue.Op, ue.Err)
 	}
 	return err.Error()
