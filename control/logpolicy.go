@@ -21,9 +21,18 @@ import (
 // a failure does not restart it; exclude_node records the agents of the
 // allocation, which its next run must avoid. Either way the trial shows the
 // policy's name. A TASK_LOG trigger fires once per allocation too.
+//
+// A line never holds the pump up: while the database is unavailable, lines
+// wait in the watch and failed writes are kept; the allocation's exit, which
+// the pump holds until the database is back anyway, settles them first.
+
+// maxPendingLines bounds the lines an allocation keeps while the database
+// is unavailable; later ones are not looked at.
+const maxPendingLines = 10000
 
 // logWatch is what the watcher knows of one trial allocation.
 type logWatch struct {
+	loaded      bool
 	alloc       resolute.Allocation
 	trialID     int64
 	experiment  int64
@@ -32,6 +41,9 @@ type logWatch struct {
 	policies    []logPolicy
 	agents      []string
 	done        map[string]bool // policies (by name) and triggers ("trigger N") that acted
+
+	pending []string                          // lines not yet looked at: the watch could not be loaded
+	unsaved []func(ctx context.Context) error // writes that failed, made again when the allocation ends
 }
 
 // logPolicy is a policy with its pattern compiled.
@@ -58,45 +70,102 @@ func (w *logWatcher) forget(allocationID string) { delete(w.watches, allocationI
 func (w *logWatcher) line(ctx context.Context, allocationID, line string) {
 	lw, ok := w.watches[allocationID]
 	if !ok {
-		err := untilAvailable(ctx, func() error {
-			var err error
-			lw, err = w.load(ctx, allocationID)
-			return err
-		})
+		lw = &logWatch{alloc: resolute.Allocation{ID: allocationID}, done: map[string]bool{}}
+		w.watches[allocationID] = lw
+	}
+	if !lw.loaded {
+		if err := w.load(ctx, lw); err != nil {
+			if !quiet(ctx, err) {
+				w.c.logger.Error("log policies", "allocation", allocationID, "err", err)
+				lw.loaded = true // nothing to act on
+				return
+			}
+			if len(lw.pending) < maxPendingLines {
+				lw.pending = append(lw.pending, line)
+			}
+			return
+		}
+		w.examinePending(ctx, lw)
+	}
+	w.examine(ctx, lw, line)
+}
+
+// settle finishes, waiting for the database, what the lines of an
+// allocation that ended asked for; the pump calls it before the exit is
+// handled.
+func (w *logWatcher) settle(ctx context.Context, allocationID string) {
+	lw, ok := w.watches[allocationID]
+	if !ok {
+		return
+	}
+	if !lw.loaded {
+		err := untilAvailable(ctx, func() error { return w.load(ctx, lw) })
 		if err != nil {
 			if ctx.Err() == nil {
 				w.c.logger.Error("log policies", "allocation", allocationID, "err", err)
 			}
-			lw = &logWatch{done: map[string]bool{}} // nothing to act on
+			return
 		}
-		w.watches[allocationID] = lw
+		w.examinePending(ctx, lw)
 	}
+	for len(lw.unsaved) > 0 && ctx.Err() == nil {
+		fn := lw.unsaved[0]
+		lw.unsaved = lw.unsaved[1:]
+		if err := untilAvailable(ctx, func() error { return fn(ctx) }); err != nil && ctx.Err() == nil {
+			w.c.logger.Error("log policies", "allocation", allocationID, "err", err)
+		}
+	}
+}
+
+func (w *logWatcher) examinePending(ctx context.Context, lw *logWatch) {
+	pending := lw.pending
+	lw.pending = nil
+	for _, l := range pending {
+		w.examine(ctx, lw, l)
+	}
+}
+
+// examine acts on one line of a loaded watch.
+func (w *logWatcher) examine(ctx context.Context, lw *logWatch, line string) {
 	for _, p := range lw.policies {
 		if p.re == nil || lw.done[p.Name] || !p.re.MatchString(line) {
 			continue
 		}
 		lw.done[p.Name] = true
-		w.applyPolicy(ctx, lw, p)
+		w.do(ctx, lw, func(ctx context.Context) error { return w.applyPolicy(ctx, lw, p) })
 	}
-	w.taskLogHooks(ctx, lw, line)
+	if w.c.webhooks != nil && lw.trialID != 0 {
+		w.do(ctx, lw, func(ctx context.Context) error { return w.taskLogHooks(ctx, lw, line) })
+	}
+}
+
+// do makes a write now or, should it fail, when the allocation ends.
+func (w *logWatcher) do(ctx context.Context, lw *logWatch, fn func(ctx context.Context) error) {
+	if err := fn(ctx); err != nil {
+		lw.unsaved = append(lw.unsaved, fn)
+	}
 }
 
 // load reads what acting on an allocation's lines needs.
-func (w *logWatcher) load(ctx context.Context, allocationID string) (*logWatch, error) {
-	a, err := w.c.db.Allocation(ctx, allocationID)
-	if err != nil || a.TrialID == nil {
-		return &logWatch{done: map[string]bool{}}, err
+func (w *logWatcher) load(ctx context.Context, lw *logWatch) error {
+	a, err := w.c.db.Allocation(ctx, lw.alloc.ID)
+	if err != nil {
+		return err
+	}
+	if a.TrialID == nil {
+		lw.loaded = true
+		return nil
 	}
 	t, err := w.c.db.Trial(ctx, *a.TrialID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	e, err := w.c.db.ExperimentForWebhook(ctx, t.ExperimentID)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	lw := &logWatch{alloc: a, trialID: t.ID, experiment: e.ID, workspaceID: e.WorkspaceID, done: map[string]bool{},
-		agents: allocationAgents(a, w.c.rm.Agents(""))}
+	lw.alloc, lw.trialID, lw.experiment, lw.workspaceID = a, t.ID, e.ID, e.WorkspaceID
+	lw.agents = allocationAgents(a, w.c.rm.Agents(""))
 	if cfg, err := expconf.ParseExperiment(e.Config); err == nil {
 		for _, p := range cfg.LogPolicies {
 			if p.Pattern == "" || p.Action == "" {
@@ -112,7 +181,8 @@ func (w *logWatcher) load(ctx context.Context, allocationID string) (*logWatch, 
 			lw.ic = cfg.Integrations.Webhooks
 		}
 	}
-	return lw, nil
+	lw.loaded = true
+	return nil
 }
 
 // allocationAgents are the agents an allocation runs on: those of its
@@ -135,7 +205,7 @@ func allocationAgents(a resolute.Allocation, all []resolute.Agent) []string {
 }
 
 // applyPolicy records a matched policy on the trial and says so in its log.
-func (w *logWatcher) applyPolicy(ctx context.Context, lw *logWatch, p logPolicy) {
+func (w *logWatcher) applyPolicy(ctx context.Context, lw *logWatch, p logPolicy) error {
 	cancel := p.Action == expconf.LogActionCancelRetries
 	var exclude []string
 	if p.Action == expconf.LogActionExcludeNode {
@@ -145,14 +215,8 @@ func (w *logWatcher) applyPolicy(ctx context.Context, lw *logWatch, p logPolicy)
 	if name == "" {
 		name = p.Pattern // the legacy form has no name
 	}
-	err := untilAvailable(ctx, func() error {
-		return w.c.db.SetTrialLogPolicyMatched(ctx, lw.trialID, name, cancel, exclude)
-	})
-	if err != nil {
-		if ctx.Err() == nil {
-			w.c.logger.Error("log policy", "trial", lw.trialID, "policy", name, "err", err)
-		}
-		return
+	if err := w.c.db.SetTrialLogPolicyMatched(ctx, lw.trialID, name, cancel, exclude); err != nil {
+		return err
 	}
 	msg := fmt.Sprintf("log policy %q matched", name)
 	switch p.Action {
@@ -163,21 +227,16 @@ func (w *logWatcher) applyPolicy(ctx context.Context, lw *logWatch, p logPolicy)
 	}
 	w.c.taskLog(ctx, lw.alloc, "WARNING", msg)
 	w.c.logger.Info("log policy matched", "trial", lw.trialID, "policy", name, "action", p.Action)
+	return nil
 }
 
 // taskLogHooks stores a delivery for each TASK_LOG trigger the line
 // matches, of the webhooks that fire for the trial's experiment.
-func (w *logWatcher) taskLogHooks(ctx context.Context, lw *logWatch, line string) {
+func (w *logWatcher) taskLogHooks(ctx context.Context, lw *logWatch, line string) error {
 	s := w.c.webhooks
-	if s == nil || lw.trialID == 0 {
-		return
-	}
 	hooks, err := s.webhooks(ctx)
 	if err != nil {
-		if ctx.Err() == nil {
-			w.c.logger.Error("webhooks", "err", err)
-		}
-		return
+		return err
 	}
 	woke := false
 	for _, h := range hooks {
@@ -198,24 +257,18 @@ func (w *logWatcher) taskLogHooks(ctx context.Context, lw *logWatch, line string
 			p := taskLogPayload{TaskID: lw.alloc.TaskID, NodeName: strings.Join(lw.agents, ","), TriggeringLog: line,
 				ExperimentID: lw.experiment, TrialID: lw.trialID}
 			body, err := taskLogBody(h.WebhookType, eventID, p, t.Regex(), s.now(), s.base)
-			if err == nil {
-				err = untilAvailable(ctx, func() error {
-					return w.c.db.CreateWebhookDelivery(ctx, db.NewDelivery{WebhookID: h.ID, EventID: eventID,
-						EventType: "TASK_LOG", URL: h.URL, Payload: body, Due: s.now()})
-				})
-			}
 			if err != nil {
-				if ctx.Err() == nil {
-					w.c.logger.Error("task log webhook", "webhook", h.ID, "err", err)
-				}
-				continue
+				return err
 			}
+			d := db.NewDelivery{WebhookID: h.ID, EventID: eventID, EventType: "TASK_LOG", URL: h.URL, Payload: body, Due: s.now()}
+			w.do(ctx, lw, func(ctx context.Context) error { return w.c.db.CreateWebhookDelivery(ctx, d) })
 			woke = true
 		}
 	}
 	if woke {
 		s.Wake()
 	}
+	return nil
 }
 
 func (w *logWatcher) regex(s string) *regexp.Regexp {

@@ -76,6 +76,7 @@ func (x *Admission) Pump(ctx context.Context) {
 			case resolute.AllocationExited:
 				flush() // its last lines first
 				delete(tasks, e.AllocationID)
+				x.c.logs.settle(ctx, e.AllocationID) // and what they asked for
 				x.c.logs.forget(e.AllocationID)
 				if e.Requeue {
 					if err := untilAvailable(ctx, func() error { return x.requeue(ctx, e.AllocationID, e.Err) }); err != nil && ctx.Err() == nil {
