@@ -16,15 +16,6 @@ import (
 	"github.com/resolute-ml/resolute/expconf"
 )
 
-// eventRM is the fake resource manager with events: tests play a task's
-// log lines and its exit, which the runner's pump reads.
-type eventRM struct {
-	*fakeRM
-	events chan resolute.AllocationEvent
-}
-
-func (e *eventRM) Events() <-chan resolute.AllocationEvent { return e.events }
-
 // pumped is a harness whose runner reads events through its pump, with a
 // webhook sender.
 type pumped struct {
@@ -34,7 +25,7 @@ type pumped struct {
 }
 
 func newPumped(t *testing.T, slots int) *pumped {
-	rm := &eventRM{fakeRM: &fakeRM{total: slots, held: map[string][]int{}}, events: make(chan resolute.AllocationEvent)}
+	rm := &eventfulRM{fakeRM: &fakeRM{total: slots, held: map[string][]int{}}, events: make(chan resolute.AllocationEvent)}
 	return newPumpedOn(t, rm, rm.fakeRM, rm.events)
 }
 
@@ -289,7 +280,7 @@ func lines(logs []resolute.TaskLog) []string {
 
 // nodesRM has two agents, node-a and node-b, of one slot each.
 type nodesRM struct {
-	*eventRM
+	*eventfulRM
 	mu     sync.Mutex
 	placed map[string]string // allocation → agent, while it runs
 }
@@ -314,7 +305,7 @@ func (n *nodesRM) Launch(ctx context.Context, s resolute.LaunchSpec) error {
 	n.mu.Lock()
 	n.placed[s.AllocationID] = s.SlotAgents[0]
 	n.mu.Unlock()
-	return n.eventRM.Launch(ctx, s)
+	return n.eventfulRM.Launch(ctx, s)
 }
 
 func (n *nodesRM) where(allocationID string) string {
@@ -331,7 +322,7 @@ func (n *nodesRM) release(allocationID string) {
 }
 
 func TestExcludeNodeRestartsTheTrialOnAnotherAgent(t *testing.T) {
-	rm := &nodesRM{eventRM: &eventRM{fakeRM: &fakeRM{total: 1, held: map[string][]int{}}, events: make(chan resolute.AllocationEvent)},
+	rm := &nodesRM{eventfulRM: &eventfulRM{fakeRM: &fakeRM{total: 1, held: map[string][]int{}}, events: make(chan resolute.AllocationEvent)},
 		placed: map[string]string{}}
 	p := newPumpedOn(t, rm, rm.fakeRM, rm.events)
 	e := p.create(excludeConfig)
