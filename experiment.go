@@ -81,8 +81,14 @@ type Trial struct {
 	Progress         float64         `json:"progress"`
 	EarlyExit        string          `json:"earlyExit,omitempty"`
 	RunnerState      string          `json:"runnerState,omitempty"`
-	CreatedAt        time.Time       `json:"startTime"`
-	EndedAt          *time.Time      `json:"endTime,omitempty"`
+	// LogPolicyMatched names the log policy a line of the trial's logs last
+	// matched; RetriesCancelled and ExcludedAgents are what such policies
+	// did (cancel_retries, exclude_node).
+	LogPolicyMatched string     `json:"logPolicyMatched,omitempty"`
+	RetriesCancelled bool       `json:"retriesCancelled,omitempty"`
+	ExcludedAgents   []string   `json:"excludedAgents,omitempty"`
+	CreatedAt        time.Time  `json:"startTime"`
+	EndedAt          *time.Time `json:"endTime,omitempty"`
 }
 
 // TaskID is the task of a trial's allocations.

@@ -211,6 +211,9 @@ func (x *Admission) snapshot(ctx context.Context) (scheduler.Snapshot, map[strin
 // taskOfAllocation is what the scheduler sees of an allocation.
 func taskOfAllocation(a db.LiveAllocation) scheduler.Task {
 	t := scheduler.Task{AllocationID: a.ID, Slots: a.Slots, Running: a.State == resolute.AllocationRunning, Preempting: a.Preempt}
+	if !t.Running {
+		t.Avoid = a.ExcludedAgents // exclude_node log policies
+	}
 	for i, id := range a.SlotIDs {
 		agent := unrecordedAgent
 		if i < len(a.SlotAgents) {

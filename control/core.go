@@ -120,6 +120,12 @@ func WithCycleObserver(fn func(CycleStats)) Option {
 	return func(c *core) { c.observe = fn }
 }
 
+// WithWebhooks gives the runner the webhook sender, which log-pattern
+// (TASK_LOG) webhooks go through.
+func WithWebhooks(s *WebhookSender) Option {
+	return func(c *core) { c.webhooks = s }
+}
+
 // NewRunner returns the runner of experiments and tasks; call
 // Admission.Recover once, then Admission.Run and Admission.Pump.
 func NewRunner(database *db.DB, configs *Configs, rm ResourceManager, opts RunOptions, logger *slog.Logger, options ...Option) *Runner {
@@ -144,6 +150,7 @@ func NewRunner(database *db.DB, configs *Configs, rm ResourceManager, opts RunOp
 	for _, o := range options {
 		o(c)
 	}
+	c.logs = newLogWatcher(c)
 	queue := &Queue{c: c}
 	exps := &Experiments{c: c, queue: queue}
 	tasks := &Tasks{c: c}
@@ -169,6 +176,11 @@ type core struct {
 	mu   sync.Mutex
 	last scheduler.Decision // of the latest admission cycle, for the job queue
 	load map[string]PoolLoad
+
+	// webhooks sends webhook events (nil: none are sent); logs applies log
+	// policies and log-pattern webhooks to trials' lines (the pump's).
+	webhooks *WebhookSender
+	logs     *logWatcher
 }
 
 // wakeAdmission asks the admission loop to look for work now.

@@ -164,17 +164,38 @@ func (x *Experiments) trialRunEnded(ctx context.Context, q *db.Queries, r *run, 
 	case ok:
 		return exited(resolute.StateCompleted, searcher.ExitCompleted)
 	}
-	n, err := q.AddExperimentRestart(ctx, r.id)
-	if err != nil {
-		return err
+	n := r.restarts
+	if !t.RetriesCancelled {
+		var err error
+		if n, err = q.AddExperimentRestart(ctx, r.id); err != nil {
+			return err
+		}
 	}
-	if n <= r.cfg.MaxRestarts && r.state == resolute.StateActive {
+	pool, err := x.c.poolFor(r.cfg.Resources.ResourcePool)
+	if err != nil {
+		pool = r.cfg.Resources.ResourcePool
+	}
+	retry, why := decideRetry(retryFacts{Active: r.state == resolute.StateActive, Restarts: n, MaxRestarts: r.cfg.MaxRestarts,
+		RetriesCancelled: t.RetriesCancelled, Policy: t.LogPolicyMatched, Excluded: t.ExcludedAgents,
+		PoolAgents: agentIDs(x.c.rm.Agents(pool)), Pool: pool})
+	if retry {
 		x.c.logger.Info("trial failed; restarting from its latest checkpoint", "trial", t.ID, "restart", n, "max_restarts", r.cfg.MaxRestarts)
 		if err := q.AddTrialRestart(ctx, t.ID); err != nil {
 			return err
 		}
 		return x.queueTrial(ctx, q, t, r.cfg)
 	}
-	x.c.logger.Info("trial errored", "trial", t.ID, "restarts", n-1, "max_restarts", r.cfg.MaxRestarts)
+	if why != "" {
+		x.c.taskLog(ctx, a, "ERROR", why)
+	}
+	x.c.logger.Info("trial errored", "trial", t.ID, "restarts", n-1, "max_restarts", r.cfg.MaxRestarts, "log_policy", why)
 	return exited(resolute.StateError, searcher.ExitErrored)
+}
+
+func agentIDs(agents []resolute.Agent) []string {
+	out := make([]string, len(agents))
+	for i, a := range agents {
+		out[i] = a.ID
+	}
+	return out
 }

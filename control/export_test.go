@@ -7,3 +7,12 @@ func Cycle(x *Admission, ctx context.Context) error { return x.cycle(ctx) }
 
 // GCTaskConfig is gcTaskConfig, for tests.
 var GCTaskConfig = gcTaskConfig
+
+// DecideRetry is decideRetry, for tests.
+func DecideRetry(active bool, restarts, maxRestarts int, cancelled bool, policy string, excluded, poolAgents []string) (bool, string) {
+	return decideRetry(retryFacts{Active: active, Restarts: restarts, MaxRestarts: maxRestarts, RetriesCancelled: cancelled,
+		Policy: policy, Excluded: excluded, PoolAgents: poolAgents, Pool: "default"})
+}
+
+// WebhookSelects is webhookSelects, for tests.
+var WebhookSelects = webhookSelects

@@ -72,6 +72,8 @@ func (x *Admission) Pump(ctx context.Context) {
 					Level: e.Level, StdType: e.Stream, Rank: e.Rank, Log: e.Line})
 				if !strings.HasPrefix(task, "trial-") {
 					x.tasks.logLine(ctx, task, e.Line)
+				} else {
+					x.c.logs.line(ctx, e.AllocationID, e.Line)
 				}
 				if len(batch) >= 1000 {
 					flush()
@@ -79,6 +81,8 @@ func (x *Admission) Pump(ctx context.Context) {
 			case resolute.AllocationExited:
 				flush() // its last lines first
 				delete(tasks, e.AllocationID)
+				x.c.logs.settle(ctx, e.AllocationID) // and what they asked for
+				x.c.logs.forget(e.AllocationID)
 				if e.Requeue {
 					if err := untilAvailable(ctx, func() error { return x.requeue(ctx, e.AllocationID, e.Err) }); err != nil && ctx.Err() == nil {
 						x.c.logger.Error("requeue", "allocation", e.AllocationID, "err", err)

@@ -34,6 +34,10 @@ type Services struct {
 	Groups            *Groups
 	Roles             *Roles
 	Cluster           *Cluster
+
+	// Webhooks and log retention (webhooks.go, retention.go).
+	Webhooks     *Webhooks
+	LogRetention *LogRetention
 }
 
 // ServicesOption tunes the services: WithMinPasswordLength.
@@ -63,21 +67,22 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 		taskUIDBase = run.Tasks.c.opts.TaskUIDBase
 	}
 	s := &Services{
-		Experiments: exps,
-		Tasks:       run.Tasks,
-		Queue:       run.Queue,
-		Workspaces:  &Workspaces{db: database, logger: logger},
-		Projects:    &Projects{db: database, logger: logger},
-		Trials:      &Trials{db: database, exps: exps, metrics: metrics},
-		Checkpoints: &Checkpoints{db: database, exps: exps},
-		Allocations: &Allocations{db: database},
-		Models:      &Models{db: database, logger: logger},
-		Templates:   &Templates{db: database, logger: logger},
-		Users:       &Users{db: database, logger: logger, taskUIDBase: taskUIDBase, minPassword: DefaultMinPasswordLength},
-		RunMetadata: &RunMetadata{db: database},
-		TaskOrigin:  NewTaskOrigin(database, time.Now),
-		Groups:      &Groups{db: database, logger: logger},
-		Roles:       &Roles{db: database, logger: logger},
+		Experiments:  exps,
+		Tasks:        run.Tasks,
+		Queue:        run.Queue,
+		Workspaces:   &Workspaces{db: database, logger: logger},
+		Projects:     &Projects{db: database, logger: logger},
+		Trials:       &Trials{db: database, exps: exps, metrics: metrics},
+		Checkpoints:  &Checkpoints{db: database, exps: exps},
+		Allocations:  &Allocations{db: database},
+		Models:       &Models{db: database, logger: logger},
+		Templates:    &Templates{db: database, logger: logger},
+		Users:        &Users{db: database, logger: logger, taskUIDBase: taskUIDBase, minPassword: DefaultMinPasswordLength},
+		RunMetadata:  &RunMetadata{db: database},
+		TaskOrigin:   NewTaskOrigin(database, time.Now),
+		Groups:       &Groups{db: database, logger: logger},
+		Roles:        &Roles{db: database, logger: logger},
+		LogRetention: &LogRetention{db: database, defaultDays: -1, now: time.Now, logger: logger},
 	}
 	c := run.core()
 	if c == nil { // a runner of no parts (tests of other services): the defaults
@@ -88,6 +93,11 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 	if run.Admission != nil {
 		s.Cluster.c, s.Cluster.adm, s.Cluster.now = run.Admission.c, run.Admission, run.Admission.c.now
 	}
+	sender := NewWebhookSender(database, "", "", logger) // not run: the runner's when it has one
+	if run.Admission != nil && run.Admission.c.webhooks != nil {
+		sender = run.Admission.c.webhooks
+	}
+	s.Webhooks = &Webhooks{db: database, sender: sender, logger: logger}
 	for _, o := range opts {
 		o(s)
 	}

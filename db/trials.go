@@ -94,6 +94,10 @@ func toTrial(t gen.Trial) resolute.Trial {
 	if t.EarlyExit != nil {
 		out.EarlyExit = *t.EarlyExit
 	}
+	if t.LogPolicyMatched != nil {
+		out.LogPolicyMatched = *t.LogPolicyMatched
+	}
+	out.RetriesCancelled, out.ExcludedAgents = t.CancelRetries, t.ExcludedAgents
 	return out
 }
 
@@ -209,6 +213,8 @@ func toAllocation(a gen.Allocation) resolute.Allocation {
 type LiveAllocation struct {
 	resolute.Allocation
 	ExperimentID int64
+	// ExcludedAgents are the agents its trial's log policies excluded.
+	ExcludedAgents []string
 }
 
 // LiveAllocations lists the allocations that wait or run, oldest first.
@@ -219,7 +225,7 @@ func (q *Queries) LiveAllocations(ctx context.Context) ([]LiveAllocation, error)
 	}
 	out := make([]LiveAllocation, len(rows))
 	for i, r := range rows {
-		out[i] = LiveAllocation{Allocation: toAllocation(r.Allocation), ExperimentID: r.ExperimentID}
+		out[i] = LiveAllocation{Allocation: toAllocation(r.Allocation), ExperimentID: r.ExperimentID, ExcludedAgents: r.ExcludedAgents}
 	}
 	return out, nil
 }

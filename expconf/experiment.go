@@ -193,11 +193,15 @@ func decodeExperiment(doc *yaml.Node, opt options) (*ExperimentConfig, error) {
 	if rn := o.take("retention_policy"); rn != nil {
 		ro := d.object(rn, "retention_policy")
 		rp := &RetentionPolicy{}
-		if ro.integer("log_retention_days", &rp.LogRetentionDays) && (rp.LogRetentionDays < -1 || rp.LogRetentionDays > 32767) {
-			d.fail(ro.take("log_retention_days"), "retention_policy.log_retention_days", "must be between -1 and 32767, got %d", rp.LogRetentionDays)
+		if ro.integer("log_retention_days", &rp.LogRetentionDays) {
+			if rp.LogRetentionDays < -1 || rp.LogRetentionDays > 32767 {
+				d.fail(rn, "retention_policy.log_retention_days", "must be between -1 and 32767, got %d", rp.LogRetentionDays)
+			}
+			// Without log_retention_days the section says nothing: the
+			// master's retention applies (not 0 days).
+			c.RetentionPolicy = rp
 		}
 		ro.done()
-		c.RetentionPolicy = rp
 	}
 	o.str("project", &c.Project)
 	o.str("workspace", &c.Workspace)

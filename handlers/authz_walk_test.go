@@ -228,6 +228,17 @@ func attacks(v victim) map[string]attack {
 		"DELETE /api/v1/master/cluster_message": {path: "/api/v1/master/cluster_message"},
 		"POST /api/v1/agents/{id}/disable":      {path: "/api/v1/agents/local/disable", body: `{"drain":true}`},
 		"POST /api/v1/agents/{id}/enable":       {path: "/api/v1/agents/local/enable", body: `{}`},
+		// Webhooks and the log cleanup are the administrators'; an
+		// experiment's log retention its owner's.
+		"POST /admin/webhooks":                     {path: "/admin/webhooks", form: form("name", "bobs", "url", "http://127.0.0.1:9/", "experiment_state", "COMPLETED")},
+		"POST /admin/webhooks/{id}/delete":         {path: "/admin/webhooks/999999/delete", form: none},
+		"POST /admin/webhooks/{id}/test":           {path: "/admin/webhooks/999999/test", form: none},
+		"POST /api/v1/webhooks":                    {path: "/api/v1/webhooks", body: `{"name":"bobs","url":"http://127.0.0.1:9/","triggers":[{"triggerType":"TRIGGER_TYPE_EXPERIMENT_STATE_CHANGE","condition":{"state":"COMPLETED"}}]}`},
+		"PATCH /api/v1/webhooks/{id}":              {path: "/api/v1/webhooks/999999", body: `{"url":"http://127.0.0.1:9/bob"}`},
+		"DELETE /api/v1/webhooks/{id}":             {path: "/api/v1/webhooks/999999"},
+		"POST /api/v1/webhooks/{id}/test":          {path: "/api/v1/webhooks/999999/test"},
+		"POST /api/v1/cleanup_logs":                {path: "/api/v1/cleanup_logs"},
+		"PUT /api/v1/experiments/{id}/retain_logs": {path: "/api/v1/experiments/" + e + "/retain_logs", body: `{"numDays":1}`},
 	}
 	// Only a task's owner and administrators get a ticket to its service
 	// on the task origin (which TestATicketIsUsedOnceAndBoundToItsTaskAndUser

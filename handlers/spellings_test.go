@@ -496,6 +496,34 @@ func TestEveryBodyTakesEitherSpelling(t *testing.T) {
 				}
 			},
 		},
+		"a new webhook, whose regex is user data": {
+			route: "POST /api/v1/webhooks", path: "/api/v1/webhooks",
+			camel: `{"name":"hook-{s}","url":"http://127.0.0.1:9/{s}","webhookType":"WEBHOOK_TYPE_SLACK","workspaceId":0,"mode":"WEBHOOK_MODE_WORKSPACE",` +
+				`"triggers":[{"triggerType":"TRIGGER_TYPE_TASK_LOG","condition":{"regex":"trialId={n}"}}]}`,
+			snake: `{"name":"hook-{s}","url":"http://127.0.0.1:9/{s}","webhook_type":"WEBHOOK_TYPE_SLACK","workspace_id":0,"mode":"WEBHOOK_MODE_WORKSPACE",` +
+				`"triggers":[{"trigger_type":"TRIGGER_TYPE_TASK_LOG","condition":{"regex":"trialId={n}"}}]}`,
+			check: func(t *testing.T, fx *spellingFixture, v map[string]string, _ []byte) {
+				hooks, _ := m.DB.Webhooks(ctx)
+				for _, h := range hooks {
+					if h.Name == "hook-"+v["{s}"] {
+						if h.WebhookType != resolute.WebhookTypeSlack || len(h.Triggers) != 1 || h.Triggers[0].Regex() != "trialId="+v["{n}"] {
+							t.Errorf("webhook %+v", h)
+						}
+						return
+					}
+				}
+				t.Errorf("no webhook hook-%s in %+v", v["{s}"], hooks)
+			},
+		},
+		"an experiment's log retention": {
+			route: "PUT /api/v1/experiments/{id}/retain_logs", path: "/api/v1/experiments/{exp}/retain_logs",
+			camel: `{"numDays":{n}}`, snake: `{"num_days":{n}}`,
+			check: func(t *testing.T, fx *spellingFixture, v map[string]string, _ []byte) {
+				if d, err := m.DB.ExperimentLogRetention(ctx, fx.exp); err != nil || d == nil || fmt.Sprint(*d) != v["{n}"] {
+					t.Errorf("retention %v (%v), want %s days", d, err, v["{n}"])
+				}
+			},
+		},
 	}
 	for name, tc := range rbacSpellings() {
 		tests[name] = tc
@@ -554,6 +582,9 @@ func TestEveryBodyTakesEitherSpelling(t *testing.T) {
 		"POST /api/v1/roles/search":               "its body is {offset, limit}, one word each",
 		"POST /api/v1/agents/{id}/enable":         "no body",
 		"POST /api/v1/agents/{id}/disable":        "its body is {drain}, one word",
+		"PATCH /api/v1/webhooks/{id}":             "its body is {url}, one word",
+		"POST /api/v1/webhooks/{id}/test":         "no body",
+		"POST /api/v1/cleanup_logs":               "no body",
 	}
 	for _, route := range mutatingRoutes(t) {
 		if !strings.Contains(route, " /api/v1/") || strings.HasPrefix(route, "DELETE ") {

@@ -70,6 +70,10 @@ type Config struct {
 	// agent user ids of their own: uid and gid task_uid_base + user id.
 	// Default resolute.DefaultTaskUIDBase (2000000000).
 	TaskUIDBase int `yaml:"task_uid_base"`
+
+	// Webhooks and RetentionPolicy: see retention.go.
+	Webhooks        Webhooks         `yaml:"webhooks"`
+	RetentionPolicy *RetentionPolicy `yaml:"retention_policy"`
 }
 
 // The bounds of task_uid_base: above the ids of ordinary accounts
@@ -459,7 +463,7 @@ func (c *Config) validate() Errors {
 		bad("task_uid_base", "must be between %d and %d: unlinked users' tasks run as uid task_uid_base + user id, which must not be a real account's (got %d)",
 			MinTaskUIDBase, MaxTaskUIDBase, c.TaskUIDBase)
 	}
-	return errs
+	return append(errs, c.checkRetention()...)
 }
 
 // checkKubernetes validates the Kubernetes resource manager's keys.

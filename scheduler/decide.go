@@ -220,6 +220,9 @@ func (pp *poolPass) jobsAhead() {
 
 // tryStart starts t now if it fits in the free slots (step 3).
 func (pp *poolPass) tryStart(q *queued, t *Task) bool {
+	if len(t.Avoid) > 0 {
+		return pp.tryStartAvoiding(q, t)
+	}
 	p, n := pp.pool, t.Slots
 	single := n <= p.largest
 	if failed(n, p.nowFail, p.spanNowFail, single) {
@@ -240,6 +243,47 @@ func (pp *poolPass) tryStart(q *queued, t *Task) bool {
 	pp.starts = append(pp.starts, Start{AllocationID: t.AllocationID, Slots: p.start(agents, n)})
 	q.held += n
 	return true
+}
+
+// tryStartAvoiding is tryStart for a task that must not run on some
+// agents: for its fit they have no free slots. Its failure says nothing of
+// other tasks' fits, so the memos are left alone.
+func (pp *poolPass) tryStartAvoiding(q *queued, t *Task) bool {
+	p, n := pp.pool, t.Slots
+	type saved struct{ i, free int }
+	var hidden []saved
+	for _, id := range t.Avoid {
+		if i, ok := p.index[id]; ok && p.agents[i].free > 0 {
+			hidden = append(hidden, saved{i, p.agents[i].free})
+			p.agents[i].free = 0
+		}
+	}
+	var agents []int
+	if n <= p.free {
+		agents = p.fit(n, capNow)
+	}
+	for _, h := range hidden {
+		p.agents[h.i].free = h.free
+	}
+	if agents == nil {
+		return false
+	}
+	pp.starts = append(pp.starts, Start{AllocationID: t.AllocationID, Slots: p.start(agents, n)})
+	q.held += n
+	return true
+}
+
+// unfitReason is why a task that tryStart could not start waits.
+func (pp *poolPass) unfitReason(t *Task) string {
+	if len(t.Avoid) > 0 {
+		return avoidReason(t)
+	}
+	return pp.needsReason(t.Slots)
+}
+
+// avoidReason is why a task that avoids agents waits.
+func avoidReason(t *Task) string {
+	return "waits for slots on an agent other than " + strings.Join(t.Avoid, ", ") + " (excluded by a log policy)"
 }
 
 // capped does step 5: a task that would take its job past MaxSlots waits.

@@ -128,7 +128,7 @@ func (pp *poolPass) fairShare() {
 				continue
 			}
 			if !pp.tryStart(q, t) {
-				pp.wait(t, pp.needsReason(t.Slots))
+				pp.wait(t, pp.unfitReason(t))
 				waiting += t.Slots
 				needy = true
 			}

@@ -69,6 +69,10 @@ func (pp *poolPass) priority() {
 				blocker = q
 				behind = "behind " + q.job.ID + " (priority " + strconv.Itoa(q.prio) + "), which waits for slots"
 			}
+			if len(t.Avoid) > 0 {
+				pp.wait(t, avoidReason(t))
+				continue
+			}
 			if jobs := pp.tryReserve(t.Slots); jobs != nil {
 				pp.wait(t, waitingFor(jobs))
 				continue

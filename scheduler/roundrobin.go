@@ -26,7 +26,7 @@ func (pp *poolPass) roundRobin() {
 				if pp.tryStart(q, t) {
 					break
 				}
-				pp.wait(t, pp.needsReason(t.Slots))
+				pp.wait(t, pp.unfitReason(t))
 			}
 			if c.next < len(tasks) {
 				keep = append(keep, c)

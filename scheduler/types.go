@@ -69,6 +69,10 @@ type Task struct {
 	Running      bool // holds Assigned
 	Assigned     []SlotRef
 	Preempting   bool // already asked to give its slots back
+	// Avoid names agents a pending task must not start on (a log policy's
+	// exclude_node): they offer it no slots, and it waits rather than
+	// reserve or preempt for room.
+	Avoid []string
 }
 
 // SlotRef names one slot of one agent.

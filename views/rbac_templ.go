@@ -537,7 +537,7 @@ func adminTabs(current string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		for _, t := range [][3]string{{"users", "Users", "/admin/users"}, {"groups", "Groups", "/admin/groups"}} {
+		for _, t := range [][3]string{{"users", "Users", "/admin/users"}, {"groups", "Groups", "/admin/groups"}, {"webhooks", "Webhooks", "/admin/webhooks"}} {
 			if t[0] == current {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<a href=\"")
 				if templ_7745c5c3_Err != nil {

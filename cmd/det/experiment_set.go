@@ -134,6 +134,7 @@ func (a *app) experimentSetCmd() *cobra.Command {
 			},
 		})
 	}
+	cmd.AddCommand(a.experimentLogRetentionCmd())
 	return cmd
 }
 

@@ -64,7 +64,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(a.userCmd(), a.workspaceCmd(), a.projectCmd(), a.masterCmd(), a.versionCmd(),
 		a.templateCmd(), a.previewSearchCmd(), a.experimentCmd(), a.trialCmd(), a.checkpointCmd(), a.jobCmd(), a.agentCmd(), a.slotCmd(), a.modelCmd(),
-		a.commandCmd(), a.notebookCmd(), a.shellCmd(), a.tensorboardCmd(), a.taskCmd(), a.resourcePoolCmd(), a.resourcesCmd())
+		a.commandCmd(), a.notebookCmd(), a.shellCmd(), a.tensorboardCmd(), a.taskCmd(), a.resourcePoolCmd(), a.resourcesCmd(), a.webhookCmd())
 	root.AddCommand(a.userGroupCmd(), a.rbacCmd())
 	return root
 }

@@ -38,7 +38,7 @@ var (
 // runner of experiments and tasks: it adopts the allocations that survived a restart, and
 // runs admission and the event pump until ctx ends.
 func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.DB, configs *control.Configs, mon *monitoring.Metrics,
-	clusterID string, logger *slog.Logger) (started, error) {
+	clusterID string, webhooks *control.WebhookSender, logger *slog.Logger) (started, error) {
 	kubernetes := cfg.ResourceManager.Type == "kubernetes"
 	var rm control.ResourceManager
 	var pools []masterconf.Pool
@@ -52,7 +52,8 @@ func startExperiments(ctx context.Context, cfg masterconf.Config, database *db.D
 		return started{}, err
 	}
 	runner := control.NewRunner(database, configs, rm, runOptions(cfg, clusterID, pools, kubernetes, logger), logger,
-		control.WithCycleObserver(func(c control.CycleStats) { mon.ObserveCycle(c.Took, poolCounts(c.Pools)) }))
+		control.WithCycleObserver(func(c control.CycleStats) { mon.ObserveCycle(c.Took, poolCounts(c.Pools)) }),
+		control.WithWebhooks(webhooks))
 	if err := runner.Admission.Recover(ctx); err != nil {
 		rm.Close()
 		return started{}, fmt.Errorf("recover experiments: %w", err)

@@ -95,7 +95,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	configs := control.NewConfigs(database, cfg.Defaults(),
 		control.WithPoolDefaults(cfg.PoolDefaults(), cfg.ComputePool()))
 	mon := monitoring.New()
-	st, err := startExperiments(ctx, cfg, database, configs, mon, clusterID, logger)
+	webhooks := control.NewWebhookSender(database, cfg.Webhooks.SigningKey, cfg.Webhooks.BaseURL, logger)
+	go webhooks.Run(ctx)
+	st, err := startExperiments(ctx, cfg, database, configs, mon, clusterID, webhooks, logger)
 	if err != nil {
 		return err
 	}
@@ -107,12 +109,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	go changes.Run(ctx)
 	go changes.Follow(ctx, live.MasterLogs, logs.Changed)
 
-	serviceOpts := []control.ServicesOption{control.WithMinPasswordLength(cfg.Security.MinPasswordLength)}
+	serviceOpts := []control.ServicesOption{control.WithMinPasswordLength(cfg.Security.MinPasswordLength),
+		control.WithLogRetention(cfg.LogRetentionDays())}
 	if cfg.Security.Authz.RBAC() {
 		serviceOpts = append(serviceOpts, control.WithRBAC())
 		logger.Info("authorization: rbac (roles assigned to users and groups decide)")
 	}
 	services := control.NewServices(database, runner, metrics, logger, serviceOpts...)
+	go services.LogRetention.Run(ctx, cfg.RetentionSchedule())
 	shown, err := cfg.Redacted()
 	if err != nil {
 		return err

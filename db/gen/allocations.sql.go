@@ -128,14 +128,16 @@ func (q *Queries) GetAllocation(ctx context.Context, id string) (Allocation, err
 }
 
 const getAllocationByToken = `-- name: GetAllocationByToken :one
-SELECT a.id, a.task_id, a.trial_id, a.state, a.slots, a.slot_ids, a.token_hash, a.preempt, a.preempt_acked, a.kill_after, a.exit_code, a.exit_reason, a.created_at, a.started_at, a.ended_at, a.slot_agents, COALESCE(t.experiment_id, 0)::bigint AS experiment_id
+SELECT a.id, a.task_id, a.trial_id, a.state, a.slots, a.slot_ids, a.token_hash, a.preempt, a.preempt_acked, a.kill_after, a.exit_code, a.exit_reason, a.created_at, a.started_at, a.ended_at, a.slot_agents, COALESCE(t.experiment_id, 0)::bigint AS experiment_id,
+       COALESCE(t.excluded_agents, '{}')::text[] AS excluded_agents
 FROM allocations a LEFT JOIN trials t ON t.id = a.trial_id
 WHERE a.token_hash = $1
 `
 
 type GetAllocationByTokenRow struct {
-	Allocation   Allocation
-	ExperimentID int64
+	Allocation     Allocation
+	ExperimentID   int64
+	ExcludedAgents []string
 }
 
 // An allocation by its token, with its trial's experiment (0 for tasks
@@ -161,20 +163,23 @@ func (q *Queries) GetAllocationByToken(ctx context.Context, tokenHash []byte) (G
 		&i.Allocation.EndedAt,
 		&i.Allocation.SlotAgents,
 		&i.ExperimentID,
+		&i.ExcludedAgents,
 	)
 	return i, err
 }
 
 const listLiveAllocations = `-- name: ListLiveAllocations :many
-SELECT a.id, a.task_id, a.trial_id, a.state, a.slots, a.slot_ids, a.token_hash, a.preempt, a.preempt_acked, a.kill_after, a.exit_code, a.exit_reason, a.created_at, a.started_at, a.ended_at, a.slot_agents, COALESCE(t.experiment_id, 0)::bigint AS experiment_id
+SELECT a.id, a.task_id, a.trial_id, a.state, a.slots, a.slot_ids, a.token_hash, a.preempt, a.preempt_acked, a.kill_after, a.exit_code, a.exit_reason, a.created_at, a.started_at, a.ended_at, a.slot_agents, COALESCE(t.experiment_id, 0)::bigint AS experiment_id,
+       COALESCE(t.excluded_agents, '{}')::text[] AS excluded_agents
 FROM allocations a LEFT JOIN trials t ON t.id = a.trial_id
 WHERE a.state IN ('PENDING', 'RUNNING')
 ORDER BY a.created_at, a.id
 `
 
 type ListLiveAllocationsRow struct {
-	Allocation   Allocation
-	ExperimentID int64
+	Allocation     Allocation
+	ExperimentID   int64
+	ExcludedAgents []string
 }
 
 // Allocations that wait or run, with their experiment (0 for tasks that
@@ -206,6 +211,7 @@ func (q *Queries) ListLiveAllocations(ctx context.Context) ([]ListLiveAllocation
 			&i.Allocation.EndedAt,
 			&i.Allocation.SlotAgents,
 			&i.ExperimentID,
+			&i.ExcludedAgents,
 		); err != nil {
 			return nil, err
 		}

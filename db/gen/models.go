@@ -74,9 +74,10 @@ type CheckpointGc struct {
 }
 
 type Cluster struct {
-	OnlyRow   bool
-	ClusterID string
-	CreatedAt time.Time
+	OnlyRow           bool
+	ClusterID         string
+	CreatedAt         time.Time
+	WebhookSigningKey string
 }
 
 type ClusterMessage struct {
@@ -89,37 +90,38 @@ type ClusterMessage struct {
 }
 
 type Experiment struct {
-	ID              int64
-	ProjectID       int64
-	UserID          int64
-	Name            string
-	Description     string
-	Labels          []string
-	Notes           string
-	State           string
-	Archived        bool
-	Config          []byte
-	OriginalConfig  string
-	Template        *string
-	ParentID        *int64
-	SearcherState   []byte
-	SearcherDone    bool
-	SearcherFailed  bool
-	Seed            int64
-	Restarts        int32
-	Progress        float64
-	BestValidation  *float64
-	Priority        *int32
-	Weight          float64
-	MaxSlots        *int32
-	CreatedAt       time.Time
-	EndedAt         *time.Time
-	ResourcePool    string
-	QueuePosition   float64
-	SearcherName    *string
-	SearcherMetric  *string
-	SmallerIsBetter *bool
-	NumTrials       int32
+	ID               int64
+	ProjectID        int64
+	UserID           int64
+	Name             string
+	Description      string
+	Labels           []string
+	Notes            string
+	State            string
+	Archived         bool
+	Config           []byte
+	OriginalConfig   string
+	Template         *string
+	ParentID         *int64
+	SearcherState    []byte
+	SearcherDone     bool
+	SearcherFailed   bool
+	Seed             int64
+	Restarts         int32
+	Progress         float64
+	BestValidation   *float64
+	Priority         *int32
+	Weight           float64
+	MaxSlots         *int32
+	CreatedAt        time.Time
+	EndedAt          *time.Time
+	ResourcePool     string
+	QueuePosition    float64
+	SearcherName     *string
+	SearcherMetric   *string
+	SmallerIsBetter  *bool
+	NumTrials        int32
+	LogRetentionDays *int32
 }
 
 type ExperimentContextChunk struct {
@@ -451,6 +453,9 @@ type Trial struct {
 	RunnerState      string
 	CreatedAt        time.Time
 	EndedAt          *time.Time
+	LogPolicyMatched *string
+	CancelRetries    bool
+	ExcludedAgents   []string
 }
 
 type User struct {
@@ -472,6 +477,47 @@ type UserGroup struct {
 type UserGroupMember struct {
 	GroupID int64
 	UserID  int64
+}
+
+type Webhook struct {
+	ID          int64
+	Name        string
+	Url         string
+	WebhookType string
+	Mode        string
+	WorkspaceID *int64
+	CreatedAt   time.Time
+}
+
+type WebhookDelivery struct {
+	ID            int64
+	WebhookID     *int64
+	EventID       string
+	EventType     string
+	Url           string
+	Payload       []byte
+	Attempts      int32
+	NextAttemptAt time.Time
+	Claimed       bool
+	LastError     string
+	DeliveredAt   *time.Time
+	Failed        bool
+	CreatedAt     time.Time
+}
+
+type WebhookEvent struct {
+	ID         int64
+	Kind       string
+	ObjectID   string
+	State      string
+	OccurredAt time.Time
+}
+
+type WebhookTrigger struct {
+	ID          int64
+	WebhookID   int64
+	TriggerType string
+	Condition   []byte
 }
 
 type Workspace struct {

@@ -21,7 +21,7 @@ func (q *Queries) AddTrialRestart(ctx context.Context, id int64) error {
 const createTrial = `-- name: CreateTrial :one
 INSERT INTO trials (experiment_id, request_id, state, hparams, seed)
 VALUES ($1, $2, $3, $4, $5)
-RETURNING id, experiment_id, request_id, state, hparams, seed, run_id, restarts, steps_completed, best_validation, latest_checkpoint, progress, early_exit, runner_state, created_at, ended_at
+RETURNING id, experiment_id, request_id, state, hparams, seed, run_id, restarts, steps_completed, best_validation, latest_checkpoint, progress, early_exit, runner_state, created_at, ended_at, log_policy_matched, cancel_retries, excluded_agents
 `
 
 type CreateTrialParams struct {
@@ -58,12 +58,15 @@ func (q *Queries) CreateTrial(ctx context.Context, arg CreateTrialParams) (Trial
 		&i.RunnerState,
 		&i.CreatedAt,
 		&i.EndedAt,
+		&i.LogPolicyMatched,
+		&i.CancelRetries,
+		&i.ExcludedAgents,
 	)
 	return i, err
 }
 
 const getTrial = `-- name: GetTrial :one
-SELECT id, experiment_id, request_id, state, hparams, seed, run_id, restarts, steps_completed, best_validation, latest_checkpoint, progress, early_exit, runner_state, created_at, ended_at FROM trials WHERE id = $1
+SELECT id, experiment_id, request_id, state, hparams, seed, run_id, restarts, steps_completed, best_validation, latest_checkpoint, progress, early_exit, runner_state, created_at, ended_at, log_policy_matched, cancel_retries, excluded_agents FROM trials WHERE id = $1
 `
 
 func (q *Queries) GetTrial(ctx context.Context, id int64) (Trial, error) {
@@ -86,12 +89,15 @@ func (q *Queries) GetTrial(ctx context.Context, id int64) (Trial, error) {
 		&i.RunnerState,
 		&i.CreatedAt,
 		&i.EndedAt,
+		&i.LogPolicyMatched,
+		&i.CancelRetries,
+		&i.ExcludedAgents,
 	)
 	return i, err
 }
 
 const getTrialByRequest = `-- name: GetTrialByRequest :one
-SELECT id, experiment_id, request_id, state, hparams, seed, run_id, restarts, steps_completed, best_validation, latest_checkpoint, progress, early_exit, runner_state, created_at, ended_at FROM trials WHERE experiment_id = $1 AND request_id = $2
+SELECT id, experiment_id, request_id, state, hparams, seed, run_id, restarts, steps_completed, best_validation, latest_checkpoint, progress, early_exit, runner_state, created_at, ended_at, log_policy_matched, cancel_retries, excluded_agents FROM trials WHERE experiment_id = $1 AND request_id = $2
 `
 
 type GetTrialByRequestParams struct {
@@ -119,12 +125,15 @@ func (q *Queries) GetTrialByRequest(ctx context.Context, arg GetTrialByRequestPa
 		&i.RunnerState,
 		&i.CreatedAt,
 		&i.EndedAt,
+		&i.LogPolicyMatched,
+		&i.CancelRetries,
+		&i.ExcludedAgents,
 	)
 	return i, err
 }
 
 const listTrials = `-- name: ListTrials :many
-SELECT id, experiment_id, request_id, state, hparams, seed, run_id, restarts, steps_completed, best_validation, latest_checkpoint, progress, early_exit, runner_state, created_at, ended_at FROM trials WHERE experiment_id = $1 ORDER BY id
+SELECT id, experiment_id, request_id, state, hparams, seed, run_id, restarts, steps_completed, best_validation, latest_checkpoint, progress, early_exit, runner_state, created_at, ended_at, log_policy_matched, cancel_retries, excluded_agents FROM trials WHERE experiment_id = $1 ORDER BY id
 `
 
 func (q *Queries) ListTrials(ctx context.Context, experimentID int64) ([]Trial, error) {
@@ -153,6 +162,9 @@ func (q *Queries) ListTrials(ctx context.Context, experimentID int64) ([]Trial, 
 			&i.RunnerState,
 			&i.CreatedAt,
 			&i.EndedAt,
+			&i.LogPolicyMatched,
+			&i.CancelRetries,
+			&i.ExcludedAgents,
 		); err != nil {
 			return nil, err
 		}

@@ -9,7 +9,8 @@ SELECT * FROM allocations WHERE id = $1;
 -- name: GetAllocationByToken :one
 -- An allocation by its token, with its trial's experiment (0 for tasks
 -- that are not trials).
-SELECT sqlc.embed(a), COALESCE(t.experiment_id, 0)::bigint AS experiment_id
+SELECT sqlc.embed(a), COALESCE(t.experiment_id, 0)::bigint AS experiment_id,
+       COALESCE(t.excluded_agents, '{}')::text[] AS excluded_agents
 FROM allocations a LEFT JOIN trials t ON t.id = a.trial_id
 WHERE a.token_hash = $1;
 
@@ -47,7 +48,8 @@ SELECT * FROM allocations WHERE state = 'RUNNING' AND kill_after IS NOT NULL AND
 -- name: ListLiveAllocations :many
 -- Allocations that wait or run, with their experiment (0 for tasks that
 -- are not trials), in creation order.
-SELECT sqlc.embed(a), COALESCE(t.experiment_id, 0)::bigint AS experiment_id
+SELECT sqlc.embed(a), COALESCE(t.experiment_id, 0)::bigint AS experiment_id,
+       COALESCE(t.excluded_agents, '{}')::text[] AS excluded_agents
 FROM allocations a LEFT JOIN trials t ON t.id = a.trial_id
 WHERE a.state IN ('PENDING', 'RUNNING')
 ORDER BY a.created_at, a.id;
