@@ -79,8 +79,8 @@ func visibleValues(t *testing.T, conn *pgx.Conn) []keptPoint {
 
 // keepOf is the definition of the points a series keeps (migration 00021),
 // written plainly: of all its values (in step, report order), the first,
-// and each bucket's smallest, largest (the earliest of equal ones) and last,
-// for 128 buckets, those of 16 marked coarse.
+// and each bucket's smallest (the earliest of equal ones), largest (the
+// latest) and last, for 128 buckets, those of 16 marked coarse.
 func keepOf(all []keptPoint) []keptPoint {
 	width := func(f, l, k int64) int64 {
 		w := int64(1)
@@ -105,7 +105,7 @@ func keepOf(all []keptPoint) []keptPoint {
 				if j, ok := lo[b]; !ok || p.Value < s[j].Value {
 					lo[b] = i
 				}
-				if j, ok := hi[b]; !ok || p.Value > s[j].Value {
+				if j, ok := hi[b]; !ok || p.Value >= s[j].Value {
 					hi[b] = i
 				}
 				last[b] = i
@@ -240,6 +240,18 @@ func TestKeptPointsAreWhatTheirDefinitionKeepsWhateverOrderReportsCome(t *testin
 		t.Fatal(err)
 	}
 	check("restarted")
+
+	// A bulk load (one INSERT of many reports) is built from the reports.
+	third, err := d.CreateTrial(ctx, tr.ExperimentID, 3, "ACTIVE", []byte(`{}`), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO metrics (trial_id, trial_run_id, steps_completed, group_name, metrics)
+		SELECT t, 3, s, 'training', jsonb_build_object('avg_metrics', jsonb_build_object('loss', sin(s * t), 'acc', s % 7))
+		FROM generate_series(1, 6000) s, unnest(ARRAY[$1::bigint, $2::bigint]) t`, third.ID, tr.ID); err != nil {
+		t.Fatal(err)
+	}
+	check("bulk loaded")
 
 	// Deleting the experiment deletes its series.
 	if _, err := conn.Exec(ctx, `DELETE FROM experiments WHERE id = $1`, tr.ExperimentID); err != nil {

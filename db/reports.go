@@ -37,8 +37,30 @@ func (db *DB) InsertMetrics(ctx context.Context, reports []resolute.MetricsRepor
 		p.GroupNames[i], p.Metrics[i], p.ReportedAts[i] = r.Group, string(r.Metrics), at
 		steps[r.TrialID] = max(steps[r.TrialID], r.StepsCompleted)
 	}
-	return db.InTx(ctx, func(q *Queries) error {
-		if err := q.q.InsertMetrics(ctx, p); err != nil {
+	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		q := &Queries{q: db.q.WithTx(tx)}
+		// The series are merged below, not by the trigger.
+		if _, err := tx.Exec(ctx, `SELECT set_config('resolute.series', 'merged', true)`); err != nil {
+			return translate(err, "metrics")
+		}
+		rows, err := tx.Query(ctx, insertMetricsSQL, p.TrialIds, p.TrialRunIds, p.Steps, p.GroupNames, p.Metrics, p.ReportedAts)
+		if err != nil {
+			return translate(err, "metrics")
+		}
+		var stored []storedReport
+		rebuilt := map[seriesKey]bool{} // {trial, group}: the update's trigger rebuilt them
+		var r storedReport
+		var inserted bool
+		_, err = pgx.ForEachRow(rows, []any{&r.id, &r.trial, &r.group, &r.steps, &r.metrics, &r.at, &inserted}, func() error {
+			if inserted {
+				stored = append(stored, r)
+			} else {
+				rebuilt[seriesKey{trial: r.trial, group: r.group}] = true
+			}
+			r.metrics = nil
+			return nil
+		})
+		if err != nil {
 			return translate(err, "metrics")
 		}
 		// Trials in id order: the runner locks trial rows too, and one order
@@ -48,9 +70,23 @@ func (db *DB) InsertMetrics(ctx context.Context, reports []resolute.MetricsRepor
 				return translate(err, "trial %d", id)
 			}
 		}
-		return nil
+		stored = slices.DeleteFunc(stored, func(r storedReport) bool { return rebuilt[seriesKey{trial: r.trial, group: r.group}] })
+		return translate(mergeSeries(ctx, tx, stored), "metric series")
 	})
 }
+
+// insertMetricsSQL stores a batch of reports, at most one per trial, group,
+// step and run. A report at a step already stored merges into it, as
+// Determined's do: a retried POST changes nothing, and metrics reported
+// separately at one step (loss, then accuracy) are kept together. It
+// returns the rows it wrote, and whether each is new (else merged; the
+// trigger on updates then rebuilt its trial's series of that group).
+const insertMetricsSQL = `INSERT INTO metrics AS m (trial_id, trial_run_id, steps_completed, group_name, metrics, reported_at)
+SELECT unnest($1::bigint[]), unnest($2::int[]), unnest($3::bigint[]), unnest($4::text[]), unnest($5::text[])::jsonb, unnest($6::timestamptz[])
+ON CONFLICT (trial_id, group_name, steps_completed, trial_run_id) DO UPDATE
+SET metrics = jsonb_set(m.metrics, '{avg_metrics}', COALESCE(m.metrics->'avg_metrics', '{}') || COALESCE(EXCLUDED.metrics->'avg_metrics', '{}'))
+WHERE NOT COALESCE(m.metrics->'avg_metrics', '{}') @> COALESCE(EXCLUDED.metrics->'avg_metrics', '{}')
+RETURNING m.id, m.trial_id, m.group_name, m.steps_completed, m.metrics, m.reported_at, m.xmax = 0`
 
 // mergeSameStep merges the reports of one batch at the same trial, run,
 // group and step into the first of them, as the database merges a report

@@ -8,9 +8,9 @@
 --
 -- The points kept: the steps are cut into buckets of `width` steps (at
 -- multiples of width, a power of two), the smallest width that spans the
--- series in fewer than 128 buckets, and each bucket keeps its smallest and
--- largest value (the earliest of equal ones) and its last report, plus the
--- series' first report. `coarse` marks those kept for 16 buckets (width
+-- series in fewer than 128 buckets, and each bucket keeps its smallest value
+-- (the earliest of equal ones), its largest (the latest of equal ones) and
+-- its last report, plus the series' first report. `coarse` marks those kept for 16 buckets (width
 -- coarse_width) in the same way, for charts of many trials. As widths are
 -- powers of two at multiples of themselves, a bucket is the union of
 -- smaller ones, so a new report changes only the kept points of the buckets
@@ -78,32 +78,30 @@ SELECT CASE WHEN jsonb_typeof(v) <> 'number' THEN NULL
 $$;
 -- +goose StatementEnd
 
--- metric_series_values is the query of the values of the reports in src (a
--- table or a transition table, with the metrics' columns, filtered by
--- where) that series keep: visible, numbers a float8 holds.
+-- metric_series_values are the values of a report (its avg_metrics) that
+-- series keep: numbers a float8 holds, with the report's epoch.
 -- +goose StatementBegin
-CREATE FUNCTION metric_series_values(src text, "where" text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
-SELECT format($q$
-    SELECT v.* FROM (
-      SELECT r.trial_id, r.group_name, kv.key AS metric, r.steps_completed AS step, r.id AS report_id,
-             metric_series_float(kv.value) AS value, r.reported_at,
-             COALESCE(metric_series_float(r.metrics->'avg_metrics'->'epochs'), metric_series_float(r.metrics->'avg_metrics'->'epoch')) AS epoch
-      FROM %s r CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(r.metrics->'avg_metrics') = 'object' THEN r.metrics->'avg_metrics' ELSE '{}' END) kv
-      WHERE NOT r.hidden AND (%s)) v
-    WHERE v.value IS NOT NULL
-$q$, src, "where")
+CREATE FUNCTION metric_series_values(metrics jsonb) RETURNS TABLE (metric text, value float8, epoch float8) LANGUAGE sql IMMUTABLE AS $$
+SELECT kv.key, metric_series_float(kv.value),
+       COALESCE(metric_series_float(metrics->'avg_metrics'->'epochs'), metric_series_float(metrics->'avg_metrics'->'epoch'))
+FROM jsonb_each(CASE WHEN jsonb_typeof(metrics->'avg_metrics') = 'object' THEN metrics->'avg_metrics' ELSE '{}' END) kv
+WHERE metric_series_float(kv.value) IS NOT NULL
 $$;
 -- +goose StatementEnd
 
--- metric_series_merge_sql is the statement that merges the values of the
--- query n (metric_series_values) into their series: it recomputes the
--- kept points of the coarse buckets the new values fall in (of the whole
--- series when a width grows or a value comes before its first), from the
--- points kept there and the new ones, and writes only what changed.
+-- metric_series_merge merges values (one a row of the arrays, each of a
+-- visible report) into their series: it recomputes the kept points of the
+-- coarse buckets the new values fall in (of the whole series when a width
+-- grows or a value comes before its first), from the points kept there and
+-- the new ones, and writes only what changed. (PL/pgSQL, so that its plan
+-- is prepared once a connection.)
 -- +goose StatementBegin
-CREATE FUNCTION metric_series_merge_sql(n text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
-SELECT format($q$
-WITH n AS (%s)
+CREATE FUNCTION metric_series_merge(trial_ids bigint[], group_names text[], metrics text[], steps bigint[], report_ids bigint[],
+    vals float8[], ats timestamptz[], epochs float8[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+WITH n AS (
+    SELECT * FROM unnest(trial_ids, group_names, metrics, steps, report_ids, vals, ats, epochs)
+      AS n(trial_id, group_name, metric, step, report_id, value, reported_at, epoch))
 , ns AS (
     SELECT n.trial_id, n.group_name, n.metric, min(n.step) AS lo, max(n.step) AS hi, count(*) AS cnt,
            min(n.value) AS vmin, max(n.value) AS vmax,
@@ -117,7 +115,7 @@ WITH n AS (%s)
 , r AS (
     SELECT s.*, metric_series_width(s.f, s.l, 128) AS w, metric_series_width(s.f, s.l, 16) AS cw FROM s)
 , r2 AS (
-    SELECT r.*, (r.old_w IS NULL OR r.w <> r.old_w OR r.cw <> r.old_cw OR r.lo < r.old_first) AS whole,
+    SELECT r.*, (r.old_w IS NULL OR r.w <> r.old_w OR r.cw <> r.old_cw OR r.lo < r.old_first OR r.lo < 0) AS whole,
            (r.lo / r.cw) * r.cw AS region FROM r)
 , c AS (
     SELECT p.trial_id, p.group_name, p.metric, p.step, p.report_id, p.value, p.reported_at, p.epoch,
@@ -128,17 +126,24 @@ WITH n AS (%s)
     SELECT n.trial_id, n.group_name, n.metric, n.step, n.report_id, n.value, n.reported_at, n.epoch,
            false, false, r2.w, r2.cw, r2.f
     FROM n JOIN r2 USING (trial_id, group_name, metric))
+, f AS (
+    -- one sort: by series, fine bucket, value; the bucket's first row is its
+    -- smallest value, its last its largest (the latest of equal ones)
+    SELECT c.*, c.step / c.w AS b,
+      row_number() OVER fine AS i, count(*) OVER (PARTITION BY c.trial_id, c.group_name, c.metric, c.step / c.w) AS n,
+      max(ARRAY[c.step, c.report_id]) OVER (PARTITION BY c.trial_id, c.group_name, c.metric, c.step / c.w) AS last,
+      min(ARRAY[c.step, c.report_id]) OVER (PARTITION BY c.trial_id, c.group_name, c.metric) AS first
+    FROM c WINDOW fine AS (PARTITION BY c.trial_id, c.group_name, c.metric, c.step / c.w ORDER BY c.value, c.step, c.report_id))
+, fk AS (
+    SELECT f.*, (f.i = 1 OR f.i = f.n OR ARRAY[f.step, f.report_id] = f.last OR (f.step = f.f AND ARRAY[f.step, f.report_id] = f.first)) AS keep
+    FROM f)
 , k AS (
-    SELECT c.*,
-      row_number() OVER (PARTITION BY c.trial_id, c.group_name, c.metric, c.step / c.w ORDER BY c.value, c.step, c.report_id) = 1
-      OR row_number() OVER (PARTITION BY c.trial_id, c.group_name, c.metric, c.step / c.w ORDER BY c.value DESC, c.step, c.report_id) = 1
-      OR row_number() OVER (PARTITION BY c.trial_id, c.group_name, c.metric, c.step / c.w ORDER BY c.step DESC, c.report_id DESC) = 1
-      OR (c.step = c.f AND row_number() OVER (PARTITION BY c.trial_id, c.group_name, c.metric ORDER BY c.step, c.report_id) = 1) AS keep,
-      row_number() OVER (PARTITION BY c.trial_id, c.group_name, c.metric, c.step / c.cw ORDER BY c.value, c.step, c.report_id) = 1
-      OR row_number() OVER (PARTITION BY c.trial_id, c.group_name, c.metric, c.step / c.cw ORDER BY c.value DESC, c.step, c.report_id) = 1
-      OR row_number() OVER (PARTITION BY c.trial_id, c.group_name, c.metric, c.step / c.cw ORDER BY c.step DESC, c.report_id DESC) = 1
-      OR (c.step = c.f AND row_number() OVER (PARTITION BY c.trial_id, c.group_name, c.metric ORDER BY c.step, c.report_id) = 1) AS coarse
-    FROM c)
+    -- the coarse buckets' points, among those the fine ones keep
+    SELECT fk.*, fk.keep AND (row_number() OVER coarse = 1
+      OR row_number() OVER coarse = count(*) OVER (PARTITION BY fk.trial_id, fk.group_name, fk.metric, fk.keep, fk.step / fk.cw)
+      OR ARRAY[fk.step, fk.report_id] = max(ARRAY[fk.step, fk.report_id]) OVER (PARTITION BY fk.trial_id, fk.group_name, fk.metric, fk.keep, fk.step / fk.cw)
+      OR (fk.step = fk.f AND ARRAY[fk.step, fk.report_id] = fk.first)) AS coarse
+    FROM fk WINDOW coarse AS (PARTITION BY fk.trial_id, fk.group_name, fk.metric, fk.keep, fk.step / fk.cw ORDER BY fk.value, fk.step, fk.report_id))
 , gone AS (
     DELETE FROM metric_points p USING k
     WHERE k.stored AND NOT k.keep AND p.trial_id = k.trial_id AND p.group_name = k.group_name AND p.metric = k.metric
@@ -158,23 +163,30 @@ SELECT r.trial_id, r.group_name, r.metric, r.f, r.l, r.w, r.cw, COALESCE(r.old_r
 FROM r
 ON CONFLICT (trial_id, group_name, metric) DO UPDATE SET first_step = EXCLUDED.first_step, last_step = EXCLUDED.last_step,
     width = EXCLUDED.width, coarse_width = EXCLUDED.coarse_width, reports = EXCLUDED.reports,
-    last_value = EXCLUDED.last_value, min_value = EXCLUDED.min_value, max_value = EXCLUDED.max_value
-$q$, n)
-$$;
+    last_value = EXCLUDED.last_value, min_value = EXCLUDED.min_value, max_value = EXCLUDED.max_value;
+END $$;
 -- +goose StatementEnd
 
 -- metric_series_rebuild rebuilds the series of the trials and groups given
--- (pairwise) from their visible reports.
+-- (pairwise) from their visible reports, 32 pairs at a time.
 -- +goose StatementBegin
-CREATE FUNCTION metric_series_rebuild(trial_ids bigint[], group_names text[]) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION metric_series_rebuild(trial_ids bigint[], group_names text[]) RETURNS void LANGUAGE plpgsql
+SET work_mem = '64MB' AS $$
+DECLARE i int := 1; n int := COALESCE(array_length(trial_ids, 1), 0);
 BEGIN
     DELETE FROM metric_points p USING unnest(trial_ids, group_names) AS g(trial_id, group_name)
     WHERE p.trial_id = g.trial_id AND p.group_name = g.group_name;
     DELETE FROM metric_series h USING unnest(trial_ids, group_names) AS g(trial_id, group_name)
     WHERE h.trial_id = g.trial_id AND h.group_name = g.group_name;
-    EXECUTE metric_series_merge_sql(metric_series_values('metrics',
-        '(r.trial_id, r.group_name) IN (SELECT * FROM unnest($1::bigint[], $2::text[]))'))
-    USING trial_ids, group_names;
+    WHILE i <= n LOOP
+        PERFORM metric_series_merge(array_agg(r.trial_id), array_agg(r.group_name), array_agg(v.metric), array_agg(r.steps_completed),
+            array_agg(r.id), array_agg(v.value), array_agg(r.reported_at), array_agg(v.epoch))
+        FROM unnest(trial_ids[i:i + 31], group_names[i:i + 31]) AS g(trial_id, group_name)
+        JOIN metrics r ON r.trial_id = g.trial_id AND r.group_name = g.group_name AND NOT r.hidden
+        CROSS JOIN LATERAL metric_series_values(r.metrics) v
+        HAVING count(*) > 0;
+        i := i + 32;
+    END LOOP;
     UPDATE metric_series h SET rebuilt_in = txid_current(),
         rebuilt_upto = (SELECT max(m.id) FROM metrics m WHERE m.trial_id = h.trial_id AND m.group_name = h.group_name)
     FROM unnest(trial_ids, group_names) AS g(trial_id, group_name)
@@ -183,13 +195,27 @@ END $$;
 -- +goose StatementEnd
 
 -- The triggers lock the trials first, in id order (as InsertMetrics does
--- after), so two writers of one series never merge at once.
+-- after), so two writers of one series never merge at once. An insert of
+-- many reports (a bulk load) rebuilds its series from the reports instead,
+-- a few trials at a time.
 -- +goose StatementBegin
 CREATE FUNCTION metric_series_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    IF current_setting('resolute.series', true) = 'merged' THEN
+        RETURN NULL; -- InsertMetrics merges its reports' values itself
+    END IF;
     PERFORM 1 FROM trials WHERE id IN (SELECT trial_id FROM changed) ORDER BY id FOR NO KEY UPDATE;
-    EXECUTE metric_series_merge_sql(metric_series_values('changed', 'NOT EXISTS (SELECT 1 FROM metric_series h
-        WHERE h.trial_id = r.trial_id AND h.group_name = r.group_name AND h.rebuilt_in = txid_current() AND r.id <= h.rebuilt_upto)'));
+    IF (SELECT count(*) FROM changed) > 5000 THEN
+        PERFORM metric_series_rebuild(array_agg(g.trial_id), array_agg(g.group_name))
+        FROM (SELECT DISTINCT trial_id, group_name FROM changed) g;
+        RETURN NULL;
+    END IF;
+    PERFORM metric_series_merge(array_agg(r.trial_id), array_agg(r.group_name), array_agg(v.metric), array_agg(r.steps_completed),
+        array_agg(r.id), array_agg(v.value), array_agg(r.reported_at), array_agg(v.epoch))
+    FROM changed r CROSS JOIN LATERAL metric_series_values(r.metrics) v
+    WHERE NOT r.hidden AND NOT EXISTS (SELECT 1 FROM metric_series h
+        WHERE h.trial_id = r.trial_id AND h.group_name = r.group_name AND h.rebuilt_in = txid_current() AND r.id <= h.rebuilt_upto)
+    HAVING count(*) > 0;
     RETURN NULL;
 END $$;
 -- +goose StatementEnd
@@ -245,8 +271,8 @@ DROP FUNCTION metric_series_delete();
 DROP FUNCTION metric_series_update();
 DROP FUNCTION metric_series_insert();
 DROP FUNCTION metric_series_rebuild(bigint[], text[]);
-DROP FUNCTION metric_series_merge_sql(text);
-DROP FUNCTION metric_series_values(text, text);
+DROP FUNCTION metric_series_merge(bigint[], text[], text[], bigint[], bigint[], float8[], timestamptz[], float8[]);
+DROP FUNCTION metric_series_values(jsonb);
 DROP FUNCTION metric_series_float(jsonb);
 DROP FUNCTION metric_series_width(bigint, bigint, int);
 DROP TABLE metric_points;
