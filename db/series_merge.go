@@ -41,10 +41,10 @@ type seriesKey struct {
 
 // keptPoint is a value of a series: one metric_points stores, or a new one.
 type keptPoint struct {
-	step, report     int64
-	value            float64
-	at               time.Time
-	epoch            *float64
+	step, report      int64
+	value             float64
+	at                time.Time
+	epoch             *float64
 	stored, wasCoarse bool
 }
 
@@ -166,28 +166,55 @@ func mergeSeries(ctx context.Context, tx pgx.Tx, reports []storedReport) error {
 		slices.SortFunc(added[k], byStep)
 	}
 
-	// 1. The series' heads, and where each one's points change from.
-	heads := map[seriesKey]seriesHead{}
-	rows, err := tx.Query(ctx, `SELECT h.trial_id, h.group_name, h.metric, h.first_step, h.last_step, h.width, h.coarse_width, h.reports,
-		h.last_value, h.min_value, h.max_value
-		FROM unnest($1::bigint[], $2::text[], $3::text[]) AS k(trial_id, group_name, metric)
-		JOIN metric_series h ON h.trial_id = k.trial_id AND h.group_name = k.group_name AND h.metric = k.metric`, trials, groups, metrics)
+	// 1. The series' heads, and the points stored in the buckets that
+	// change: from the coarse bucket of the first new value on (the whole
+	// series when a width grows or a value comes before its first), as
+	// step 2 reckons it again.
+	los, his := make([]int64, len(keys)), make([]int64, len(keys))
+	for i, k := range keys {
+		los[i], his[i] = added[k][0].step, added[k][len(added[k])-1].step
+	}
+	rows, err := tx.Query(ctx, `WITH k AS MATERIALIZED (
+		  SELECT w.*, CASE WHEN w.w <> w.width OR w.cw <> w.coarse_width OR w.lo < w.first_step OR w.lo < 0 THEN '-9223372036854775808'::bigint
+		    ELSE w.lo / w.cw * w.cw END AS from_step
+		  FROM (SELECT k.*, h.first_step, h.last_step, h.width, h.coarse_width, h.reports, h.last_value, h.min_value, h.max_value,
+		    metric_series_width(LEAST(k.lo, h.first_step), GREATEST(k.hi, h.last_step), 128) AS w,
+		    metric_series_width(LEAST(k.lo, h.first_step), GREATEST(k.hi, h.last_step), 16) AS cw
+		  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[]) AS k(trial_id, group_name, metric, lo, hi)
+		  JOIN metric_series h ON h.trial_id = k.trial_id AND h.group_name = k.group_name AND h.metric = k.metric) w)
+		SELECT k.trial_id, k.group_name, k.metric, k.first_step, k.last_step, k.width, k.coarse_width, k.reports, k.last_value, k.min_value, k.max_value,
+		  p.step, p.report_id, p.value, p.reported_at, p.epoch, p.coarse
+		FROM k LEFT JOIN LATERAL (SELECT * FROM metric_points p WHERE p.trial_id = k.trial_id AND p.group_name = k.group_name AND p.metric = k.metric
+		  AND p.step >= k.from_step) p ON true`, trials, groups, metrics, los, his)
 	if err != nil {
 		return err
 	}
+	heads := map[seriesKey]seriesHead{}
+	stored := map[seriesKey][]keptPoint{}
 	var k seriesKey
 	var h seriesHead
+	var step, report *int64
+	var value *float64
+	var p keptPoint
+	var coarse *bool
+	var at *time.Time
 	_, err = pgx.ForEachRow(rows, []any{&k.trial, &k.group, &k.metric, &h.first, &h.last, &h.width, &h.coarseWidth, &h.reports,
-		&h.lastValue, &h.min, &h.max}, func() error {
+		&h.lastValue, &h.min, &h.max, &step, &report, &value, &at, &p.epoch, &coarse}, func() error {
 		heads[k] = h
+		if step != nil {
+			p.step, p.report, p.value, p.at, p.wasCoarse, p.stored = *step, *report, *value, *at, *coarse, true
+			stored[k] = append(stored[k], p)
+		}
+		p.epoch = nil
 		return nil
 	})
 	if err != nil {
 		return err
 	}
+
+	// 2. The heads after.
 	next := make(map[seriesKey]seriesHead, len(keys))
-	from := make([]int64, len(keys))
-	for i, k := range keys {
+	for _, k := range keys {
 		pts := added[k]
 		lo, hi := pts[0].step, pts[len(pts)-1].step
 		old, found := heads[k]
@@ -204,34 +231,6 @@ func mergeSeries(ctx context.Context, tx pgx.Tx, reports []storedReport) error {
 		}
 		n.width, n.coarseWidth = seriesWidth(n.first, n.last, fineBuckets), seriesWidth(n.first, n.last, coarseBuckets)
 		next[k] = n
-		switch {
-		case !found:
-			from[i] = math.MaxInt64 // nothing stored
-		case n.width != old.width || n.coarseWidth != old.coarseWidth || lo < old.first || lo < 0:
-			from[i] = math.MinInt64 // the whole series
-		default:
-			from[i] = lo / n.coarseWidth * n.coarseWidth // the coarse bucket of the first new value on
-		}
-	}
-
-	// 2. The points stored from there.
-	rows, err = tx.Query(ctx, `SELECT p.trial_id, p.group_name, p.metric, p.step, p.report_id, p.value, p.reported_at, p.epoch, p.coarse
-		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[]) AS k(trial_id, group_name, metric, from_step)
-		JOIN metric_points p ON p.trial_id = k.trial_id AND p.group_name = k.group_name AND p.metric = k.metric AND p.step >= k.from_step`,
-		trials, groups, metrics, from)
-	if err != nil {
-		return err
-	}
-	stored := map[seriesKey][]keptPoint{}
-	var p keptPoint
-	_, err = pgx.ForEachRow(rows, []any{&k.trial, &k.group, &k.metric, &p.step, &p.report, &p.value, &p.at, &p.epoch, &p.wasCoarse}, func() error {
-		p.stored = true
-		stored[k] = append(stored[k], p)
-		p.epoch = nil
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 
 	// 3. What each keeps, and the changes to write.
@@ -290,17 +289,19 @@ func mergeSeries(ctx context.Context, tx pgx.Tx, reports []storedReport) error {
 	return tx.SendBatch(ctx, b).Close()
 }
 
-func byStep(a, b keptPoint) int { return cmp.Or(cmp.Compare(a.step, b.step), cmp.Compare(a.report, b.report)) }
+func byStep(a, b keptPoint) int {
+	return cmp.Or(cmp.Compare(a.step, b.step), cmp.Compare(a.report, b.report))
+}
 
 // pointRows are metric_points rows as columns, for unnest.
 type pointRows struct {
-	trials           []int64
-	groups, metrics  []string
-	steps, reports   []int64
-	values           []float64
-	ats              []time.Time
-	epochs           []*float64
-	coarse           []bool
+	trials          []int64
+	groups, metrics []string
+	steps, reports  []int64
+	values          []float64
+	ats             []time.Time
+	epochs          []*float64
+	coarse          []bool
 }
 
 func (r *pointRows) add(k seriesKey, p keptPoint, coarse bool) {
