@@ -8,18 +8,22 @@
 --
 -- The points kept: the steps are cut into buckets of `width` steps (at
 -- multiples of width, a power of two), the smallest width that spans the
--- series in fewer than 128 buckets, and each bucket keeps its smallest value
--- (the earliest of equal ones), its largest (the latest of equal ones) and
--- its last report, plus the series' first report. `coarse` marks those kept for 16 buckets (width
--- coarse_width) in the same way, for charts of many trials. As widths are
--- powers of two at multiples of themselves, a bucket is the union of
--- smaller ones, so a new report changes only the kept points of the buckets
--- it falls in, and a doubled width merges the kept points exactly: what
--- triggers keep at each insert is what a rebuild from the reports gives.
+-- series in fewer than 128 buckets, and each bucket keeps its smallest
+-- value (the earliest of equal ones), its largest (the latest of equal
+-- ones) and its last report, plus the series' first report. `coarse` marks
+-- those of them kept for 16 buckets (width coarse_width) in the same way,
+-- for charts of many trials. As widths are powers of two at multiples of
+-- themselves, a bucket is the union of smaller ones, so a new report changes
+-- only the kept points of the buckets it falls in, and a doubled width merges
+-- the kept points exactly: what a merge at each insert keeps is what a
+-- rebuild from the reports gives.
 --
--- Triggers keep it: an insert merges its reports' values in (one statement
--- per INSERT); a change of a report's values or of its hidden flag, and a
--- delete, rebuilds the series of that trial and group from its reports
+-- Kept up to date: InsertMetrics (the ingestion path) merges its reports'
+-- values in, in Go, in its transaction (db/series_merge.go), and tells the
+-- insert trigger so (resolute.series = merged); any other INSERT is merged by
+-- the trigger in SQL (a bulk load of more than 5,000 reports is rebuilt from
+-- the reports instead). A change of a report's values or of its hidden flag,
+-- and a delete, rebuilds the series of that trial and group from its reports
 -- (rare: a restart hides reports, a metric reported again at one step).
 CREATE TABLE metric_series (
     trial_id     bigint NOT NULL,
@@ -168,10 +172,12 @@ END $$;
 -- +goose StatementEnd
 
 -- metric_series_rebuild rebuilds the series of the trials and groups given
--- (pairwise) from their visible reports, 32 pairs at a time.
+-- (pairwise) from their visible reports, 32 pairs at a time, through the
+-- index of metrics (a bulk load's trigger runs before the new reports have
+-- statistics, and a plan that scanned the table would scan it per chunk).
 -- +goose StatementBegin
 CREATE FUNCTION metric_series_rebuild(trial_ids bigint[], group_names text[]) RETURNS void LANGUAGE plpgsql
-SET work_mem = '64MB' AS $$
+SET work_mem = '64MB' SET enable_seqscan = off AS $$
 DECLARE i int := 1; n int := COALESCE(array_length(trial_ids, 1), 0);
 BEGIN
     DELETE FROM metric_points p USING unnest(trial_ids, group_names) AS g(trial_id, group_name)
