@@ -16,7 +16,7 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(dbtest.Main(m)) }
 
-func bootstrapped(t *testing.T) *db.DB {
+func bootstrapped(t testing.TB) *db.DB {
 	t.Helper()
 	d := dbtest.New(t)
 	if err := d.Bootstrap(context.Background(), ""); err != nil {

@@ -19,9 +19,16 @@ func (db *DB) MigrateDownTo(ctx context.Context, version int64) error {
 	return err
 }
 
-// ExperimentSeriesSQL is the query ExperimentSeries runs, for a
-// benchmark's EXPLAIN.
+// ExperimentSeriesSQL is the query ExperimentSeries runs on the reports
+// (a zoomed or whole series), for a benchmark's EXPLAIN.
 const ExperimentSeriesSQL = experimentSeriesSQL
+
+// ExperimentCoarseSQL is the query ExperimentSeries runs on the kept points
+// for a chart of many trials; its arguments are KeptArgs'.
+const ExperimentCoarseSQL = experimentCoarseSQL
+
+// KeptArgs are the arguments of the queries on the kept points.
+func (s Series) KeptArgs(key int64) []any { return []any{key, s.Group, s.Metric, s.AfterStep} }
 
 // Args are the query's arguments for the series of key.
 func (s Series) Args(key int64) []any { return s.args(key) }

@@ -66,23 +66,39 @@ const (
 	FROM metrics m WHERE m.trial_id = $1` + reportsRange + `
 	ORDER BY m.steps_completed, m.id`
 
-	// An experiment's series: every trial that reported the metric is
-	// listed, even with no points in the range (a row without a step).
-	experimentSeriesSQL = `WITH a AS (
-	  SELECT m.id, m.trial_id, m.steps_completed, (m.metrics->'avg_metrics'->>$3::text)::float8 AS v, m.reported_at AS at,
-	    COALESCE(CASE WHEN jsonb_typeof(m.metrics->'avg_metrics'->'epochs') = 'number' THEN (m.metrics->'avg_metrics'->>'epochs')::float8 END,
-	      CASE WHEN jsonb_typeof(m.metrics->'avg_metrics'->'epoch') = 'number' THEN (m.metrics->'avg_metrics'->>'epoch')::float8 END) AS ep,
-	    m.steps_completed >= $4 AND ($5::bigint < 0 OR m.steps_completed <= $5::bigint) AND m.steps_completed > $6::bigint AS wanted
-	  FROM metrics m JOIN trials t ON t.id = m.trial_id
-	  WHERE t.experiment_id = $1 AND m.group_name = $2 AND NOT m.hidden AND jsonb_typeof(m.metrics->'avg_metrics'->$3::text) = 'number')
-	, s AS (SELECT a.id, a.trial_id, a.steps_completed, a.v, a.at, a.ep,
-	    row_number() OVER (PARTITION BY a.trial_id ORDER BY a.steps_completed, a.id) - 1 AS i,
-	    count(*) OVER (PARTITION BY a.trial_id) AS n
-	  FROM a WHERE a.wanted)` + seriesKept + `
+	// An experiment's series read from its reports (a zoomed chart's range,
+	// or a whole series): every trial that reported the metric is listed
+	// (from metric_series), even with no points in the range (a row
+	// without a step).
+	experimentSeriesSQL = `WITH s AS (
+	  SELECT m.id, m.trial_id, m.steps_completed, metric_series_float(m.metrics->'avg_metrics'->$3::text) AS v, m.reported_at AS at,
+	    COALESCE(metric_series_float(m.metrics->'avg_metrics'->'epochs'), metric_series_float(m.metrics->'avg_metrics'->'epoch')) AS ep,
+	    row_number() OVER (PARTITION BY m.trial_id ORDER BY m.steps_completed, m.id) - 1 AS i,
+	    count(*) OVER (PARTITION BY m.trial_id) AS n
+	  FROM trials t JOIN metrics m ON m.trial_id = t.id
+	  WHERE t.experiment_id = $1 AND m.group_name = $2 AND NOT m.hidden AND metric_series_float(m.metrics->'avg_metrics'->$3::text) IS NOT NULL
+	    AND m.steps_completed >= $4 AND ($5::bigint < 0 OR m.steps_completed <= $5::bigint) AND m.steps_completed > $6::bigint)` + seriesKept + `
 	SELECT k.trial_id, k.steps_completed, k.v, k.at, k.ep FROM kept k
-	UNION ALL SELECT DISTINCT a.trial_id, NULL::bigint, NULL::float8, NULL::timestamptz, NULL::float8 FROM a
+	UNION ALL SELECT h.trial_id, NULL::bigint, NULL::float8, NULL::timestamptz, NULL::float8
+	FROM metric_series h JOIN trials t ON t.id = h.trial_id
+	WHERE t.experiment_id = $1 AND h.group_name = $2 AND h.metric = $3::text
 	ORDER BY 1, 2 NULLS FIRST`
+
+	// An experiment's series from the points metric_series keeps of them
+	// (see migration 00021): a few dozen rows a trial (the coarse ones) or
+	// a few hundred, however many reports there are; past step $4.
+	experimentKeptSQL = `SELECT h.trial_id, p.step, p.value, p.reported_at, p.epoch
+	FROM trials t JOIN metric_series h ON h.trial_id = t.id AND h.group_name = $2 AND h.metric = $3
+	LEFT JOIN metric_points p ON p.trial_id = h.trial_id AND p.group_name = h.group_name AND p.metric = h.metric AND p.step > $4`
+	experimentKeptOrder = ` WHERE t.experiment_id = $1 ORDER BY h.trial_id, p.step NULLS FIRST, p.report_id`
+	experimentFineSQL   = experimentKeptSQL + experimentKeptOrder
+	experimentCoarseSQL = experimentKeptSQL + ` AND p.coarse` + experimentKeptOrder
 )
+
+// A series keeps at most about 3 points of each of its 128 buckets and
+// coarse ones of 16 (migration 00021); a chart that asks for no more than
+// coarsePoints a trial (one of 300 trials or more) gets the coarse ones.
+const coarsePoints = 100
 
 func (s Series) args(key int64) []any {
 	return []any{key, s.Group, s.Metric, s.MinSteps, s.MaxSteps, s.AfterStep, s.MaxPoints}
@@ -112,9 +128,26 @@ func (db *DB) EachTrialMetric(ctx context.Context, trialID int64, s Series, fn f
 }
 
 // ExperimentSeries returns one metric of every trial of an experiment that
-// reported it as a number, as s picks it, in trial and step order.
+// reported it as a number, as s picks it, in trial and step order. A
+// downsampled series comes from the points metric_series keeps (it never
+// reads the reports), downsampled further to s.MaxPoints; a zoomed range
+// or a whole series is read from the reports.
 func (db *DB) ExperimentSeries(ctx context.Context, experimentID int64, s Series) ([]resolute.TrialSeries, error) {
-	rows, err := db.pool.Query(ctx, experimentSeriesSQL, s.args(experimentID)...)
+	if s.MaxPoints < 4 || s.MinSteps > 0 || s.MaxSteps >= 0 {
+		return db.experimentSeries(ctx, experimentID, 0, experimentSeriesSQL, s.args(experimentID)...)
+	}
+	sql := experimentFineSQL
+	if s.MaxPoints <= coarsePoints {
+		sql = experimentCoarseSQL
+	}
+	return db.experimentSeries(ctx, experimentID, s.MaxPoints, sql, experimentID, s.Group, s.Metric, s.AfterStep)
+}
+
+// experimentSeries reads rows of trial, step, value, time and epoch (a
+// trial without points has one with a NULL step), each trial's points
+// downsampled to maxPoints (0 for all).
+func (db *DB) experimentSeries(ctx context.Context, experimentID int64, maxPoints int, sql string, args ...any) ([]resolute.TrialSeries, error) {
+	rows, err := db.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, translate(err, "metrics of experiment %d", experimentID)
 	}
@@ -135,5 +168,46 @@ func (db *DB) ExperimentSeries(ctx context.Context, experimentID int64, s Series
 	if err != nil {
 		return nil, translate(err, "metrics of experiment %d", experimentID)
 	}
+	if maxPoints > 0 {
+		for i := range out {
+			out[i].Points = Downsample(out[i].Points, maxPoints)
+		}
+	}
 	return out, nil
+}
+
+// Downsample is points (in step order) cut, as the SQL of Series does,
+// into maxPoints/2 buckets of as many points each, keeping each bucket's
+// smallest and largest value (the earliest of equal ones) and the first
+// and last point. Fewer than maxPoints, or a maxPoints below 4, are kept
+// whole. It reuses the slice.
+func Downsample(points []resolute.MetricPoint, maxPoints int) []resolute.MetricPoint {
+	n := len(points)
+	if maxPoints < 4 || n <= maxPoints {
+		return points
+	}
+	buckets := maxPoints / 2
+	keep := make([]bool, n)
+	keep[0], keep[n-1] = true, true
+	lo, hi, bucket := 0, 0, 0
+	for i := range n {
+		if b := i * buckets / n; b != bucket {
+			keep[lo], keep[hi] = true, true
+			lo, hi, bucket = i, i, b
+		}
+		if points[i].Value < points[lo].Value {
+			lo = i
+		}
+		if points[i].Value > points[hi].Value {
+			hi = i
+		}
+	}
+	keep[lo], keep[hi] = true, true
+	out := points[:0]
+	for i, p := range points {
+		if keep[i] {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -14,7 +14,8 @@ import (
 // metric=M[&group=validation&max_points=N&min_batches=A&max_batches=B&
 // after_step=S]: one metric of every trial, each trial's series (within
 // batches A..B, for a chart zoomed into them; past step S, what a chart
-// lacks) downsampled in SQL for a chart N wide (see db.Series), to fewer
+// lacks) downsampled for a chart N wide from the points each series keeps
+// (a zoomed range from its reports; see db.ExperimentSeries), to fewer
 // points a trial where there are many trials.
 func (s *Server) handleAPIExperimentMetrics(w http.ResponseWriter, r *http.Request) {
 	e, err := s.experimentParam(r)

@@ -174,6 +174,34 @@ type Metric struct {
 	ToldSearcher   bool
 }
 
+type MetricPoint struct {
+	TrialID    int64
+	GroupName  string
+	Metric     string
+	Step       int64
+	ReportID   int64
+	Value      float64
+	ReportedAt time.Time
+	Epoch      *float64
+	Coarse     bool
+}
+
+type MetricSeries struct {
+	TrialID     int64
+	GroupName   string
+	Metric      string
+	FirstStep   int64
+	LastStep    int64
+	Width       int64
+	CoarseWidth int64
+	Reports     int64
+	LastValue   float64
+	MinValue    float64
+	MaxValue    float64
+	RebuiltIn   *int64
+	RebuiltUpto *int64
+}
+
 type Model struct {
 	ID          int64
 	Name        string

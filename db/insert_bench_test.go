@@ -1,0 +1,35 @@
+package db_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/resolute-ml/resolute"
+)
+
+// BenchmarkInsertMetrics stores batches of 16 training reports of 50
+// metrics each into one trial, as the metrics writer does under load, and
+// prints the time a batch takes (its series merged in).
+func BenchmarkInsertMetrics(b *testing.B) {
+	d := bootstrapped(b)
+	tr := newTrial(b, d)
+	m := map[string]float64{}
+	step := int64(0)
+	b.ResetTimer()
+	for range b.N {
+		batch := make([]resolute.MetricsReport, 16)
+		for i := range batch {
+			step++
+			for j := range 50 {
+				m[fmt.Sprintf("m%02d", j)] = float64(j)/7 + float64(step%13)
+			}
+			body, _ := json.Marshal(map[string]any{"avg_metrics": m})
+			batch[i] = resolute.MetricsReport{TrialID: tr.ID, TrialRunID: 1, StepsCompleted: step, Group: "training", Metrics: body}
+		}
+		if err := d.InsertMetrics(context.Background(), batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
