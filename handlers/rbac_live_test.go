@@ -1,6 +1,7 @@
 package handlers_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/db"
 )
 
 // TestUnderRBACTheEventsStreamTellsNothingOfAnotherWorkspace: a Viewer of
@@ -160,5 +162,44 @@ func TestUnderRBACATemplateOfAnotherWorkspaceIsNotFound(t *testing.T) {
 	aliceToken := login(t, w.m, "alice", "s3cret-pw")
 	if code := api(t, w.m, "POST", "/api/v1/preview-hp-search", aliceToken, body(w.alice.template), nil); code != 200 {
 		t.Errorf("alice's preview with her template: %d, want 200", code)
+	}
+}
+
+// TestUnderRBACAShellIsOpenedByEditorsNotRestrictedOnes: ed's own shell in
+// team-a, while he is an Editor there, gives its SSH keys (none here: it
+// never started, 404) and its tunnel and terminal get past authorization;
+// made EditorRestricted, he is refused all three (403), as a shell is a
+// login that only those who may launch one open.
+func TestUnderRBACAShellIsOpenedByEditorsNotRestrictedOnes(t *testing.T) {
+	w := newRBACWalk(t)
+	ctx := context.Background()
+	ed, err := w.m.DB.UserByUsername(ctx, "ed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell, err := w.m.DB.CreateTask(ctx, db.NewTask{Type: resolute.TaskShell, Config: []byte("{}"), UserID: ed.ID,
+		ProjectID: w.teamAProject, ResourcePool: "retired"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{"/api/v1/shells/" + shell + "/ssh", "/api/v1/tasks/" + shell + "/tunnel", "/tasks/" + shell + "/terminal"}
+	for _, path := range paths {
+		if code, body := getAs(t, w.m, path, freshSession(t, w.m, ed.ID)); code == 403 || code >= 500 {
+			t.Errorf("GET %s as an Editor: %d %.200s, want past authorization", path, code, body)
+		}
+	}
+	swap := func(endpoint, role string) {
+		t.Helper()
+		body := fmt.Sprintf(`{"userRoleAssignments":[{"userId":%d,"roleAssignment":{"role":{"name":%q},"scopeWorkspaceId":%d}}]}`, ed.ID, role, w.teamA)
+		if code := api(t, w.m, "POST", "/api/v1/roles/"+endpoint, w.admin, body, nil); code != 200 {
+			t.Fatalf("%s %s: %d", endpoint, role, code)
+		}
+	}
+	swap("remove-assignments", "Editor")
+	swap("add-assignments", "EditorRestricted")
+	for _, path := range paths {
+		if code, body := getAs(t, w.m, path, freshSession(t, w.m, ed.ID)); code != 403 {
+			t.Errorf("GET %s as an EditorRestricted: %d %.200s, want 403", path, code, body)
+		}
 	}
 }
