@@ -54,8 +54,11 @@ func (k *objectKeys) add(kind, id string) string {
 	return kind + ":" + id
 }
 
-// owners reads the workspaces of the objects noted.
+// owners reads the workspaces of the objects noted (none: no query).
 func (k *objectKeys) owners(ctx context.Context, d *db.DB) (map[string]db.TopicOwner, error) {
+	if len(k.exps)+len(k.trials)+len(k.tasks) == 0 {
+		return nil, nil
+	}
 	return d.TopicOwners(ctx, k.exps, k.trials, k.tasks)
 }
 
