@@ -203,3 +203,23 @@ func TestUnderRBACAShellIsOpenedByEditorsNotRestrictedOnes(t *testing.T) {
 		}
 	}
 }
+
+// TestUnderRBACTheClustersUsageIsAClusterAdmins: the usage names every
+// workspace's users, so under RBAC only a ClusterAdmin (alice, by role,
+// not by the admin flag) reads it, on the API and the page; a Viewer of a
+// workspace and a user with no role are refused.
+func TestUnderRBACTheClustersUsageIsAClusterAdmins(t *testing.T) {
+	w := newRBACWalk(t)
+	day := time.Now().UTC().Format(time.DateOnly)
+	paths := []string{"/api/v1/resources/allocation/aggregated?start_date=" + day + "&end_date=" + day, "/cluster/usage"}
+	for _, path := range paths {
+		if code, body := getAs(t, w.m, path, login(t, w.m, "alice", "s3cret-pw")); code != 200 {
+			t.Errorf("GET %s as a ClusterAdmin: %d %.200s", path, code, body)
+		}
+		for _, a := range w.attackers {
+			if code, _ := getAs(t, w.m, path, freshSession(t, w.m, a.user.ID)); code != 403 {
+				t.Errorf("GET %s as %s: %d, want 403", path, a.name, code)
+			}
+		}
+	}
+}
