@@ -336,6 +336,9 @@ type Slot struct {
 	Agent string `json:"agent,omitempty"`
 	// Foreign says a pod Resolute did not start holds the slot.
 	Foreign bool `json:"foreign,omitempty"`
+	// Hidden says an allocation of a workspace the requester does not read
+	// holds the slot (RBAC): which one is not told.
+	Hidden bool `json:"hidden,omitempty"`
 	// Usage is a GPU slot's latest utilization and memory, where the
 	// resource manager reads them (the local one, through NVML); nil else.
 	Usage *GPUUsage `json:"usage,omitempty"`

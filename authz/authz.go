@@ -118,9 +118,11 @@ const (
 	ChangeProject    Action = "change project" // also the workspace's owner
 	ChangeExperiment Action = "change experiment"
 	ChangeTask       Action = "change task" // kill it, set its priority
-	// OpenTask opens a task's web page or terminal: under basic as
-	// ChangeTask; under RBAC a TensorBoard is opened by its viewers, a
-	// notebook or shell by EditorRestricted and above.
+	// OpenTask opens a task's web page, terminal, SSH or proxy ports:
+	// under basic as ChangeTask; under RBAC a TensorBoard is opened by its
+	// viewers, a notebook or command by EditorRestricted and above, a
+	// shell (a login to run anything) by Editors and above, who may launch
+	// one.
 	OpenTask       Action = "open task"
 	ChangeJob      Action = "change job" // its place, priority, weight and pool in the queue
 	ChangeModel    Action = "change model"
@@ -143,6 +145,11 @@ const (
 	// Administer is what only administrators may do: add users, change
 	// anyone's admin flag, read the master's logs.
 	Administer Action = "administer"
+
+	// ReadUsage reads the cluster's historical usage by user and
+	// workspace: every signed-in user under basic; under RBAC a
+	// ClusterAdmin, as Determined's PERMISSION_TYPE_VIEW_CLUSTER_USAGE.
+	ReadUsage Action = "read usage"
 
 	// AssignRoles grants and revokes roles in a workspace (the object) or
 	// cluster-wide (Cluster): administrators; under RBAC also a
@@ -199,7 +206,7 @@ func Can(a Actor, act Action, o Object) error {
 		return rbacCan(u, a.perms, act, o)
 	}
 	switch act {
-	case Read, CreateWorkspace, CreateProject, CreateExperiment, CreateTask, CreateModel, CreateTemplate:
+	case Read, ReadUsage, CreateWorkspace, CreateProject, CreateExperiment, CreateTask, CreateModel, CreateTemplate:
 		return nil
 	case ChangeWorkspace, ChangeProject, ChangeExperiment, ChangeTask, OpenTask, ChangeJob, ChangeModel, ChangeTemplate,
 		ChangeCheckpoint, ChangeRunMetadata:

@@ -63,8 +63,11 @@ func permissionFor(act Action, o Object) (Permission, bool) {
 	case ChangeTask:
 		return UpdateNSC, true
 	case OpenTask:
-		if o.TaskType == resolute.TaskTensorBoard {
+		switch o.TaskType {
+		case resolute.TaskTensorBoard:
 			return ViewNSC, true
+		case resolute.TaskShell:
+			return UpdateNSC, true
 		}
 		return UseNSC, true
 	case ChangeJob:
@@ -80,6 +83,8 @@ func permissionFor(act Action, o Object) (Permission, bool) {
 		return AssignRolesIn, true
 	case Administer:
 		return AdministrateUsers, true
+	case ReadUsage:
+		return ViewClusterUsage, true
 	}
 	return "", false
 }

@@ -40,7 +40,7 @@ func roleActor(r authz.Role) authz.Actor {
 // answer in the workspace where the role is held and in another, as
 // "own/other". The answers are Determined's pre-canned roles: a Viewer
 // reads; an EditorRestricted also edits projects, experiments, models and
-// templates and opens notebooks; an Editor also launches and changes
+// templates and opens notebooks (not shells); an Editor also launches and changes
 // notebooks, shells, commands and TensorBoards; a WorkspaceAdmin also
 // changes the workspace and assigns roles in it; a WorkspaceCreator only
 // creates workspaces; a ClusterAdmin does everything everywhere.
@@ -62,6 +62,9 @@ func TestRBACAnswersEveryActionForEveryRoleInOwnAndOtherWorkspace(t *testing.T) 
 		},
 		"notebook": func(ws int64) authz.Object {
 			return authz.Task(resolute.Task{ID: "notebook-4", Type: resolute.TaskNotebook, UserID: owner.ID, WorkspaceID: ws})
+		},
+		"shell": func(ws int64) authz.Object {
+			return authz.Task(resolute.Task{ID: "shell-6", Type: resolute.TaskShell, UserID: owner.ID, WorkspaceID: ws})
 		},
 		"tensorboard": func(ws int64) authz.Object {
 			return authz.Task(resolute.Task{ID: "tensorboard-5", Type: resolute.TaskTensorBoard, UserID: owner.ID, WorkspaceID: ws})
@@ -114,6 +117,8 @@ func TestRBACAnswersEveryActionForEveryRoleInOwnAndOtherWorkspace(t *testing.T) 
 		"a run's metadata is set as its experiment":            {authz.ChangeRunMetadata, "trial", []string{none, none, here, here, here, none, all, none}},
 		"a notebook is killed by editors":                      {authz.ChangeTask, "notebook", []string{none, none, none, here, here, none, all, none}},
 		"a notebook is opened by restricted editors and up":    {authz.OpenTask, "notebook", []string{none, none, here, here, here, none, all, none}},
+		"a shell is opened by editors, not restricted":         {authz.OpenTask, "shell", []string{none, none, none, here, here, none, all, none}},
+		"the cluster's usage is read by cluster admins":        {authz.ReadUsage, "cluster", []string{none, none, none, none, none, none, all, none}},
 		"a TensorBoard is opened by its viewers":               {authz.OpenTask, "tensorboard", []string{none, here, here, here, here, none, all, none}},
 		"an experiment's job is moved by restricted editors":   {authz.ChangeJob, "experiment job", []string{none, none, here, here, here, none, all, none}},
 		"a notebook's job is moved by editors":                 {authz.ChangeJob, "notebook job", []string{none, none, none, here, here, none, all, none}},

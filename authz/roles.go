@@ -65,6 +65,7 @@ const (
 	ViewMasterLogs      Permission = "PERMISSION_TYPE_VIEW_MASTER_LOGS"
 	EditJobQueue        Permission = "PERMISSION_TYPE_CONTROL_STRICT_JOB_QUEUE"
 	ViewEveryWorkspaces Permission = "PERMISSION_TYPE_VIEW_ALL_WORKSPACES" // ClusterAdmin's
+	ViewClusterUsage    Permission = "PERMISSION_TYPE_VIEW_CLUSTER_USAGE"
 )
 
 // RoleInfo is a role as `det rbac list-roles` shows it.
@@ -83,7 +84,7 @@ var (
 	editorPerms = append(slices.Clone(restricted), CreateNSC, UpdateNSC)
 	wsAdmin     = append(slices.Clone(editorPerms), UpdateWorkspace, AssignRolesIn)
 	everything  = append(slices.Clone(wsAdmin), CreateWorkspaces, AdministrateUsers, AdministrateGroups, ViewMasterLogs,
-		EditJobQueue, ViewEveryWorkspaces)
+		EditJobQueue, ViewEveryWorkspaces, ViewClusterUsage)
 )
 
 // roles are the built-in roles with Determined's ids.

@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/expconf"
 	"github.com/resolute-ml/resolute/searcher"
@@ -119,19 +120,22 @@ func ignoreNotFound(err error) error {
 }
 
 // ExpandExperiment merges the layers and returns the fully expanded config,
-// or every error at once (code invalid). templateName "" means none. The
-// config's workspace key (or the default workspace) gives its workspace.
-func (c *Configs) ExpandExperiment(ctx context.Context, userYAML []byte, templateName string, overrides []string) (*expconf.ExperimentConfig, error) {
-	return c.ExpandExperimentIn(ctx, 0, userYAML, templateName, overrides)
+// or every error at once (code invalid). templateName "" means none; a
+// template a may not read (under RBAC, of a workspace where they hold no
+// role that reads templates) is not found. The config's workspace key (or
+// the default workspace) gives its workspace.
+func (c *Configs) ExpandExperiment(ctx context.Context, a authz.Actor, userYAML []byte, templateName string, overrides []string) (*expconf.ExperimentConfig, error) {
+	return c.ExpandExperimentIn(ctx, a, 0, userYAML, templateName, overrides)
 }
 
 // ExpandExperimentIn is ExpandExperiment for a config submitted in project
 // projectID (0: the project its keys name): master (or pool) defaults <
 // the workspace's checkpoint storage < template < user config < overrides.
-func (c *Configs) ExpandExperimentIn(ctx context.Context, projectID int64, userYAML []byte, templateName string, overrides []string) (*expconf.ExperimentConfig, error) {
+func (c *Configs) ExpandExperimentIn(ctx context.Context, a authz.Actor, projectID int64, userYAML []byte, templateName string,
+	overrides []string) (*expconf.ExperimentConfig, error) {
 	var upper [][]byte
 	if templateName != "" {
-		t, err := c.db.Template(ctx, templateName)
+		t, err := readTemplate(ctx, c.db, a, templateName)
 		if err != nil {
 			return nil, err
 		}
@@ -158,8 +162,8 @@ func (c *Configs) ExpandExperimentIn(ctx context.Context, projectID int64, userY
 }
 
 // PreviewSearch expands a config and returns the searcher's plan.
-func (c *Configs) PreviewSearch(ctx context.Context, userYAML []byte, templateName string, overrides []string) (*expconf.ExperimentConfig, searcher.Plan, error) {
-	cfg, err := c.ExpandExperiment(ctx, userYAML, templateName, overrides)
+func (c *Configs) PreviewSearch(ctx context.Context, a authz.Actor, userYAML []byte, templateName string, overrides []string) (*expconf.ExperimentConfig, searcher.Plan, error) {
+	cfg, err := c.ExpandExperiment(ctx, a, userYAML, templateName, overrides)
 	if err != nil {
 		return nil, searcher.Plan{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/db/dbtest"
 	"github.com/resolute-ml/resolute/expconf"
@@ -37,7 +38,7 @@ func TestExpansionOrderIsDefaultsTemplateUserOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := control.NewConfigs(d, defaults)
-	cfg, err := c.ExpandExperiment(ctx, []byte(userConfig+"environment: {image: user:1}\n"), "team", []string{"max_restarts=7"})
+	cfg, err := c.ExpandExperiment(ctx, authz.System, []byte(userConfig+"environment: {image: user:1}\n"), "team", []string{"max_restarts=7"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestExpansionOrderIsDefaultsTemplateUserOverrides(t *testing.T) {
 		t.Errorf("master defaults missing: %v", got)
 	}
 
-	_, plan, err := c.PreviewSearch(ctx, []byte(userConfig), "team", nil)
+	_, plan, err := c.PreviewSearch(ctx, authz.System, []byte(userConfig), "team", nil)
 	if err != nil || plan.Trials != 4 {
 		t.Fatalf("preview: %+v %v", plan, err)
 	}
@@ -76,7 +77,7 @@ func TestBadConfigsAndTemplatesAreInvalid(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := c.ExpandExperiment(ctx, []byte(tc.config), tc.template, nil)
+			_, err := c.ExpandExperiment(ctx, authz.System, []byte(tc.config), tc.template, nil)
 			if resolute.ErrorCode(err) != tc.code || !strings.Contains(resolute.ErrorMessage(err), tc.message) {
 				t.Fatalf("got %s %q, want %s containing %q", resolute.ErrorCode(err), resolute.ErrorMessage(err), tc.code, tc.message)
 			}
@@ -113,7 +114,7 @@ func TestAPoolsOwnDefaultsReplaceTheMasters(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			cfg, err := c.ExpandExperiment(ctx, []byte(userConfig+tc.extra), "", tc.overrides)
+			cfg, err := c.ExpandExperiment(ctx, authz.System, []byte(userConfig+tc.extra), "", tc.overrides)
 			if err != nil {
 				t.Fatal(err)
 			}

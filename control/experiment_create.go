@@ -37,7 +37,7 @@ func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateReque
 	if err := checkContext(req.Context); err != nil {
 		return resolute.Experiment{}, err
 	}
-	cfg, err := x.c.configs.ExpandExperimentIn(ctx, req.ProjectID, []byte(req.ConfigYAML), req.Template, req.Overrides)
+	cfg, err := x.c.configs.ExpandExperimentIn(ctx, a, req.ProjectID, []byte(req.ConfigYAML), req.Template, req.Overrides)
 	if err != nil {
 		return resolute.Experiment{}, err
 	}

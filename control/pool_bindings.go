@@ -100,9 +100,10 @@ func (s *WorkspaceSettings) changeBindings(ctx context.Context, a authz.Actor, v
 	return err
 }
 
-// PoolBindings lists the workspaces pool is bound to; none: everyone's.
-func (s *WorkspaceSettings) PoolBindings(ctx context.Context, pool string) ([]resolute.PoolBinding, error) {
-	if !slices.Contains(s.c.poolNames(), pool) {
+// PoolBindings lists the workspaces pool is bound to ("" every pool's);
+// none: everyone's. Under RBAC only the workspaces a reads are listed.
+func (s *WorkspaceSettings) PoolBindings(ctx context.Context, a authz.Actor, pool string) ([]resolute.PoolBinding, error) {
+	if pool != "" && !slices.Contains(s.c.poolNames(), pool) {
 		return nil, resolute.Errorf(resolute.ENotFound, "resource pool %q does not exist; the pools are %s", pool, strings.Join(s.c.poolNames(), ", "))
 	}
 	all, err := s.db.PoolBindings(ctx)
@@ -111,17 +112,17 @@ func (s *WorkspaceSettings) PoolBindings(ctx context.Context, pool string) ([]re
 	}
 	out := []resolute.PoolBinding{}
 	for _, b := range all {
-		if b.PoolName == pool {
+		if (pool == "" || b.PoolName == pool) && a.Sees(authz.ViewWorkspace, b.WorkspaceID) {
 			out = append(out, b)
 		}
 	}
 	return out, nil
 }
 
-// AvailablePools lists the pools workspace id may use: those bound to no
-// workspace or to it.
-func (s *WorkspaceSettings) AvailablePools(ctx context.Context, id int64) ([]string, error) {
-	if _, err := s.db.Workspace(ctx, id); err != nil {
+// AvailablePools lists the pools workspace id may use, to one who reads
+// it: those bound to no workspace or to it.
+func (s *WorkspaceSettings) AvailablePools(ctx context.Context, a authz.Actor, id int64) ([]string, error) {
+	if _, err := s.Get(ctx, a, id); err != nil {
 		return nil, err
 	}
 	bindings, err := s.db.PoolBindings(ctx)

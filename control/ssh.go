@@ -79,11 +79,12 @@ func (x *Tasks) SSHKeys(ctx context.Context, a authz.Actor, id string) (resolute
 	return k, err
 }
 
-// ownTask lets the task's owner through: one who may change it (authz)
-// and is its owner. Administrators may kill others' tasks but not use their
-// keys or reach their ports.
+// ownTask lets the task's owner through: one who may open it (authz: under
+// RBAC a shell needs an Editor's role in its workspace, EditorRestricted
+// opens none) and is its owner. Administrators may kill others' tasks but
+// not use their keys or reach their ports.
 func ownTask(a authz.Actor, t resolute.Task) error {
-	if err := authz.Can(a, authz.ChangeTask, authz.Task(t)); err != nil {
+	if err := authz.Can(a, authz.OpenTask, authz.Task(t)); err != nil {
 		return err
 	}
 	if a.UserID() != t.UserID {

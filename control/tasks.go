@@ -76,7 +76,7 @@ func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (res
 	}
 	layers := [][]byte{}
 	if req.Template != "" {
-		t, err := x.c.db.Template(ctx, req.Template)
+		t, err := readTemplate(ctx, x.c.db, a, req.Template)
 		if err != nil {
 			return resolute.Task{}, err
 		}

@@ -16,9 +16,10 @@ const maxUsagePeriods = 3660
 // given (YYYY-MM-DD, UTC, both included), a day or a month at a time:
 // every allocation's slot-seconds in each period, by user, pool and
 // workspace (Determined's GET /api/v1/resources/allocation/aggregated).
-// Every signed-in user may read it.
+// Every signed-in user may read it; under RBAC, as in Determined, only a
+// ClusterAdmin (it names every workspace's users and usage).
 func (s *Cluster) Usage(ctx context.Context, a authz.Actor, startDate, endDate string, period string) ([]resolute.AllocationAggregate, error) {
-	if err := authz.Can(a, authz.Read, authz.Cluster); err != nil {
+	if err := authz.Can(a, authz.ReadUsage, authz.Cluster); err != nil {
 		return nil, err
 	}
 	starts, ends, err := UsagePeriods(startDate, endDate, period)

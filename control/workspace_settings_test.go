@@ -242,11 +242,11 @@ func TestABoundPoolIsOnlyItsWorkspaces(t *testing.T) {
 		t.Errorf("moving speech's job to team-gpu: %v, want forbidden", err)
 	}
 	// What each workspace may use, and who the pool is bound to.
-	avail, _ := ws.AvailablePools(tm.ctx, tm.speech.ID)
+	avail, _ := ws.AvailablePools(tm.ctx, tm.admin, tm.speech.ID)
 	if diff := cmp.Diff([]string{"default", "cpu"}, avail); diff != "" {
 		t.Errorf("speech's pools (-want +got):\n%s", diff)
 	}
-	avail, _ = ws.AvailablePools(tm.ctx, tm.vision.ID)
+	avail, _ = ws.AvailablePools(tm.ctx, tm.admin, tm.vision.ID)
 	if diff := cmp.Diff([]string{"default", "team-gpu", "cpu"}, avail); diff != "" {
 		t.Errorf("vision's pools (-want +got):\n%s", diff)
 	}
@@ -254,7 +254,7 @@ func TestABoundPoolIsOnlyItsWorkspaces(t *testing.T) {
 	if err := ws.ReplacePoolBindings(tm.ctx, tm.admin, "team-gpu", []int64{tm.vision.ID, tm.speech.ID}); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := ws.PoolBindings(tm.ctx, "team-gpu")
+	b, _ := ws.PoolBindings(tm.ctx, tm.admin, "team-gpu")
 	if len(b) != 2 {
 		t.Errorf("bindings after replace: %v", b)
 	}

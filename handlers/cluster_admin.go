@@ -91,7 +91,10 @@ func (s *Server) handleAPIAgentDisable(w http.ResponseWriter, r *http.Request) {
 // agentsWithStates are the agents with whether each is enabled, and
 // draining when it is not.
 func (s *Server) agentsWithStates(r *http.Request) ([]resolute.Agent, error) {
-	agents := s.queue.Agents()
+	agents, err := s.queue.AgentsFor(r.Context(), actorFrom(r))
+	if err != nil {
+		return nil, err
+	}
 	states, err := s.db.AgentStates(r.Context())
 	if err != nil {
 		return nil, err

@@ -59,7 +59,14 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	// The id makes a browser send Last-Event-ID when it reconnects.
 	fmt.Fprint(w, "retry: 1000\nid: 0\n\n")
 	seq := 0
+	actor := actorFrom(r)
 	send := func(topics []string) {
+		// Under RBAC, only the objects of workspaces the user reads.
+		topics, err := s.svc.Roles.VisibleTopics(ctx, actor, topics)
+		if err != nil {
+			s.logger.Warn("live topics not told", "err", err)
+			return
+		}
 		for _, t := range topics {
 			seq++
 			fmt.Fprintf(w, "id: %d\nevent: change\ndata: %s\n\n", seq, t)

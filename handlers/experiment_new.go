@@ -46,7 +46,7 @@ func (s *Server) handleExperimentValidateForm(w http.ResponseWriter, r *http.Req
 		return
 	}
 	c := views.ConfigCheck{}
-	cfg, plan, err := s.configs.PreviewSearch(r.Context(), []byte(yaml), template, nil)
+	cfg, plan, err := s.configs.PreviewSearch(r.Context(), actorFrom(r), []byte(yaml), template, nil)
 	switch code := resolute.ErrorCode(err); code {
 	case "":
 		c.Summary = fmt.Sprintf("Valid: %s searcher on %s, %d trial(s).", plan.Searcher, plan.Metric, plan.Trials)

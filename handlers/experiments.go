@@ -128,7 +128,7 @@ func (s *Server) handleAPIExperimentCreate(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	if req.ValidateOnly {
-		cfg, err := s.configs.ExpandExperiment(r.Context(), []byte(req.Config), req.Template, req.Overrides)
+		cfg, err := s.configs.ExpandExperiment(r.Context(), actorFrom(r), []byte(req.Config), req.Template, req.Overrides)
 		if err != nil {
 			s.error(w, r, err)
 			return
@@ -157,7 +157,7 @@ func (s *Server) handleAPIPreviewSearch(w http.ResponseWriter, r *http.Request) 
 		s.error(w, r, err)
 		return
 	}
-	cfg, plan, err := s.configs.PreviewSearch(r.Context(), []byte(req.Config), req.Template, req.Overrides)
+	cfg, plan, err := s.configs.PreviewSearch(r.Context(), actorFrom(r), []byte(req.Config), req.Template, req.Overrides)
 	if err != nil {
 		s.error(w, r, err)
 		return

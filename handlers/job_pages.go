@@ -51,11 +51,10 @@ func (s *Server) handleJobQueueTable(w http.ResponseWriter, r *http.Request) {
 
 // jobQueueLive builds the tables: every pool with its jobs in queue order.
 func (s *Server) jobQueueLive(r *http.Request) (views.JobQueueLive, error) {
-	jobs, err := s.queue.Jobs(r.Context(), "")
+	jobs, err := s.queue.JobsFor(r.Context(), actorFrom(r), "")
 	if err != nil {
 		return views.JobQueueLive{}, err
 	}
-	jobs = visibleJobs(r, jobs)
 	l := views.JobQueueLive{Version: queueVersion(jobs), Draggable: s.assets.Has("vendor/Sortable.min.js")}
 	slots := map[string][2]int{}
 	for _, p := range s.queue.ResourcePools() {
@@ -138,6 +137,7 @@ func (s *Server) handleJobEvents(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	rc.SetWriteDeadline(time.Time{}) // a server-wide write timeout would cut the stream
 	ctx, cancel := context.WithTimeout(r.Context(), queueStreamLife)
+	actor := actorFrom(r)
 	defer cancel()
 	check := time.NewTicker(queueCheckEvery)
 	defer check.Stop()
@@ -146,7 +146,7 @@ func (s *Server) handleJobEvents(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "retry: 1000\n\n")
 	last := ""
 	for {
-		jobs, err := s.queue.Jobs(ctx, "")
+		jobs, err := s.queue.JobsFor(ctx, actor, "")
 		if err != nil {
 			if ctx.Err() == nil && !db.Unavailable(err) {
 				s.logger.Error("job queue events", "err", err)
@@ -217,7 +217,7 @@ func (s *Server) handleJobUpdateForm(w http.ResponseWriter, r *http.Request) {
 // the job as it is, with those changes in words.
 func (s *Server) readJobUpdateForm(r *http.Request) (resolute.QueueControl, []string, error) {
 	u := resolute.QueueControl{JobID: r.PostFormValue("job")}
-	jobs, err := s.queue.Jobs(r.Context(), "")
+	jobs, err := s.queue.JobsFor(r.Context(), actorFrom(r), "")
 	if err != nil {
 		return u, nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/resolute-ml/resolute"
-	"github.com/resolute-ml/resolute/authz"
 )
 
 // handleAPIJobQueue serves GET /api/v1/job-queues[?resource_pool=P]: the jobs
@@ -15,12 +14,11 @@ func (s *Server) handleAPIJobQueue(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, resolute.Errorf(resolute.ENotFound, "resource pool %q not found", pool))
 		return
 	}
-	jobs, err := s.queue.Jobs(r.Context(), pool)
+	jobs, err := s.queue.JobsFor(r.Context(), actorFrom(r), pool)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	jobs = visibleJobs(r, jobs)
 	writeJSON(w, http.StatusOK, resolute.JobQueueResponse{Jobs: jobs})
 }
 
@@ -62,24 +60,10 @@ func (s *Server) handleAPIAgents(w http.ResponseWriter, r *http.Request) {
 // handleAPIResourcePools serves GET /api/v1/resource-pools: each pool with its
 // scheduler and which allocation holds each slot.
 func (s *Server) handleAPIResourcePools(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, resolute.ResourcePoolsResponse{ResourcePools: s.queue.ResourcePools()})
-}
-
-// visibleJobs keeps the jobs the requester sees: under RBAC, those of the
-// workspaces where they hold a role that reads them (the queue is built in
-// memory from the scheduler's last decision, so it is filtered here, by
-// the same rule as the lists' SQL).
-func visibleJobs(r *http.Request, jobs []resolute.Job) []resolute.Job {
-	a := actorFrom(r)
-	out := jobs[:0:0]
-	for _, j := range jobs {
-		taskType := j.Type
-		if taskType == "EXPERIMENT" {
-			taskType = ""
-		}
-		if a.Sees(authz.ViewPermission("job", taskType), j.WorkspaceID) {
-			out = append(out, j)
-		}
+	pools, err := s.queue.ResourcePoolsFor(r.Context(), actorFrom(r))
+	if err != nil {
+		s.error(w, r, err)
+		return
 	}
-	return out
+	writeJSON(w, http.StatusOK, resolute.ResourcePoolsResponse{ResourcePools: pools})
 }

@@ -19,7 +19,8 @@ var writeVerbs = regexp.MustCompile(`^(Create|Set|Delete|Update|Insert|Archive|U
 // runnerReads are what handlers may ask the parts of the runner they hold
 // (s.queue, s.admission): what they know that is not in the database.
 var runnerReads = map[string]map[string]bool{
-	"queue":     {"Jobs": true, "Pools": true, "ResourcePools": true, "Agents": true},
+	"queue": {"Jobs": true, "Pools": true, "ResourcePools": true, "Agents": true,
+		"JobsFor": true, "ResourcePoolsFor": true, "AgentsFor": true},
 	"admission": {"ShouldPreempt": true, "LastDecision": true},
 }
 

@@ -85,6 +85,9 @@ func (s *Server) handleAPIModelGet(w http.ResponseWriter, r *http.Request) {
 	name := chi.URLParam(r, "name")
 	if model, alias, ok := strings.Cut(name, "@"); ok {
 		m, err := s.db.Model(r.Context(), model)
+		if err == nil {
+			err = readable(r, authz.Model(m))
+		}
 		var v resolute.ModelVersion
 		if err == nil {
 			v, err = s.db.ModelVersionByAlias(r.Context(), m, alias)
@@ -100,6 +103,9 @@ func (s *Server) handleAPIModelGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m, err := s.db.Model(r.Context(), name)
+	if err == nil {
+		err = readable(r, authz.Model(m))
+	}
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -146,7 +146,7 @@ func (s *Server) clusterLive(r *http.Request) views.ClusterLive {
 	// The workspaces each pool is bound to; without them (the database
 	// away) the pools still show.
 	bound := map[string][]string{}
-	if bindings, err := s.db.PoolBindings(r.Context()); err == nil {
+	if bindings, err := s.svc.WorkspaceSettings.PoolBindings(r.Context(), actorFrom(r), ""); err == nil {
 		for _, b := range bindings {
 			bound[b.PoolName] = append(bound[b.PoolName], b.WorkspaceName)
 		}
@@ -156,7 +156,11 @@ func (s *Server) clusterLive(r *http.Request) views.ClusterLive {
 		configs[p.Name] = p.Scheduler
 	}
 	var l views.ClusterLive
-	for _, p := range s.queue.ResourcePools() {
+	pools, err := s.queue.ResourcePoolsFor(r.Context(), actorFrom(r)) // on error, every held slot hidden
+	if err != nil {
+		s.logger.Warn("cluster page: slots' holders", "err", err)
+	}
+	for _, p := range pools {
 		cp := views.ClusterPool{Pool: p, Order: priorityOrder(configs[p.Name]), BoundTo: bound[p.Name]}
 		for _, sl := range p.Slots {
 			cp.Slots = append(cp.Slots, views.ClusterSlot{Slot: sl, TrialID: trialOfID(sl.AllocationID)})

@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 )
 
 // MetricsAccess says whether the master serves /metrics and to whom:
@@ -45,7 +46,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 // mayScrape says whether r comes from an administrator or carries the
 // metrics token (compared in constant time).
 func (s *Server) mayScrape(r *http.Request) bool {
-	if u, ok := userFrom(r); ok && u.Admin {
+	if _, ok := userFrom(r); ok && authz.Can(actorFrom(r), authz.Administer, authz.Cluster) == nil { // a ClusterAdmin by role too
 		return true
 	}
 	tok := s.cfg.Metrics.Token

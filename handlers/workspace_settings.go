@@ -21,7 +21,7 @@ func (s *Server) handleAPIAvailablePools(w http.ResponseWriter, r *http.Request)
 		s.error(w, r, err)
 		return
 	}
-	pools, err := s.svc.WorkspaceSettings.AvailablePools(r.Context(), id)
+	pools, err := s.svc.WorkspaceSettings.AvailablePools(r.Context(), actorFrom(r), id)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -33,7 +33,7 @@ func (s *Server) handleAPIAvailablePools(w http.ResponseWriter, r *http.Request)
 // /api/v1/resource-pools/{name}/workspace-bindings: the workspaces the
 // pool is bound to.
 func (s *Server) handleAPIPoolBindings(w http.ResponseWriter, r *http.Request) {
-	bindings, err := s.svc.WorkspaceSettings.PoolBindings(r.Context(), chi.URLParam(r, "name"))
+	bindings, err := s.svc.WorkspaceSettings.PoolBindings(r.Context(), actorFrom(r), chi.URLParam(r, "name"))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -88,7 +88,7 @@ func (s *Server) handleAPINamespaceBindingsGet(w http.ResponseWriter, r *http.Re
 		s.error(w, r, err)
 		return
 	}
-	ws, err := s.db.Workspace(r.Context(), id)
+	ws, err := s.svc.WorkspaceSettings.Get(r.Context(), actorFrom(r), id)
 	if err != nil {
 		s.error(w, r, err)
 		return

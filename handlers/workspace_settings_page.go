@@ -23,7 +23,7 @@ func (s *Server) handleWorkspaceSettingsPage(w http.ResponseWriter, r *http.Requ
 		s.error(w, r, err)
 		return
 	}
-	ws, err := s.db.Workspace(r.Context(), id)
+	ws, err := s.svc.WorkspaceSettings.Get(r.Context(), actorFrom(r), id)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -69,14 +69,14 @@ func storageYAML(storage map[string]any) string {
 
 func (s *Server) renderWorkspaceSettings(w http.ResponseWriter, r *http.Request, status int, ws resolute.Workspace,
 	form views.WorkspaceSettingsForm, errs views.FormErrors) {
-	pools, err := s.svc.WorkspaceSettings.AvailablePools(r.Context(), ws.ID)
+	pools, err := s.svc.WorkspaceSettings.AvailablePools(r.Context(), actorFrom(r), ws.ID)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
 	var boundHere []string
 	for _, p := range pools {
-		if b, err := s.svc.WorkspaceSettings.PoolBindings(r.Context(), p); err == nil && len(b) > 0 {
+		if b, err := s.svc.WorkspaceSettings.PoolBindings(r.Context(), actorFrom(r), p); err == nil && len(b) > 0 {
 			boundHere = append(boundHere, p)
 		}
 	}

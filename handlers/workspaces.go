@@ -146,7 +146,11 @@ func (s *Server) handleAPIWorkspaceProjects(w http.ResponseWriter, r *http.Reque
 		s.error(w, r, err)
 		return
 	}
-	if _, err := s.db.Workspace(r.Context(), id); err != nil {
+	ws, err := s.db.Workspace(r.Context(), id)
+	if err == nil {
+		err = readable(r, authz.Workspace(ws))
+	}
+	if err != nil {
 		s.error(w, r, err)
 		return
 	}

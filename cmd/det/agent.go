@@ -64,7 +64,7 @@ func agentTable(w io.Writer, agents []resolute.Agent) error {
 		used, other := 0, 0
 		for _, s := range ag.Slots {
 			switch {
-			case s.AllocationID != "":
+			case s.AllocationID != "" || s.Hidden:
 				used++
 			case s.Foreign:
 				other++
@@ -105,8 +105,11 @@ func (a *app) slotListCmd() *cobra.Command {
 			rows := make([][]string, len(slots))
 			for i, s := range slots {
 				holder := s.AllocationID
-				if holder == "" && s.Foreign {
+				switch {
+				case holder == "" && s.Foreign:
 					holder = "(another pod)"
+				case holder == "" && s.Hidden:
+					holder = "(in use)" // another workspace's, under RBAC
 				}
 				rows[i] = []string{s.Agent, strconv.Itoa(s.ID), s.Device, holder}
 			}
