@@ -213,7 +213,7 @@ func decodeExperiment(doc *yaml.Node, opt options) (*ExperimentConfig, error) {
 		c.MinCheckpointPeriod = d.length(n, "min_checkpoint_period")
 	}
 	if o.has("records_per_epoch") {
-		d.warn("records_per_epoch", "deprecated since Determined 0.38")
+		d.warn("records_per_epoch", "deprecated since Determined 0.38 and ignored: the PyTorch trainer counts an epoch from its data loader")
 	}
 	if c.RecordsPerEpoch = o.intPtr("records_per_epoch"); c.RecordsPerEpoch != nil && *c.RecordsPerEpoch < 0 {
 		d.fail(o.take("records_per_epoch"), "records_per_epoch", "must be 0 or more, got %d", *c.RecordsPerEpoch)
