@@ -7,9 +7,11 @@ import (
 
 // containerOf is what a config asks of its task's container beyond the
 // image and mounts: resources.shm_size, resources.devices and
-// environment.add_capabilities/drop_capabilities.
+// environment.add_capabilities/drop_capabilities, and whether it gives
+// environment.pod_spec, registry_auth or force_pull_image.
 func containerOf(r expconf.ResourcesConfig, env expconf.EnvironmentConfig) resolute.ContainerSettings {
-	c := resolute.ContainerSettings{ShmSize: r.ShmSize}
+	c := resolute.ContainerSettings{ShmSize: r.ShmSize, PodSpec: env.PodSpec != nil,
+		RegistryAuth: env.RegistryAuth != nil, ForcePullImage: env.ForcePullImage}
 	for _, d := range r.Devices {
 		c.Devices = append(c.Devices, resolute.Device{HostPath: d.HostPath, ContainerPath: d.ContainerPath, Mode: d.Mode})
 	}

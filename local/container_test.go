@@ -20,6 +20,10 @@ func TestContainerSettingsAreRefusedWithTheirKeyAndTheReason(t *testing.T) {
 			"resources.devices is not supported on the local resource manager: tasks run as processes"},
 		"an added capability is refused":  {resolute.ContainerSettings{AddCapabilities: []string{"SYS_PTRACE"}}, "environment.add_capabilities is not supported"},
 		"a dropped capability is refused": {resolute.ContainerSettings{DropCapabilities: []string{"NET_RAW"}}, "environment.drop_capabilities is not supported"},
+		"a pod spec is refused":           {resolute.ContainerSettings{PodSpec: true}, "environment.pod_spec is not supported on the local resource manager"},
+		"registry credentials are refused": {resolute.ContainerSettings{RegistryAuth: true},
+			"environment.registry_auth is not supported on the local resource manager: tasks run as processes, not in containers (no image is pulled"},
+		"a forced pull is refused": {resolute.ContainerSettings{ForcePullImage: true}, "environment.force_pull_image is not supported on the local resource manager"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := m.CheckContainer(tc.s)
