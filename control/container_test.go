@@ -13,7 +13,7 @@ func TestProxyPortsThatWouldOpenATaskToOthersAreRefused(t *testing.T) {
 		pps  []expconf.ProxyPort
 		want string // "" accepts
 	}{
-		"none":                         {nil, ""},
+		"none":                {nil, ""},
 		"TCP ports are taken": {[]expconf.ProxyPort{{Port: 8080, ProxyTCP: true}, {Port: 6006, ProxyTCP: true}}, ""},
 		"an HTTP port, for the master to serve, is refused": {[]expconf.ProxyPort{{Port: 8080, ProxyTCP: true}, {Port: 6006}},
 			"environment.proxy_ports[1].proxy_tcp: false (an HTTP port the master serves at /proxy/TASK:PORT/, Determined's default) is not supported"},
