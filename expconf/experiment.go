@@ -228,6 +228,11 @@ func decodeExperiment(doc *yaml.Node, opt options) (*ExperimentConfig, error) {
 		d.warn("optimizations", "deprecated since Determined 0.38; kept for the legacy trial APIs")
 	}
 	c.Optimizations = o.freeForm("optimizations")
+	for _, k := range sortedKeys(c.Optimizations) {
+		if k != "aggregation_frequency" {
+			d.warn(join("optimizations", k), "ignored: Resolute's PyTorch trainer reads only optimizations.aggregation_frequency")
+		}
+	}
 	o.deprecated("tensorboard_storage", "deprecated and ignored; TensorBoard files are stored with checkpoints")
 	if in := o.take("internal"); in != nil {
 		d.fail(in, "internal", "reserved; must be null")

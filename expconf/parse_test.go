@@ -155,6 +155,7 @@ func TestParseExperimentLegacyConfigWarns(t *testing.T) {
 		"records_per_epoch: deprecated since Determined 0.38 and ignored: the PyTorch trainer counts an epoch from its data loader",
 		"scheduling_unit: deprecated since Determined 0.38",
 		"optimizations: deprecated since Determined 0.38; kept for the legacy trial APIs",
+		"optimizations.mixed_precision: ignored: Resolute's PyTorch trainer reads only optimizations.aggregation_frequency",
 	}
 	if diff := cmp.Diff(want, c.Warnings); diff != "" {
 		t.Errorf("warnings mismatch (-want +got):\n%s", diff)
