@@ -24,12 +24,23 @@ func containerOf(r expconf.ResourcesConfig, env expconf.EnvironmentConfig) resol
 	return c
 }
 
+// mountChecker is a resource manager that cannot give every bind mount (the
+// local one: its tasks see the host's own paths).
+type mountChecker interface {
+	CheckMounts([]resolute.Mount) error
+}
+
 // checkRuntime refuses, at submission, what the config asks that this
 // master cannot give its tasks: container settings the resource manager
 // cannot apply, and proxy ports it will not expose (see checkProxyPorts).
-func (c *core) checkRuntime(r expconf.ResourcesConfig, env expconf.EnvironmentConfig) error {
+func (c *core) checkRuntime(r expconf.ResourcesConfig, env expconf.EnvironmentConfig, bms []expconf.BindMount) error {
 	if err := checkProxyPorts(env.ProxyPorts); err != nil {
 		return err
+	}
+	if mc, ok := c.rm.(mountChecker); ok && len(bms) > 0 {
+		if err := mc.CheckMounts(mountsOf(bms, nil)); err != nil {
+			return err
+		}
 	}
 	if s := containerOf(r, env); !s.Empty() {
 		return c.rm.CheckContainer(s)

@@ -29,7 +29,6 @@ type EnvironmentConfig struct {
 	ForcePullImage   bool
 	AddCapabilities  []string
 	DropCapabilities []string
-	Ports            map[string]int
 	ProxyPorts       []ProxyPort
 }
 
@@ -150,20 +149,7 @@ func (d *decoder) environment(n *yaml.Node, p string) EnvironmentConfig {
 		env.DropCapabilities = o.strList("drop_capabilities")
 	}
 	o.take("drop_capabilities")
-	if pn := o.take("ports"); pn != nil {
-		po := d.object(pn, join(p, "ports"))
-		env.Ports = map[string]int{}
-		for _, name := range po.order {
-			var port int
-			if po.integer(name, &port) {
-				if port < 1 || port > 65535 {
-					d.fail(po.take(name), join(join(p, "ports"), name), "must be a port number 1..65535, got %d", port)
-				}
-				env.Ports[name] = port
-			}
-		}
-		po.done()
-	}
+	o.reject("ports", "not supported: nothing reads it; expose a task's ports with proxy_ports")
 	if items, ok := o.list("proxy_ports"); ok {
 		env.ProxyPorts = []ProxyPort{}
 		for i, item := range items {
@@ -219,8 +205,7 @@ func (d *decoder) bindMounts(o *object, key string) []BindMount {
 		bo.boolean("read_only", &bm.ReadOnly)
 		bo.str("propagation", &bm.Propagation)
 		if bo.has("propagation") {
-			d.oneOf(bo.take("propagation"), join(ip, "propagation"), bm.Propagation,
-				"rprivate", "private", "rshared", "shared", "rslave", "slave")
+			d.propagation(bo.take("propagation"), join(ip, "propagation"), bm.Propagation)
 		}
 		bo.done()
 		out = append(out, bm)
@@ -300,9 +285,6 @@ func (e EnvironmentConfig) render() map[string]any {
 		}
 		m["registry_auth"] = ra
 	}
-	if e.Ports != nil {
-		m["ports"] = e.Ports
-	}
 	if e.ProxyPorts != nil {
 		pps := make([]any, 0, len(e.ProxyPorts))
 		for _, pp := range e.ProxyPorts {
@@ -329,4 +311,15 @@ func renderDevices(devs []Device) []any {
 		out = append(out, map[string]any{"host_path": dev.HostPath, "container_path": dev.ContainerPath, "mode": dev.Mode})
 	}
 	return out
+}
+
+// propagation checks a mount's propagation: Determined's values are known,
+// but only private ones are supported, which is how every mount is made.
+func (d *decoder) propagation(n *yaml.Node, p, v string) {
+	if !d.oneOf(n, p, v, "rprivate", "private", "rshared", "shared", "rslave", "slave") {
+		return
+	}
+	if v != "rprivate" && v != "private" {
+		d.fail(n, p, "%s is not supported: Resolute mounts host directories private (rprivate; Kubernetes' None), so mounts made later on the host are not seen", v)
+	}
 }

@@ -235,12 +235,12 @@ func decodeExperiment(doc *yaml.Node, opt options) (*ExperimentConfig, error) {
 	}
 	o.deprecated("tensorboard_storage", "deprecated and ignored; TensorBoard files are stored with checkpoints")
 	if in := o.take("internal"); in != nil {
-		d.fail(in, "internal", "reserved; must be null")
+		d.fail(in, "internal", "not supported: reserved by Determined; must be null")
 	}
 	for _, key := range sortedKeys(enterpriseKeys) {
 		o.reject(key, enterpriseKeys[key])
 	}
-	o.reject("template", "templates are chosen when submitting (det --template), not named in a config")
+	o.reject("template", "not supported in a config: templates are chosen when submitting (det --template)")
 	o.done()
 
 	c.Warnings = d.warns

@@ -39,3 +39,30 @@ func TestContainerSettingsAreRefusedWithTheirKeyAndTheReason(t *testing.T) {
 		})
 	}
 }
+
+func TestBindMountsAProcessCannotBeGivenAreRefused(t *testing.T) {
+	m := &Manager{}
+	for name, tc := range map[string]struct {
+		mounts []resolute.Mount
+		want   string // "" accepts
+	}{
+		"a directory at its own path is taken": {[]resolute.Mount{{HostPath: "/data", ContainerPath: "/data/"}}, ""},
+		"another path is refused": {[]resolute.Mount{{HostPath: "/data", ContainerPath: "/data"}, {HostPath: "/srv/ds", ContainerPath: "/ds"}},
+			"bind_mounts[1]: a container_path other than host_path (/srv/ds at /ds) is not supported on the local resource manager"},
+		"read-only is refused": {[]resolute.Mount{{HostPath: "/data", ContainerPath: "/data", ReadOnly: true}},
+			"bind_mounts[0].read_only is not supported on the local resource manager"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := m.CheckMounts(tc.mounts)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if resolute.ErrorCode(err) != resolute.EInvalid || !strings.Contains(resolute.ErrorMessage(err), tc.want) {
+				t.Fatalf("%v, want invalid: %s", err, tc.want)
+			}
+		})
+	}
+}

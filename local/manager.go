@@ -456,3 +456,20 @@ func (m *Manager) CheckContainer(s resolute.ContainerSettings) error {
 	}
 	return nil
 }
+
+// CheckMounts refuses the bind mounts a process cannot be given: tasks here
+// see the machine's own files, so a host directory is found only at its own
+// path, and only as the task's Unix user may read or write it.
+func (m *Manager) CheckMounts(mounts []resolute.Mount) error {
+	for i, mt := range mounts {
+		switch {
+		case filepath.Clean(mt.ContainerPath) != filepath.Clean(mt.HostPath):
+			return resolute.Errorf(resolute.EInvalid, "bind_mounts[%d]: a container_path other than host_path (%s at %s) is not supported on the local resource manager: "+
+				"tasks run as processes and see %s at its own path; set container_path to host_path, or run on Kubernetes", i, mt.HostPath, mt.ContainerPath, mt.HostPath)
+		case mt.ReadOnly:
+			return resolute.Errorf(resolute.EInvalid, "bind_mounts[%d].read_only is not supported on the local resource manager: "+
+				"tasks run as processes and may write %s as far as their Unix user may; remove it, or run on Kubernetes", i, mt.HostPath)
+		}
+	}
+	return nil
+}
