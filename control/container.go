@@ -30,6 +30,22 @@ type mountChecker interface {
 	CheckMounts([]resolute.Mount) error
 }
 
+// singleNoder is a resource manager that may spread a trial over several
+// nodes (Kubernetes: pods of max_slots_per_pod slots each).
+type singleNoder interface {
+	CheckSingleNode(slots int) error
+}
+
+// checkSingleNode refuses a trial that resources.is_single_node keeps on one
+// node but that the resource manager would spread over several. A resource
+// manager that is one machine (the local one) always keeps it there.
+func (c *core) checkSingleNode(r expconf.ResourcesConfig) error {
+	if sn, ok := c.rm.(singleNoder); ok && r.IsSingleNode != nil && *r.IsSingleNode {
+		return sn.CheckSingleNode(r.SlotsPerTrial)
+	}
+	return nil
+}
+
 // checkRuntime refuses, at submission, what the config asks that this
 // master cannot give its tasks: container settings the resource manager
 // cannot apply, and proxy ports it will not expose (see checkProxyPorts).

@@ -2,6 +2,7 @@ package expconf
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -46,7 +47,7 @@ type DeviceEnv struct {
 
 // RegistryAuth is Docker's AuthConfig for pulling the image.
 type RegistryAuth struct {
-	Username, Password, Auth, Email, ServerAddress, IdentityToken, RegistryToken string
+	Username, Password, Auth, Email, ServerAddress string
 }
 
 // ProxyPort is a port of the task that the master proxies.
@@ -126,6 +127,14 @@ func (d *decoder) environment(n *yaml.Node, p string) EnvironmentConfig {
 			eo.done()
 		}
 	}
+	// ROCm's own image and variables (not those every device shares) are
+	// kept: Resolute offers no ROCm slots to use them.
+	if r := env.Image.ROCm; r != DefaultImage && r != env.Image.CPU && r != env.Image.CUDA {
+		d.warn(join(p, "image.rocm"), "kept with the config only: Resolute schedules no ROCm devices")
+	}
+	if r := env.EnvironmentVariables.ROCm; len(r) > 0 && !slices.Equal(r, env.EnvironmentVariables.CPU) && !slices.Equal(r, env.EnvironmentVariables.CUDA) {
+		d.warn(join(p, "environment_variables.rocm"), "kept with the config only: Resolute schedules no ROCm devices")
+	}
 	env.PodSpec = o.freeForm("pod_spec")
 	if ra := o.take("registry_auth"); ra != nil {
 		ro := d.object(ra, join(p, "registry_auth"))
@@ -135,8 +144,8 @@ func (d *decoder) environment(n *yaml.Node, p string) EnvironmentConfig {
 		ro.str("auth", &a.Auth)
 		ro.str("email", &a.Email)
 		ro.str("serveraddress", &a.ServerAddress)
-		ro.str("identitytoken", &a.IdentityToken)
-		ro.str("registrytoken", &a.RegistryToken)
+		ro.reject("identitytoken", "not supported: the pull secret is made from username and password (or auth)")
+		ro.reject("registrytoken", "not supported: the pull secret is made from username and password (or auth)")
 		ro.done()
 		env.RegistryAuth = a
 	}
@@ -278,7 +287,7 @@ func (e EnvironmentConfig) render() map[string]any {
 	if a := e.RegistryAuth; a != nil {
 		ra := map[string]any{}
 		for k, v := range map[string]string{"username": a.Username, "password": a.Password, "auth": a.Auth,
-			"email": a.Email, "serveraddress": a.ServerAddress, "identitytoken": a.IdentityToken, "registrytoken": a.RegistryToken} {
+			"email": a.Email, "serveraddress": a.ServerAddress} {
 			if v != "" {
 				ra[k] = v
 			}

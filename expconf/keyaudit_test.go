@@ -132,6 +132,10 @@ func literalKeys(t *testing.T) []string {
 	return out
 }
 
+// TestEveryExperimentAndTaskConfigKeyHasItsEffectOrIsRefused: every key
+// the parser accepts is in configkeys.Experiment (with the test of its
+// effect, of its refusal or of its warning), every key there is one the
+// parser knows, and every key the parser refuses says it is not supported.
 func TestEveryExperimentAndTaskConfigKeyHasItsEffectOrIsRefused(t *testing.T) {
 	keys := parserKeys(t)
 	leaf := map[string]bool{}
@@ -148,10 +152,23 @@ func TestEveryExperimentAndTaskConfigKeyHasItsEffectOrIsRefused(t *testing.T) {
 		paths = append(paths, k)
 	}
 	sort.Strings(paths)
-	if os.Getenv("KEYAUDIT_PRINT") != "" {
-		for _, p := range paths {
+	for _, p := range paths {
+		if os.Getenv("KEYAUDIT_PRINT") != "" {
 			t.Logf("%s\t%s", p, keys[p])
 		}
+		entry, ok := configkeys.Lookup(configkeys.Experiment, p)
+		switch {
+		case !ok:
+			t.Errorf("%s is accepted but not in configkeys.Experiment: give it its effect (and the test that proves it) or refuse it saying it is not supported", p)
+		case keys[p] != "" && entry.Status != configkeys.Refused:
+			t.Errorf("%s: the parser refuses it (%q) but the table says %s", p, keys[p], entry.Status)
+		case keys[p] != "" && !strings.Contains(keys[p], "not supported"):
+			t.Errorf("%s: the refusal %q does not say it is not supported", p, keys[p])
+		}
 	}
-	_ = configkeys.Experiment
+	for _, k := range configkeys.Experiment {
+		if _, ok := keys[k.Path]; !ok {
+			t.Errorf("configkeys.Experiment has %s, which the parser does not know", k.Path)
+		}
+	}
 }

@@ -228,6 +228,11 @@ func TestParseExperimentRejects(t *testing.T) {
 			want: "bind_mounts[0].host_path: must be an absolute path, got \"data\" (line 2)\n" +
 				`bind_mounts[0].propagation: must be one of rprivate, private, rshared, shared, rslave or slave, got "weird" (line 4)`,
 		},
+		"registry tokens are not supported": {
+			yaml: "environment:\n  registry_auth: {identitytoken: a, registrytoken: b}",
+			want: "environment.registry_auth.identitytoken: not supported: the pull secret is made from username and password (or auth) (line 2)\n" +
+				"environment.registry_auth.registrytoken: not supported: the pull secret is made from username and password (or auth) (line 2)",
+		},
 		"mounts that are not private are not supported": {
 			yaml: "bind_mounts:\n  - {host_path: /a, container_path: /a, propagation: rshared}\ncheckpoint_storage: {type: shared_fs, host_path: /c, propagation: rslave}",
 			want: "bind_mounts[0].propagation: rshared is not supported: Resolute mounts host directories private (rprivate; Kubernetes' None), so mounts made later on the host are not seen (line 2)\n" +

@@ -41,15 +41,17 @@ func (c *Config) checkResourceManagerKeys() Errors {
 	return errs
 }
 
-// podSpecKeys refuses, on the local resource manager, the pod specs and the
-// image pulling of task_container_defaults: there are no pods and no images
-// are pulled there, and as a default layer they would refuse every task.
+// podSpecKeys refuses, on the local resource manager, the pod specs, image
+// pulling and container settings of task_container_defaults: there are no
+// pods or containers there, and as a default layer they would make every
+// task refused at submission.
 func podSpecKeys(prefix string, tcd map[string]any) Errors {
 	var errs Errors
-	for _, key := range []string{"cpu_pod_spec", "gpu_pod_spec", "checkpoint_gc_pod_spec", "registry_auth", "force_pull_image"} {
+	for _, key := range []string{"cpu_pod_spec", "gpu_pod_spec", "checkpoint_gc_pod_spec", "registry_auth", "force_pull_image",
+		"add_capabilities", "drop_capabilities", "devices", "shm_size_bytes"} {
 		if _, ok := tcd[key]; ok {
 			errs = append(errs, FieldError{Path: prefix + "task_container_defaults." + key,
-				Message: "not supported on the local resource manager (tasks run as processes: no pod, no image pulled); set resource_manager.type: kubernetes to use it"})
+				Message: "not supported on the local resource manager (tasks run as processes: no pod, no container, no image pulled); set resource_manager.type: kubernetes to use it"})
 		}
 	}
 	return errs
