@@ -85,6 +85,10 @@ type ContainerSettings struct {
 	Devices          []Device
 	AddCapabilities  []string
 	DropCapabilities []string
+	// PodSpec, RegistryAuth and ForcePullImage say that the config gives
+	// environment.pod_spec, registry_auth or force_pull_image: what only a
+	// resource manager that pulls images and makes pods can honour.
+	PodSpec, RegistryAuth, ForcePullImage bool
 }
 
 // Device is a host device the task's container sees (resources.devices).
@@ -95,7 +99,8 @@ type Device struct {
 
 // Empty says that nothing is asked of the container.
 func (c ContainerSettings) Empty() bool {
-	return c.ShmSize == nil && len(c.Devices) == 0 && len(c.AddCapabilities) == 0 && len(c.DropCapabilities) == 0
+	return c.ShmSize == nil && len(c.Devices) == 0 && len(c.AddCapabilities) == 0 && len(c.DropCapabilities) == 0 &&
+		!c.PodSpec && !c.RegistryAuth && !c.ForcePullImage
 }
 
 // RegistryAuth is a container registry's credentials, as Docker's

@@ -7,9 +7,11 @@ import (
 
 // containerOf is what a config asks of its task's container beyond the
 // image and mounts: resources.shm_size, resources.devices and
-// environment.add_capabilities/drop_capabilities.
+// environment.add_capabilities/drop_capabilities, and whether it gives
+// environment.pod_spec, registry_auth or force_pull_image.
 func containerOf(r expconf.ResourcesConfig, env expconf.EnvironmentConfig) resolute.ContainerSettings {
-	c := resolute.ContainerSettings{ShmSize: r.ShmSize}
+	c := resolute.ContainerSettings{ShmSize: r.ShmSize, PodSpec: env.PodSpec != nil,
+		RegistryAuth: env.RegistryAuth != nil, ForcePullImage: env.ForcePullImage}
 	for _, d := range r.Devices {
 		c.Devices = append(c.Devices, resolute.Device{HostPath: d.HostPath, ContainerPath: d.ContainerPath, Mode: d.Mode})
 	}
@@ -22,12 +24,39 @@ func containerOf(r expconf.ResourcesConfig, env expconf.EnvironmentConfig) resol
 	return c
 }
 
+// mountChecker is a resource manager that cannot give every bind mount (the
+// local one: its tasks see the host's own paths).
+type mountChecker interface {
+	CheckMounts([]resolute.Mount) error
+}
+
+// singleNoder is a resource manager that may spread a trial over several
+// nodes (Kubernetes: pods of max_slots_per_pod slots each).
+type singleNoder interface {
+	CheckSingleNode(slots int) error
+}
+
+// checkSingleNode refuses a trial that resources.is_single_node keeps on one
+// node but that the resource manager would spread over several. A resource
+// manager that is one machine (the local one) always keeps it there.
+func (c *core) checkSingleNode(r expconf.ResourcesConfig) error {
+	if sn, ok := c.rm.(singleNoder); ok && r.IsSingleNode != nil && *r.IsSingleNode {
+		return sn.CheckSingleNode(r.SlotsPerTrial)
+	}
+	return nil
+}
+
 // checkRuntime refuses, at submission, what the config asks that this
 // master cannot give its tasks: container settings the resource manager
 // cannot apply, and proxy ports it will not expose (see checkProxyPorts).
-func (c *core) checkRuntime(r expconf.ResourcesConfig, env expconf.EnvironmentConfig) error {
+func (c *core) checkRuntime(r expconf.ResourcesConfig, env expconf.EnvironmentConfig, bms []expconf.BindMount) error {
 	if err := checkProxyPorts(env.ProxyPorts); err != nil {
 		return err
+	}
+	if mc, ok := c.rm.(mountChecker); ok && len(bms) > 0 {
+		if err := mc.CheckMounts(mountsOf(bms, nil)); err != nil {
+			return err
+		}
 	}
 	if s := containerOf(r, env); !s.Empty() {
 		return c.rm.CheckContainer(s)
@@ -38,12 +67,19 @@ func (c *core) checkRuntime(r expconf.ResourcesConfig, env expconf.EnvironmentCo
 // checkProxyPorts refuses unauthenticated proxy ports: the master proxies a
 // task's ports only to the task's owner (and administrators), through the
 // same signed-in websocket as its shells' SSH, and never opens a task's port
-// to anyone who asks.
+// to anyone who asks. It also refuses ports without proxy_tcp: true: in
+// Determined those (its default) are HTTP ports the master serves at
+// /proxy/TASK:PORT/, which Resolute does not; it reaches every port through
+// that tunnel alone, so a config must say so.
 func checkProxyPorts(pps []expconf.ProxyPort) error {
 	for i, pp := range pps {
 		if pp.DefaultServiceID {
 			return resolute.Errorf(resolute.EInvalid, "environment.proxy_ports[%d].default_service_id: true is not supported: "+
 				"a task's proxy ports are reached with det task tunnel ID PORT, never as the task's own page; remove it", i)
+		}
+		if !pp.ProxyTCP {
+			return resolute.Errorf(resolute.EInvalid, "environment.proxy_ports[%d].proxy_tcp: false (an HTTP port the master serves at /proxy/TASK:PORT/, "+
+				"Determined's default) is not supported: Resolute reaches a task's ports only through det task tunnel ID PORT; set proxy_tcp: true", i)
 		}
 		if pp.Unauthenticated {
 			return resolute.Errorf(resolute.EInvalid, "environment.proxy_ports[%d].unauthenticated: true is not supported: "+

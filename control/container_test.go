@@ -13,11 +13,13 @@ func TestProxyPortsThatWouldOpenATaskToOthersAreRefused(t *testing.T) {
 		pps  []expconf.ProxyPort
 		want string // "" accepts
 	}{
-		"none":                         {nil, ""},
-		"HTTP and TCP ports are taken": {[]expconf.ProxyPort{{Port: 8080}, {Port: 6006, ProxyTCP: true}}, ""},
-		"an unauthenticated port is refused": {[]expconf.ProxyPort{{Port: 8080}, {Port: 9000, Unauthenticated: true}},
+		"none":                {nil, ""},
+		"TCP ports are taken": {[]expconf.ProxyPort{{Port: 8080, ProxyTCP: true}, {Port: 6006, ProxyTCP: true}}, ""},
+		"an HTTP port, for the master to serve, is refused": {[]expconf.ProxyPort{{Port: 8080, ProxyTCP: true}, {Port: 6006}},
+			"environment.proxy_ports[1].proxy_tcp: false (an HTTP port the master serves at /proxy/TASK:PORT/, Determined's default) is not supported"},
+		"an unauthenticated port is refused": {[]expconf.ProxyPort{{Port: 8080, ProxyTCP: true}, {Port: 9000, ProxyTCP: true, Unauthenticated: true}},
 			"environment.proxy_ports[1].unauthenticated: true is not supported"},
-		"a port as the task's own page is refused": {[]expconf.ProxyPort{{Port: 8080, DefaultServiceID: true}},
+		"a port as the task's own page is refused": {[]expconf.ProxyPort{{Port: 8080, ProxyTCP: true, DefaultServiceID: true}},
 			"environment.proxy_ports[0].default_service_id: true is not supported"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -48,7 +48,10 @@ func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateReque
 	if err != nil {
 		return resolute.Experiment{}, err
 	}
-	if err := x.c.checkRuntime(cfg.Resources, cfg.Environment); err != nil {
+	if err := x.c.checkRuntime(cfg.Resources, cfg.Environment, cfg.BindMounts); err != nil {
+		return resolute.Experiment{}, err
+	}
+	if err := x.c.checkSingleNode(cfg.Resources); err != nil {
 		return resolute.Experiment{}, err
 	}
 	seed := uint32(cfg.Reproducibility.ExperimentSeed)

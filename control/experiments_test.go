@@ -334,7 +334,7 @@ searcher: {name: adaptive_asha, metric: loss, max_trials: 16, max_time: 64, time
 `
 
 // TestAnASHASearchRunsToTheEnd plays every trial: each reports its loss at
-// each rung target until the searcher stops it.
+// each rung target until the searcher (name: adaptive_asha) stops it.
 func TestAnASHASearchRunsToTheEnd(t *testing.T) {
 	h := newHarness(t, 4)
 	e := h.create(asha)

@@ -18,6 +18,9 @@ func ck(uuid string, trial, steps int64, score float64, scored bool) control.Sco
 	return control.ScoredCheckpoint{Checkpoint: resolute.Checkpoint{UUID: uuid, TrialID: trial, StepsCompleted: steps}, Score: score, Scored: scored}
 }
 
+// TestCheckpointGCKeepsWhatThePolicySays: the GC policy is the config's
+// checkpoint_policy (best, all or none) and checkpoint_storage's
+// save_experiment_best, save_trial_best and save_trial_latest.
 func TestCheckpointGCKeepsWhatThePolicySays(t *testing.T) {
 	cps := []control.ScoredCheckpoint{
 		ck("a1", 1, 10, 0.9, true), ck("a2", 1, 20, 0.5, true), ck("a3", 1, 30, 0.7, true),

@@ -92,7 +92,7 @@ func (x *Tasks) Create(ctx context.Context, a authz.Actor, req TaskRequest) (res
 	if err != nil {
 		return resolute.Task{}, invalid(err)
 	}
-	if err := x.c.checkRuntime(cfg.Resources, cfg.Environment); err != nil {
+	if err := x.c.checkRuntime(cfg.Resources, cfg.Environment, cfg.BindMounts); err != nil {
 		return resolute.Task{}, err
 	}
 	projectID := req.ProjectID

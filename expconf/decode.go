@@ -85,6 +85,11 @@ func join(path, key string) string {
 
 func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
 
+// keyHook, when not nil, is told the path of every key the decoder accepts
+// (msg "") or refuses (msg its message). Only the key audit's test sets it
+// (expconf/keyaudit_test.go), to list the keys this parser knows.
+var keyHook func(path, msg string)
+
 // object is a YAML mapping being decoded. Every key a caller asks for (with
 // take or one of the typed getters) counts as known; done reports the rest
 // as unknown keys, suggesting the nearest known one.
@@ -172,6 +177,9 @@ func (o *object) has(key string) bool {
 // null.
 func (o *object) take(key string) *yaml.Node {
 	o.asked[key] = true
+	if keyHook != nil {
+		keyHook(join(o.path, key), "")
+	}
 	n := o.d.resolve(o.vals[key])
 	if isNull(n) {
 		return nil
@@ -215,6 +223,9 @@ func (o *object) done() {
 // reject marks key known and reports it as an error with msg if present.
 func (o *object) reject(key, msg string) {
 	o.asked[key] = true
+	if keyHook != nil {
+		keyHook(join(o.path, key), msg)
+	}
 	if _, ok := o.vals[key]; ok {
 		o.d.fail(o.keys[key], join(o.path, key), "%s", msg)
 	}

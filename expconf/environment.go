@@ -2,6 +2,7 @@ package expconf
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -29,7 +30,6 @@ type EnvironmentConfig struct {
 	ForcePullImage   bool
 	AddCapabilities  []string
 	DropCapabilities []string
-	Ports            map[string]int
 	ProxyPorts       []ProxyPort
 }
 
@@ -47,7 +47,7 @@ type DeviceEnv struct {
 
 // RegistryAuth is Docker's AuthConfig for pulling the image.
 type RegistryAuth struct {
-	Username, Password, Auth, Email, ServerAddress, IdentityToken, RegistryToken string
+	Username, Password, Auth, Email, ServerAddress string
 }
 
 // ProxyPort is a port of the task that the master proxies.
@@ -127,6 +127,14 @@ func (d *decoder) environment(n *yaml.Node, p string) EnvironmentConfig {
 			eo.done()
 		}
 	}
+	// ROCm's own image and variables (not those every device shares) are
+	// kept: Resolute offers no ROCm slots to use them.
+	if r := env.Image.ROCm; r != DefaultImage && r != env.Image.CPU && r != env.Image.CUDA {
+		d.warn(join(p, "image.rocm"), "kept with the config only: Resolute schedules no ROCm devices")
+	}
+	if r := env.EnvironmentVariables.ROCm; len(r) > 0 && !slices.Equal(r, env.EnvironmentVariables.CPU) && !slices.Equal(r, env.EnvironmentVariables.CUDA) {
+		d.warn(join(p, "environment_variables.rocm"), "kept with the config only: Resolute schedules no ROCm devices")
+	}
 	env.PodSpec = o.freeForm("pod_spec")
 	if ra := o.take("registry_auth"); ra != nil {
 		ro := d.object(ra, join(p, "registry_auth"))
@@ -136,8 +144,8 @@ func (d *decoder) environment(n *yaml.Node, p string) EnvironmentConfig {
 		ro.str("auth", &a.Auth)
 		ro.str("email", &a.Email)
 		ro.str("serveraddress", &a.ServerAddress)
-		ro.str("identitytoken", &a.IdentityToken)
-		ro.str("registrytoken", &a.RegistryToken)
+		ro.reject("identitytoken", "not supported: the pull secret is made from username and password (or auth)")
+		ro.reject("registrytoken", "not supported: the pull secret is made from username and password (or auth)")
 		ro.done()
 		env.RegistryAuth = a
 	}
@@ -150,20 +158,7 @@ func (d *decoder) environment(n *yaml.Node, p string) EnvironmentConfig {
 		env.DropCapabilities = o.strList("drop_capabilities")
 	}
 	o.take("drop_capabilities")
-	if pn := o.take("ports"); pn != nil {
-		po := d.object(pn, join(p, "ports"))
-		env.Ports = map[string]int{}
-		for _, name := range po.order {
-			var port int
-			if po.integer(name, &port) {
-				if port < 1 || port > 65535 {
-					d.fail(po.take(name), join(join(p, "ports"), name), "must be a port number 1..65535, got %d", port)
-				}
-				env.Ports[name] = port
-			}
-		}
-		po.done()
-	}
+	o.reject("ports", "not supported: nothing reads it; expose a task's ports with proxy_ports")
 	if items, ok := o.list("proxy_ports"); ok {
 		env.ProxyPorts = []ProxyPort{}
 		for i, item := range items {
@@ -219,8 +214,7 @@ func (d *decoder) bindMounts(o *object, key string) []BindMount {
 		bo.boolean("read_only", &bm.ReadOnly)
 		bo.str("propagation", &bm.Propagation)
 		if bo.has("propagation") {
-			d.oneOf(bo.take("propagation"), join(ip, "propagation"), bm.Propagation,
-				"rprivate", "private", "rshared", "shared", "rslave", "slave")
+			d.propagation(bo.take("propagation"), join(ip, "propagation"), bm.Propagation)
 		}
 		bo.done()
 		out = append(out, bm)
@@ -293,15 +287,12 @@ func (e EnvironmentConfig) render() map[string]any {
 	if a := e.RegistryAuth; a != nil {
 		ra := map[string]any{}
 		for k, v := range map[string]string{"username": a.Username, "password": a.Password, "auth": a.Auth,
-			"email": a.Email, "serveraddress": a.ServerAddress, "identitytoken": a.IdentityToken, "registrytoken": a.RegistryToken} {
+			"email": a.Email, "serveraddress": a.ServerAddress} {
 			if v != "" {
 				ra[k] = v
 			}
 		}
 		m["registry_auth"] = ra
-	}
-	if e.Ports != nil {
-		m["ports"] = e.Ports
 	}
 	if e.ProxyPorts != nil {
 		pps := make([]any, 0, len(e.ProxyPorts))
@@ -329,4 +320,15 @@ func renderDevices(devs []Device) []any {
 		out = append(out, map[string]any{"host_path": dev.HostPath, "container_path": dev.ContainerPath, "mode": dev.Mode})
 	}
 	return out
+}
+
+// propagation checks a mount's propagation: Determined's values are known,
+// but only private ones are supported, which is how every mount is made.
+func (d *decoder) propagation(n *yaml.Node, p, v string) {
+	if !d.oneOf(n, p, v, "rprivate", "private", "rshared", "shared", "rslave", "slave") {
+		return
+	}
+	if v != "rprivate" && v != "private" {
+		d.fail(n, p, "%s is not supported: Resolute mounts host directories private (rprivate; Kubernetes' None), so mounts made later on the host are not seen", v)
+	}
 }

@@ -217,7 +217,7 @@ func decodeExperiment(doc *yaml.Node, opt options) (*ExperimentConfig, error) {
 		c.MinCheckpointPeriod = d.length(n, "min_checkpoint_period")
 	}
 	if o.has("records_per_epoch") {
-		d.warn("records_per_epoch", "deprecated since Determined 0.38")
+		d.warn("records_per_epoch", "deprecated since Determined 0.38 and ignored: the PyTorch trainer counts an epoch from its data loader")
 	}
 	if c.RecordsPerEpoch = o.intPtr("records_per_epoch"); c.RecordsPerEpoch != nil && *c.RecordsPerEpoch < 0 {
 		d.fail(o.take("records_per_epoch"), "records_per_epoch", "must be 0 or more, got %d", *c.RecordsPerEpoch)
@@ -232,14 +232,19 @@ func decodeExperiment(doc *yaml.Node, opt options) (*ExperimentConfig, error) {
 		d.warn("optimizations", "deprecated since Determined 0.38; kept for the legacy trial APIs")
 	}
 	c.Optimizations = o.freeForm("optimizations")
+	for _, k := range sortedKeys(c.Optimizations) {
+		if k != "aggregation_frequency" {
+			d.warn(join("optimizations", k), "ignored: Resolute's PyTorch trainer reads only optimizations.aggregation_frequency")
+		}
+	}
 	o.deprecated("tensorboard_storage", "deprecated and ignored; TensorBoard files are stored with checkpoints")
 	if in := o.take("internal"); in != nil {
-		d.fail(in, "internal", "reserved; must be null")
+		d.fail(in, "internal", "not supported: reserved by Determined; must be null")
 	}
 	for _, key := range sortedKeys(enterpriseKeys) {
 		o.reject(key, enterpriseKeys[key])
 	}
-	o.reject("template", "templates are chosen when submitting (det --template), not named in a config")
+	o.reject("template", "not supported in a config: templates are chosen when submitting (det --template)")
 	o.done()
 
 	c.Warnings = d.warns

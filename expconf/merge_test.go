@@ -177,7 +177,7 @@ func TestParseTemplate(t *testing.T) {
 		t.Errorf("template map = %v", m)
 	}
 	_, err = expconf.ParseTemplate([]byte("template: other"))
-	want := "template: templates are chosen when submitting (det --template), not named in a config (line 1)"
+	want := "template: not supported in a config: templates are chosen when submitting (det --template) (line 1)"
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %s", err, want)
 	}

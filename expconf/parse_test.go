@@ -152,9 +152,10 @@ func TestParseExperimentLegacyConfigWarns(t *testing.T) {
 		"searcher.stop_once: deprecated; ASHA always stops trials early now",
 		"min_validation_period: deprecated since Determined 0.38; validate from the training code",
 		"min_checkpoint_period: deprecated since Determined 0.38; checkpoint from the training code",
-		"records_per_epoch: deprecated since Determined 0.38",
+		"records_per_epoch: deprecated since Determined 0.38 and ignored: the PyTorch trainer counts an epoch from its data loader",
 		"scheduling_unit: deprecated since Determined 0.38",
 		"optimizations: deprecated since Determined 0.38; kept for the legacy trial APIs",
+		"optimizations.mixed_precision: ignored: Resolute's PyTorch trainer reads only optimizations.aggregation_frequency",
 	}
 	if diff := cmp.Diff(want, c.Warnings); diff != "" {
 		t.Errorf("warnings mismatch (-want +got):\n%s", diff)

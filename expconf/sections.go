@@ -261,7 +261,9 @@ func (d *decoder) integrations(n *yaml.Node) *IntegrationsConfig {
 		wo.done()
 		ic.Webhooks = w
 	}
-	ic.Pachyderm = o.freeForm("pachyderm")
+	if ic.Pachyderm = o.freeForm("pachyderm"); ic.Pachyderm != nil {
+		d.warn("integrations.pachyderm", "kept with the config only: Resolute has no Pachyderm integration")
+	}
 	o.done()
 	return ic
 }

@@ -115,14 +115,17 @@ func (d *decoder) checkpointStorage(n *yaml.Node, p string) *CheckpointStorageCo
 				d.fail(o.take("storage_path"), join(p, "storage_path"), "must stay inside host_path, got %q", s.StoragePath)
 			}
 		}
-		o.str("container_path", &s.ContainerPath)
-		o.str("checkpoint_path", &s.CheckpointPath)
+		if o.str("container_path", &s.ContainerPath) && s.ContainerPath != DefaultSharedFSContainerPath {
+			d.warn(join(p, "container_path"), "ignored: Resolute mounts host_path at the same path in every task")
+		}
+		if o.str("checkpoint_path", &s.CheckpointPath) {
+			d.warn(join(p, "checkpoint_path"), "ignored: checkpoints go under host_path (and storage_path)")
+		}
 		if o.str("tensorboard_path", &s.TensorboardPath) {
 			d.warn(join(p, "tensorboard_path"), "deprecated; TensorBoard files are stored with checkpoints")
 		}
 		if o.str("propagation", &s.Propagation) {
-			d.oneOf(o.take("propagation"), join(p, "propagation"), s.Propagation,
-				"rprivate", "private", "rshared", "shared", "rslave", "slave")
+			d.propagation(o.take("propagation"), join(p, "propagation"), s.Propagation)
 		}
 		cs.SharedFS = s
 	case StorageDirectory:

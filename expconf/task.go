@@ -34,7 +34,6 @@ type TaskConfig struct {
 	Resources  ResourcesConfig
 	Slots      int // default 1; always 0 for a TensorBoard
 	BindMounts []BindMount
-	WorkDir    string
 	Entrypoint Entrypoint
 	// IdleTimeout is nil when unset: the master's default applies.
 	IdleTimeout      *time.Duration
@@ -84,7 +83,7 @@ func decodeTask(doc *yaml.Node, taskType string) (*TaskConfig, error) {
 		t.Slots = 0
 	}
 	t.BindMounts = d.bindMounts(o, "bind_mounts")
-	o.str("work_dir", &t.WorkDir)
+	o.reject("work_dir", "not supported: a task starts in its context directory; cd in its entrypoint")
 	t.Entrypoint = d.entrypoint(o)
 	if (taskType == TaskCommand || taskType == TaskCheckpointGC) && t.Entrypoint.IsZero() && !o.has("entrypoint") {
 		d.fail(o.line(), "entrypoint", "required for a command")
@@ -133,7 +132,6 @@ func (t *TaskConfig) Map() map[string]any {
 		"debug":              t.Debug,
 	}
 	putStr(m, "description", t.Description)
-	putStr(m, "work_dir", t.WorkDir)
 	if ep := t.Entrypoint.render(); ep != nil {
 		m["entrypoint"] = ep
 	}

@@ -47,7 +47,7 @@ func TestParseTaskNotebookFile(t *testing.T) {
 	if diff := cmp.Diff(&thirty, c.IdleTimeout); diff != "" {
 		t.Errorf("idle_timeout (-want +got):\n%s", diff)
 	}
-	if c.Slots != 2 || *c.Resources.Priority != 30 || c.NotebookIdleType != "activity" || c.Environment.Image.CUDA != "myorg/cuda:1" || c.WorkDir != "/home/me" {
+	if c.Slots != 2 || *c.Resources.Priority != 30 || c.NotebookIdleType != "activity" || c.Environment.Image.CUDA != "myorg/cuda:1" {
 		t.Errorf("notebook config wrong: %+v", c)
 	}
 	y, err := c.YAML()
@@ -72,6 +72,10 @@ func TestParseTaskRejects(t *testing.T) {
 		"a command needs an entrypoint": {
 			taskType: expconf.TaskCommand, yaml: "description: x",
 			want: "entrypoint: required for a command (line 1)",
+		},
+		"work_dir is not supported": {
+			taskType: expconf.TaskNotebook, yaml: "work_dir: /home/me",
+			want: "work_dir: not supported: a task starts in its context directory; cd in its entrypoint (line 1)",
 		},
 		"is_single_node is not allowed": {
 			taskType: expconf.TaskShell, yaml: "resources:\n  is_single_node: true",

@@ -116,6 +116,23 @@ func TestParseExperimentAccepts(t *testing.T) {
 			got:  func(c *expconf.ExperimentConfig) any { return c.Warnings },
 			want: []string{"tensorboard_storage: deprecated and ignored; TensorBoard files are stored with checkpoints"},
 		},
+		"keys Resolute does not use warn that they are ignored": {
+			yaml: "resources: {agent_label: gpu, native_parallel: true}\n" +
+				"environment: {image: {rocm: rocm:1}, environment_variables: {rocm: [HIP=1]}}\n" +
+				"checkpoint_storage: {type: shared_fs, host_path: /c, container_path: /mnt/c, checkpoint_path: /c/x, tensorboard_path: /c/tb}\n" +
+				"integrations: {pachyderm: {dataset: {repo: r}}}\noptimizations: {aggregation_frequency: 2, auto_tune_tensor_fusion: true}",
+			got: func(c *expconf.ExperimentConfig) any { return c.Warnings },
+			want: []string{"resources.native_parallel: deprecated and ignored",
+				"resources.agent_label: removed; use resource_pool instead (ignored)",
+				"checkpoint_storage.container_path: ignored: Resolute mounts host_path at the same path in every task",
+				"checkpoint_storage.checkpoint_path: ignored: checkpoints go under host_path (and storage_path)",
+				"checkpoint_storage.tensorboard_path: deprecated; TensorBoard files are stored with checkpoints",
+				"environment.image.rocm: kept with the config only: Resolute schedules no ROCm devices",
+				"environment.environment_variables.rocm: kept with the config only: Resolute schedules no ROCm devices",
+				"integrations.pachyderm: kept with the config only: Resolute has no Pachyderm integration",
+				"optimizations: deprecated since Determined 0.38; kept for the legacy trial APIs",
+				"optimizations.auto_tune_tensor_fusion: ignored: Resolute's PyTorch trainer reads only optimizations.aggregation_frequency"},
+		},
 		"YAML anchors and merge keys work": {
 			yaml: "data:\n  x: &r {slots_per_trial: 2}\nresources:\n  <<: *r\n  weight: 3",
 			got:  func(c *expconf.ExperimentConfig) any { return c.Resources.SlotsPerTrial },

@@ -219,14 +219,24 @@ func TestParseExperimentRejects(t *testing.T) {
 			yaml: "environment:\n  image: {tpu: x}",
 			want: "environment.image.tpu: unknown key (did you mean cpu?) (line 2)",
 		},
-		"ports must be valid": {
-			yaml: "environment:\n  ports: {web: 70000}\n  proxy_ports: [{proxy_tcp: true}]",
-			want: "environment.ports.web: must be a port number 1..65535, got 70000 (line 2)\nenvironment.proxy_ports[0].proxy_port: required (line 3)",
+		"ports are not supported and proxy ports need a port": {
+			yaml: "environment:\n  ports: {web: 7000}\n  proxy_ports: [{proxy_tcp: true}]",
+			want: "environment.ports: not supported: nothing reads it; expose a task's ports with proxy_ports (line 2)\nenvironment.proxy_ports[0].proxy_port: required (line 3)",
 		},
 		"bind mounts need absolute host paths": {
 			yaml: "bind_mounts:\n  - host_path: data\n    container_path: /data\n    propagation: weird",
 			want: "bind_mounts[0].host_path: must be an absolute path, got \"data\" (line 2)\n" +
 				`bind_mounts[0].propagation: must be one of rprivate, private, rshared, shared, rslave or slave, got "weird" (line 4)`,
+		},
+		"registry tokens are not supported": {
+			yaml: "environment:\n  registry_auth: {identitytoken: a, registrytoken: b}",
+			want: "environment.registry_auth.identitytoken: not supported: the pull secret is made from username and password (or auth) (line 2)\n" +
+				"environment.registry_auth.registrytoken: not supported: the pull secret is made from username and password (or auth) (line 2)",
+		},
+		"mounts that are not private are not supported": {
+			yaml: "bind_mounts:\n  - {host_path: /a, container_path: /a, propagation: rshared}\ncheckpoint_storage: {type: shared_fs, host_path: /c, propagation: rslave}",
+			want: "bind_mounts[0].propagation: rshared is not supported: Resolute mounts host directories private (rprivate; Kubernetes' None), so mounts made later on the host are not seen (line 2)\n" +
+				"checkpoint_storage.propagation: rslave is not supported: Resolute mounts host directories private (rprivate; Kubernetes' None), so mounts made later on the host are not seen (line 3)",
 		},
 		"log policies need a name in the new form": {
 			yaml: "log_policies:\n  - pattern: x\n    action: cancel_retries",
@@ -277,11 +287,11 @@ func TestParseExperimentRejects(t *testing.T) {
 		},
 		"a template key is refused": {
 			yaml: "template: base",
-			want: "template: templates are chosen when submitting (det --template), not named in a config (line 1)",
+			want: "template: not supported in a config: templates are chosen when submitting (det --template) (line 1)",
 		},
 		"internal must be null": {
 			yaml: "internal: {x: 1}",
-			want: "internal: reserved; must be null (line 1)",
+			want: "internal: not supported: reserved by Determined; must be null (line 1)",
 		},
 		"a top-level typo is suggested": {
 			yaml: "checkpoint_storge: {type: gcs, bucket: b}\nhyperparameter: {}",

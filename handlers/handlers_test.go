@@ -95,16 +95,16 @@ func TestBadInputIsNamed(t *testing.T) {
 		status             int
 		message            string
 	}{
-		"malformed JSON says where":      {"POST", "/api/v1/workspaces", `{"name": `, 400, "malformed JSON: unexpected end of body"},
-		"a wrong type names the field":   {"POST", "/api/v1/workspaces", `{"name": 7}`, 400, "name: expected string, got number"},
-		"an empty name is refused":       {"POST", "/api/v1/workspaces", `{"name": ""}`, 400, "name: must not be empty"},
-		"a duplicate is a conflict":      {"POST", "/api/v1/workspaces", `{"name": "Uncategorized"}`, 409, `workspace "Uncategorized" already exists`},
-		"a bad id is named":              {"GET", "/api/v1/workspaces/abc", "", 400, `id: expected a positive integer, got "abc"`},
-		"a missing object is 404":        {"GET", "/api/v1/projects/999", "", 404, "project 999 not found"},
-		"an unknown route is a JSON 404": {"GET", "/api/v1/nothing-here", "", 404, "no page at /api/v1/nothing-here"},
-		"a body over the limit is 413":   {"POST", "/api/v1/workspaces", `{"name":"` + strings.Repeat("x", 4096) + `"}`, 413, "request body is larger than 2048 bytes"},
-		"a bad filter is named":          {"GET", "/api/v1/workspaces?archived=maybe", "", 400, `archived: expected true or false, got "maybe"`},
-		"the default workspace stays":    {"DELETE", "/api/v1/workspaces/1", "", 409, `the default workspace "Uncategorized" cannot be deleted`},
+		"malformed JSON says where":                 {"POST", "/api/v1/workspaces", `{"name": `, 400, "malformed JSON: unexpected end of body"},
+		"a wrong type names the field":              {"POST", "/api/v1/workspaces", `{"name": 7}`, 400, "name: expected string, got number"},
+		"an empty name is refused":                  {"POST", "/api/v1/workspaces", `{"name": ""}`, 400, "name: must not be empty"},
+		"a duplicate is a conflict":                 {"POST", "/api/v1/workspaces", `{"name": "Uncategorized"}`, 409, `workspace "Uncategorized" already exists`},
+		"a bad id is named":                         {"GET", "/api/v1/workspaces/abc", "", 400, `id: expected a positive integer, got "abc"`},
+		"a missing object is 404":                   {"GET", "/api/v1/projects/999", "", 404, "project 999 not found"},
+		"an unknown route is a JSON 404":            {"GET", "/api/v1/nothing-here", "", 404, "no page at /api/v1/nothing-here"},
+		"a body over max_request_body_bytes is 413": {"POST", "/api/v1/workspaces", `{"name":"` + strings.Repeat("x", 4096) + `"}`, 413, "request body is larger than 2048 bytes"},
+		"a bad filter is named":                     {"GET", "/api/v1/workspaces?archived=maybe", "", 400, `archived: expected true or false, got "maybe"`},
+		"the default workspace stays":               {"DELETE", "/api/v1/workspaces/1", "", 409, `the default workspace "Uncategorized" cannot be deleted`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

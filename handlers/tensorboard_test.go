@@ -29,12 +29,12 @@ p.add_argument("--host", default="127.0.0.1")
 p.add_argument("--path_prefix", default="")
 p.add_argument("--logdir", default="")
 p.add_argument("--logdir_spec", default="")
-a, _ = p.parse_known_args()
+a, extra = p.parse_known_args()
 
 def body():
     dirs = [a.logdir] if a.logdir else [s.split(":", 1)[1] for s in a.logdir_spec.split(",")]
     files = [os.path.join(r, f) for d in dirs for r, _, fs in os.walk(d) for f in fs]
-    return ("logdir=%s\nlogdir_spec=%s\nfiles=%s\n" % (a.logdir, a.logdir_spec, " ".join(sorted(files)))).encode()
+    return ("logdir=%s\nlogdir_spec=%s\nfiles=%s\nextra=%s\n" % (a.logdir, a.logdir_spec, " ".join(sorted(files)), " ".join(extra))).encode()
 
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -150,12 +150,15 @@ func TestATensorBoardServesItsExperimentsFilesToItsOwnerOnly(t *testing.T) {
 		t.Fatalf("another user: %d, want 403", code)
 	}
 
-	// A paused experiment and a trial of another: --logdir_spec, named.
+	// A paused experiment and a trial of another: --logdir_spec, named; the
+	// config's tensorboard_args come after the master's.
 	paused := createExperiment(t, m, admin, false)
-	task = readyTensorBoard(t, m, admin, resolute.CreateTaskRequest{Config: env, ExperimentIDs: []int64{paused}, TrialIDs: []int64{trial}})
+	task = readyTensorBoard(t, m, admin, resolute.CreateTaskRequest{Config: env + "tensorboard_args: [--samples_per_plugin=scalars=9]\n",
+		ExperimentIDs: []int64{paused}, TrialIDs: []int64{trial}})
 	want := "logdir_spec=experiment-" + itoa(paused) + ":" + control.TensorBoardDir(m.CheckpointDir, cluster, paused, 0) +
 		",trial-" + itoa(trial) + ":" + control.TensorBoardDir(m.CheckpointDir, cluster, done, trial) + "\n"
-	if code, body := proxyGet(t, m, "/proxy/"+task.ID+"/", admin); code != 200 || !strings.Contains(body, want) || !strings.Contains(body, event) {
+	if code, body := proxyGet(t, m, "/proxy/"+task.ID+"/", admin); code != 200 || !strings.Contains(body, want) || !strings.Contains(body, event) ||
+		!strings.Contains(body, "extra=--samples_per_plugin=scalars=9\n") {
 		t.Fatalf("the TensorBoard of two: %d\n%s\nwant %s", code, body, want)
 	}
 	if task.Description != "TensorBoard (experiment "+itoa(paused)+"; trial "+itoa(trial)+")" {

@@ -110,3 +110,13 @@ func applyContainer(s *corev1.PodSpec, c *corev1.Container, cs resolute.Containe
 		}
 	}
 }
+
+// CheckSingleNode refuses a trial of resources.is_single_node: true that
+// needs more slots than one pod holds: its pods could land on several nodes.
+func (m *Manager) CheckSingleNode(slots int) error {
+	if max := m.opts.MaxSlotsPerPod; max > 0 && slots > max {
+		return resolute.Errorf(resolute.EInvalid, "resources.is_single_node: true cannot hold %d slots_per_trial here: "+
+			"a pod has at most %d (resource_manager.max_slots_per_pod), and the pods of a trial may land on several nodes", slots, max)
+	}
+	return nil
+}

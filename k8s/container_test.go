@@ -103,3 +103,18 @@ func TestContainerSettingsAPodCannotExpressAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestATrialKeptOnOneNodeMustFitOnePod: resources.is_single_node: true
+// refuses a trial of more slots than one pod holds (max_slots_per_pod, 8
+// here), whose pods could land on several nodes.
+func TestATrialKeptOnOneNodeMustFitOnePod(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	if err := e.m.CheckSingleNode(8); err != nil {
+		t.Fatalf("8 slots fit one pod: %v", err)
+	}
+	err := e.m.CheckSingleNode(9)
+	if resolute.ErrorCode(err) != resolute.EInvalid || !strings.Contains(resolute.ErrorMessage(err), "resources.is_single_node: true cannot hold 9 slots_per_trial here") {
+		t.Fatalf("9 slots: %v", err)
+	}
+}

@@ -315,6 +315,9 @@ func TestKillDeletesThePodsAndReportsTheAllocationKilled(t *testing.T) {
 	}
 }
 
+// TestAGangStuckPendingIsReleasedForRequeueWithTheSchedulersReason: a gang
+// whose pods stay Pending past resource_manager.pending_timeout (the
+// manager's PendingTimeout) is released, saying why.
 func TestAGangStuckPendingIsReleasedForRequeueWithTheSchedulersReason(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{gpus: 8, pending: 3 * time.Second})
@@ -461,7 +464,7 @@ func TestPodsOfEveryTaskTypeAreAcceptedWithPoolNamespacesPriorityAndCoscheduler(
 	for _, tc := range cases {
 		s := e.spec(tc.id, "true", make([]int, tc.slots), e.nodes[0])
 		s.TaskType, s.Pool, s.PodSpec, s.Priority = tc.typ, tc.pool, user, &prio
-		s.RegistryAuth = &resolute.RegistryAuth{Username: "u", Password: "p", ServerAddress: "registry.example.com"}
+		s.RegistryAuth = &resolute.RegistryAuth{Username: "u", Password: "p", Email: "u@example.com", ServerAddress: "registry.example.com"}
 		s.ForcePullImage = true
 		launch(t, e.m, s)
 		pods, err := c.Client.CoreV1().Pods(tc.ns).List(context.Background(), metav1.ListOptions{LabelSelector: k8s.LabelAllocationID + "=" + tc.id})
@@ -481,7 +484,8 @@ func TestPodsOfEveryTaskTypeAreAcceptedWithPoolNamespacesPriorityAndCoscheduler(
 		if len(p.Spec.ImagePullSecrets) != 1 || p.Spec.Containers[0].ImagePullPolicy != corev1.PullAlways {
 			t.Errorf("%s: image pull secrets %v, policy %s", tc.id, p.Spec.ImagePullSecrets, p.Spec.Containers[0].ImagePullPolicy)
 		} else if sec, err := c.Client.CoreV1().Secrets(tc.ns).Get(context.Background(), p.Spec.ImagePullSecrets[0].Name, metav1.GetOptions{}); err != nil ||
-			sec.Type != corev1.SecretTypeDockerConfigJson || !strings.Contains(string(sec.Data[corev1.DockerConfigJsonKey]), "registry.example.com") {
+			sec.Type != corev1.SecretTypeDockerConfigJson || !strings.Contains(string(sec.Data[corev1.DockerConfigJsonKey]), "registry.example.com") ||
+			!strings.Contains(string(sec.Data[corev1.DockerConfigJsonKey]), `"email":"u@example.com"`) {
 			t.Errorf("%s: pull secret %+v, %v", tc.id, sec, err)
 		}
 	}

@@ -435,7 +435,7 @@ func (m *Manager) SlotType() string {
 
 // CheckContainer refuses every container setting: tasks here are process
 // groups on the master's machine, with no container to give a /dev/shm of
-// its own, devices or capabilities.
+// its own, devices or capabilities, no pod and no image to pull.
 func (m *Manager) CheckContainer(s resolute.ContainerSettings) error {
 	const why = "is not supported on the local resource manager: tasks run as processes, not in containers"
 	switch {
@@ -447,6 +447,29 @@ func (m *Manager) CheckContainer(s resolute.ContainerSettings) error {
 		return resolute.Errorf(resolute.EInvalid, "environment.add_capabilities %s (they run as their owners' Unix users); remove it, or run on Kubernetes", why)
 	case len(s.DropCapabilities) > 0:
 		return resolute.Errorf(resolute.EInvalid, "environment.drop_capabilities %s (they run as their owners' Unix users, with none to drop); remove it, or run on Kubernetes", why)
+	case s.PodSpec:
+		return resolute.Errorf(resolute.EInvalid, "environment.pod_spec %s (there is no pod); remove it, or run on Kubernetes", why)
+	case s.RegistryAuth:
+		return resolute.Errorf(resolute.EInvalid, "environment.registry_auth %s (no image is pulled: environment.image is only recorded); remove it, or run on Kubernetes", why)
+	case s.ForcePullImage:
+		return resolute.Errorf(resolute.EInvalid, "environment.force_pull_image %s (no image is pulled: environment.image is only recorded); remove it, or run on Kubernetes", why)
+	}
+	return nil
+}
+
+// CheckMounts refuses the bind mounts a process cannot be given: tasks here
+// see the machine's own files, so a host directory is found only at its own
+// path, and only as the task's Unix user may read or write it.
+func (m *Manager) CheckMounts(mounts []resolute.Mount) error {
+	for i, mt := range mounts {
+		switch {
+		case filepath.Clean(mt.ContainerPath) != filepath.Clean(mt.HostPath):
+			return resolute.Errorf(resolute.EInvalid, "bind_mounts[%d]: a container_path other than host_path (%s at %s) is not supported on the local resource manager: "+
+				"tasks run as processes and see %s at its own path; set container_path to host_path, or run on Kubernetes", i, mt.HostPath, mt.ContainerPath, mt.HostPath)
+		case mt.ReadOnly:
+			return resolute.Errorf(resolute.EInvalid, "bind_mounts[%d].read_only is not supported on the local resource manager: "+
+				"tasks run as processes and may write %s as far as their Unix user may; remove it, or run on Kubernetes", i, mt.HostPath)
+		}
 	}
 	return nil
 }

@@ -422,6 +422,7 @@ func (c *Config) validate() Errors {
 	default:
 		bad("resource_manager.type", "must be local or kubernetes (got %q)", c.ResourceManager.Type)
 	}
+	errs = append(errs, c.checkResourceManagerKeys()...)
 	if c.ResourceManager.Slots < 0 {
 		bad("resource_manager.slots", "must not be negative (got %d)", c.ResourceManager.Slots)
 	}

@@ -168,6 +168,9 @@ func TestSpaceErrors(t *testing.T) {
 	}
 }
 
+// TestRandomSamplingRanges: random search samples hyperparameters of every
+// type of testSpace: int and double between minval and maxval, log in
+// base**minval..base**maxval, categorical among its vals.
 func TestRandomSamplingRanges(t *testing.T) {
 	s := mustNew(t, expconf.SearcherConfig{Name: expconf.SearcherRandom, MaxTrials: 3000}, testSpace(), 11)
 	seenInt := map[int]bool{}

@@ -270,6 +270,15 @@ class PyTorchTrialTest(MasterTestCase):
         self.assertEqual([v["steps"] for v in self.metrics("validation")], [1])
         self.assertEqual(len(self.checkpoints()), 1)
 
+    def test_checkpoint_period_and_initial_validation_from_the_config(self) -> None:
+        self.trial(HP, config={"min_checkpoint_period": {"batches": 4},
+                               "perform_initial_validation": True,
+                               "searcher": {"name": "single", "metric": "validation_loss",
+                                            "max_length": {"batches": 8}}})
+        self.fit()
+        self.assertEqual([v["steps"] for v in self.metrics("validation")][0], 0)
+        self.assertEqual([c["metadata"]["steps_completed"] for c in self.checkpoints()], [4, 8])
+
     def test_searcher_metric_must_be_reported(self) -> None:
         self.trial(HP, config={"searcher": {"name": "single", "metric": "nope",
                                             "max_length": {"batches": 4}}})

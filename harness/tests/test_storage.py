@@ -1,13 +1,27 @@
 """The pure parts of bucket storage (the real buckets are in bucket_suite.py): prefixes, globs,
 the key of a service account, and that importing determined loads no cloud SDK."""
 
+import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 from determined.core import _cloud, _gcs_auth
 
 from tests.helpers import clean_environ
+
+
+class SharedFSTest(unittest.TestCase):
+    def test_shared_fs_checkpoints_go_under_host_path_and_storage_path(self) -> None:
+        from determined.core import _storage
+        with tempfile.TemporaryDirectory() as host:
+            for storage_path, want in (("", host), ("ckpt", os.path.join(host, "ckpt")),
+                                       (os.path.join(host, "abs"), os.path.join(host, "abs"))):
+                conf = {"type": "shared_fs", "host_path": host, "storage_path": storage_path}
+                self.assertEqual(str(_storage._shared_fs_base(conf)), want)
+            with self.assertRaisesRegex(ValueError, "must be relative or inside host_path"):
+                _storage._shared_fs_base({"type": "shared_fs", "host_path": host, "storage_path": "/elsewhere"})
 
 
 class PrefixTest(unittest.TestCase):
