@@ -22,7 +22,6 @@ func elsewhere(path, owner, note string) Key {
 const (
 	localMounts    = "TestBindMountsAProcessCannotBeGivenAreRefused"
 	localContainer = "TestContainerSettingsAreRefusedWithTheirKeyAndTheReason"
-	webhooks       = "webhooks"
 )
 
 // Experiment lists the keys of experiment configs and of the configs of
@@ -167,18 +166,18 @@ var Experiment = []Key{
 	effect("checkpoint_storage.account_url", "TestPythonBuckets", "azure: the account URL"),
 	effect("checkpoint_storage.credential", "TestPythonBuckets", "azure: the credential"),
 
-	elsewhere("log_policies", webhooks, "regexes that cancel retries or exclude a node"),
-	elsewhere("log_policies[].name", webhooks, ""),
-	elsewhere("log_policies[].pattern", webhooks, ""),
-	elsewhere("log_policies[].action", webhooks, ""),
-	elsewhere("log_policies[].action.type", webhooks, ""),
-	elsewhere("retention_policy", webhooks, "how long the experiment's logs are kept"),
-	elsewhere("retention_policy.log_retention_days", webhooks, ""),
+	effect("log_policies", "TestALogPolicyCancelsTheRetriesOfATrialThatPrintsItsPattern", "regexes that cancel retries or exclude a node"),
+	effect("log_policies[].name", "TestALogPolicyCancelsTheRetriesOfATrialThatPrintsItsPattern", ""),
+	effect("log_policies[].pattern", "TestALogPolicyCancelsTheRetriesOfATrialThatPrintsItsPattern", ""),
+	effect("log_policies[].action", "TestALogPolicyCancelsTheRetriesOfATrialThatPrintsItsPattern", ""),
+	effect("log_policies[].action.type", "TestALogPolicyCancelsTheRetriesOfATrialThatPrintsItsPattern", ""),
+	effect("retention_policy", "TestRetentionDeletesOnlyTheOldLogsOfExperimentsNotKeptLonger", "how long the experiment's logs are kept"),
+	effect("retention_policy.log_retention_days", "TestRetentionDeletesOnlyTheOldLogsOfExperimentsNotKeptLonger", ""),
 	effect("integrations", "TestParseExperimentAccepts", "the integrations section"),
-	elsewhere("integrations.webhooks", webhooks, "which webhooks fire for the experiment"),
-	elsewhere("integrations.webhooks.webhook_id", webhooks, ""),
-	elsewhere("integrations.webhooks.webhook_name", webhooks, ""),
-	elsewhere("integrations.webhooks.exclude", webhooks, ""),
+	effect("integrations.webhooks", "TestASpecificTaskLogWebhookFiresOnlyForExperimentsThatNameIt", "which webhooks fire for the experiment"),
+	effect("integrations.webhooks.webhook_id", "TestWhichWebhooksFireForAnExperiment", ""),
+	effect("integrations.webhooks.webhook_name", "TestASpecificTaskLogWebhookFiresOnlyForExperimentsThatNameIt", ""),
+	effect("integrations.webhooks.exclude", "TestWhichWebhooksFireForAnExperiment", ""),
 	kept("integrations.pachyderm", "TestParseExperimentAccepts", "warns that Resolute has no Pachyderm integration"),
 
 	effect("idle_timeout", "TestAnIdleNotebookIsTerminatedWithTheReasonInItsLog", "a notebook, shell or TensorBoard ends after this long idle"),

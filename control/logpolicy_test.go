@@ -83,6 +83,10 @@ log_policies:
     action: cancel_retries
 `
 
+// TestALogPolicyCancelsTheRetriesOfATrialThatPrintsItsPattern: an entry of
+// log_policies (its name, its pattern, its action cancel_retries, or the
+// older action: {type: cancel_retries}) stops a failed trial's restarts once
+// one of its lines matched; task_container_defaults.log_policies add to them.
 func TestALogPolicyCancelsTheRetriesOfATrialThatPrintsItsPattern(t *testing.T) {
 	tests := map[string]struct {
 		line        string
@@ -234,6 +238,10 @@ func TestATaskLogTriggerFiresOnceWhenATrialLogsAMatchingLine(t *testing.T) {
 	}
 }
 
+// TestASpecificTaskLogWebhookFiresOnlyForExperimentsThatNameIt: a SPECIFIC
+// webhook fires only for experiments whose integrations.webhooks names it
+// (webhook_name here; webhook_id and exclude in
+// TestWhichWebhooksFireForAnExperiment).
 func TestASpecificTaskLogWebhookFiresOnlyForExperimentsThatNameIt(t *testing.T) {
 	p := newPumped(t, 2)
 	rc := newReceiver(t, nil)
@@ -321,6 +329,8 @@ func (n *nodesRM) release(allocationID string) {
 	n.fakeRM.release(allocationID)
 }
 
+// TestExcludeNodeRestartsTheTrialOnAnotherAgent: a log_policies entry whose
+// action is exclude_node sends the trial's next run to another agent.
 func TestExcludeNodeRestartsTheTrialOnAnotherAgent(t *testing.T) {
 	rm := &nodesRM{eventfulRM: &eventfulRM{fakeRM: &fakeRM{total: 1, held: map[string][]int{}}, events: make(chan resolute.AllocationEvent)},
 		placed: map[string]string{}}

@@ -29,6 +29,9 @@ func (h *harness) remaining(task string) []string {
 	return lines(logs)
 }
 
+// TestRetentionDeletesOnlyTheOldLogsOfExperimentsNotKeptLonger: the cleanup
+// deletes lines older than the master's log_retention_days, except for
+// experiments whose retention_policy keeps them longer.
 func TestRetentionDeletesOnlyTheOldLogsOfExperimentsNotKeptLonger(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	for name, tt := range map[string]struct {

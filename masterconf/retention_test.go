@@ -6,6 +6,9 @@ import (
 	"time"
 )
 
+// TestRetentionPolicyAndWebhooksAreRead: master.yaml's retention_policy
+// (log_retention_days, schedule as cron or an interval) and webhooks
+// (signing_key, base_url) are read, with their defaults.
 func TestRetentionPolicyAndWebhooksAreRead(t *testing.T) {
 	tests := map[string]struct {
 		yaml     string
