@@ -47,4 +47,6 @@ export RESOLUTE_HELM=${RESOLUTE_HELM:-$(scripts/helm.sh)}
 # the run ends naming the ones it took, passed or failed.
 started=$(mktemp /tmp/resolute-test-start.XXXXXX)
 on_exit+=('find e2e/screenshots -name "*.png" -newer "$started" 2>/dev/null | sort | sed "s/^/screenshot: /"; rm -f "$started"')
-go test -count=1 "$@" ./...
+# The browser tests together take more than go test's default 10 minutes
+# on a 2-core machine.
+go test -count=1 -timeout 45m "$@" ./...
