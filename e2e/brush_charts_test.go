@@ -79,7 +79,8 @@ func chartLines(t *testing.T, page playwright.Page) (lit, faded []string) {
 }
 
 // TestBrushedTrialsHighlightInTheOverviewChartsAndTrialsTab brushes the
-// hyperparameters tab's metric axis at 1440 and 390 px, follows the
+// hyperparameters tab's metric axis at 1440 and 390 px (its own metric
+// charts follow the brush as it is drawn and cleared), follows the
 // Overview tab's link, and finds the brushed trials' lines drawn at full
 // strength and the others faded in uPlot's own series, with a note saying
 // so; a reload keeps it, the Trials tab's link marks the brushed rows, and
@@ -100,10 +101,6 @@ func TestBrushedTrialsHighlightInTheOverviewChartsAndTrialsTab(t *testing.T) {
 			faded := strconv.Itoa(20 - len(brushed))
 			assertURL := playwright.NewPlaywrightAssertions(10000).Page(page)
 			must(t, assertURL.ToHaveURL(regexp.MustCompile(`\?tab=hyperparameters#brush=\d+%3A[^&]+&brushed=[\d%C]+$`)))
-
-			// The Overview tab's link carries the brush.
-			must(t, page.Locator("#tab-overview").Click())
-			must(t, assertURL.ToHaveURL(regexp.MustCompile(`/experiments/\d+#brush=\d+%3A[^&]+&brushed=[\d%C]+$`)))
 			panel := page.Locator("#chart-validation-loss")
 			check := func(step string) {
 				t.Helper()
@@ -117,6 +114,22 @@ func TestBrushedTrialsHighlightInTheOverviewChartsAndTrialsTab(t *testing.T) {
 					t.Errorf("%s: the chart highlights %v and fades %d lines; the brush kept %v", step, lit, len(dim), brushed)
 				}
 			}
+			// The hyperparameters tab's own metric charts follow the brush
+			// as it changes: a click on the axis clears it.
+			check("on the hyperparameters tab")
+			keepScreenshot(t, page, fmt.Sprintf("brushed-hyperparameters-chart-%d", width))
+			must(t, page.Locator("#parallel-coordinates g[data-axis] .brush-area").Last().Click())
+			must(t, expect(t, page.Locator("#brush-count")).ToContainText("plotted"))
+			must(t, expect(t, panel).ToHaveAttribute("data-highlighted", ""))
+			must(t, expect(t, page.Locator("#chart-brushed")).ToBeHidden())
+			if again := brushLastAxis(t, page); fmt.Sprint(again) != fmt.Sprint(brushed) {
+				t.Fatalf("the same brush kept %v, then %v", brushed, again)
+			}
+			check("brushed again")
+
+			// The Overview tab's link carries the brush.
+			must(t, page.Locator("#tab-overview").Click())
+			must(t, assertURL.ToHaveURL(regexp.MustCompile(`/experiments/\d+#brush=\d+%3A[^&]+&brushed=[\d%C]+$`)))
 			check("after the tab link")
 			noWiderThan(t, page, width)
 			keepScreenshot(t, page, fmt.Sprintf("brushed-overview-chart-%d", width))
