@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/playwright-community/playwright-go"
@@ -147,6 +148,8 @@ func TestBrushedTrialsHighlightInTheOverviewChartsAndTrialsTab(t *testing.T) {
 			if fmt.Sprint(rows) != fmt.Sprint(brushed) {
 				t.Errorf("the Trials tab marks %v, the brush kept %v", rows, brushed)
 			}
+			byID := slices.SortedFunc(slices.Values(brushed), func(a, b string) int { return must1(strconv.Atoi(a)) - must1(strconv.Atoi(b)) })
+			must(t, expect(t, page.Locator("#brushed-only")).ToHaveAttribute("href", "/experiments/"+strconv.FormatInt(e.ID, 10)+"?brushed="+strings.Join(byID, "%2C")+"&tab=trials"))
 			keepScreenshot(t, page, fmt.Sprintf("brushed-trials-highlighted-%d", width))
 
 			// Back on the Overview, the note's clear draws every line alike

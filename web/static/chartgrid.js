@@ -377,7 +377,13 @@
         note.replaceChildren(on.size + " brushed " + (on.size === 1 ? "trial" : "trials") + " highlighted · ", clear);
         note.id = "chart-brushed";
       }
-      this.panels.forEach((p) => { if (p.cols) p.draw(); });
+      // Redrawn at most every 80 ms while a brush is dragged: each
+      // redraw builds the panels' plots anew, the brushed lines last.
+      if (this.brushing) return;
+      this.brushing = setTimeout(() => {
+        this.brushing = null;
+        this.panels.forEach((p) => { if (p.cols) p.draw(); });
+      }, 80);
     }
 
     // save writes the grid's settings into the URL's fragment, leaving
