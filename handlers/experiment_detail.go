@@ -80,6 +80,12 @@ func (s *Server) experimentPage(r *http.Request, e resolute.Experiment, tab stri
 	switch tab {
 	case "hyperparameters":
 		p.HParams, err = s.hparamData(r, e)
+		if err == nil && s.charting() && len(p.HParams.Trials) > 0 && len(p.HParams.Varying()) > 0 {
+			var names map[string][]string
+			if names, err = s.db.ExperimentLatestMetricNames(r.Context(), e.ID); err == nil {
+				p.HParams.Chart = chartOf(e, p.Live.Metric, names)
+			}
+		}
 	case "configuration":
 		p.Config, err = s.experimentConfig(r, e)
 	case "logs":

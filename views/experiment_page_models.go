@@ -152,6 +152,10 @@ type HParamData struct {
 	// Scatter says uPlot is embedded (after `make web`) to draw the
 	// scatter plots; without it the tab shows parallel coordinates only.
 	Scatter bool
+	// Chart is the experiment's metric charts, a line per trial, which
+	// draw the brushed trials highlighted as the brush moves; nil where
+	// uPlot is not embedded or no trial is plotted.
+	Chart *ExperimentChart
 }
 
 // HParamTrial is one trial's point in the hyperparameter plots.

@@ -138,3 +138,84 @@ document.addEventListener("htmx:oobAfterSwap", (e) => {
     }
   });
 })();
+// The trials brushed on an experiment's hyperparameters tab follow its tab
+// links: the fragment's brushed=ids (and brush=, the brushes themselves)
+// is added to each tab's link, so the overview's charts draw those trials
+// highlighted and the trials tab marks their rows. window.brushedTrials
+// reads (ids: a Set, or null when nothing is brushed), sets and clears it;
+// each change is told as a "brushed:changed" event (detail: the Set).
+(() => {
+  const frag = () => new URLSearchParams(location.hash.slice(1));
+  const ids = () => {
+    const h = frag();
+    return h.has("brushed") ? new Set(h.get("brushed").split(",").filter(Boolean).map(Number).filter((n) => n > 0)) : null;
+  };
+  const write = (h) => {
+    const f = h.toString();
+    history.replaceState(history.state, "", location.pathname + location.search + (f ? "#" + f : ""));
+  };
+  function links() {
+    const h = frag(), keep = new URLSearchParams();
+    for (const k of ["brush", "brushed"]) if (h.has(k)) keep.set(k, h.get(k));
+    const f = keep.toString();
+    document.querySelectorAll("#experiment-tabs a").forEach((a) => { a.href = a.href.split("#")[0] + (f ? "#" + f : ""); });
+    rows();
+  }
+  // rows marks the brushed trials' rows of the trials tab, unless it is
+  // already filtered to them (?brushed=), with a note to filter or clear.
+  function rows() {
+    const table = document.getElementById("trials");
+    if (!table || !table.closest("#trials-tab") || document.getElementById("brushed-filter")) return;
+    const on = ids();
+    let n = 0;
+    table.querySelectorAll("tr[data-trial]").forEach((r) => {
+      const b = !!on && on.has(Number(r.dataset.trial));
+      r.classList.toggle("brushed", b);
+      if (b) n++;
+    });
+    table.dataset.brushed = on ? String(n) : "";
+    let note = document.getElementById("brushed-highlight");
+    if (!on) {
+      if (note) note.remove();
+      return;
+    }
+    if (!note) {
+      note = document.createElement("p");
+      note.className = "notice";
+      note.id = "brushed-highlight";
+      document.querySelector("#trials-tab .table-tools")?.after(note);
+    }
+    const only = document.createElement("a");
+    only.href = location.pathname + "?" + new URLSearchParams({ brushed: [...on].sort((a, b) => a - b).join(","), tab: "trials" });
+    only.textContent = "Show only them";
+    only.id = "brushed-only";
+    const clear = document.createElement("button");
+    clear.type = "button";
+    clear.className = "link";
+    clear.id = "brushed-clear";
+    clear.textContent = "clear";
+    clear.addEventListener("click", () => window.brushedTrials.clear());
+    note.replaceChildren(on.size + " brushed trials highlighted (" + n + " on this page) · ", only, " · ", clear);
+  }
+  function changed() {
+    links();
+    document.dispatchEvent(new CustomEvent("brushed:changed", { detail: ids() }));
+  }
+  window.brushedTrials = {
+    ids,
+    // set keeps ids (null: none brushed) and the brushes (brush=) in the fragment.
+    set(on, brush) {
+      const h = frag();
+      if (brush) h.set("brush", brush);
+      else h.delete("brush");
+      if (on) h.set("brushed", [...on].sort((a, b) => a - b).join(","));
+      else h.delete("brushed");
+      write(h);
+      changed();
+    },
+    clear() { window.brushedTrials.set(null, null); },
+  };
+  document.addEventListener("DOMContentLoaded", links);
+  document.addEventListener("htmx:afterSettle", links);
+  window.addEventListener("hashchange", changed);
+})();

@@ -12,6 +12,14 @@
 // KIND.hide (the lines hidden, by key) and KIND.zoom (batches MIN-MAX),
 // where KIND is the grid's data-chart (experiment, trial, system) and
 // PANEL a panel's metric.
+//
+// A grid whose source is brushable (the experiment's, a line per trial)
+// draws the trials brushed on the hyperparameters tab (app.js's
+// brushedTrials, the fragment's brushed=ids) at full strength and the
+// others faded, with a note to clear the brush; it follows the brush as
+// it changes. The element keeps its grid (el.chartGrid), and each panel
+// says how many lines it draws highlighted and faded (data-highlighted,
+// data-faded).
 (() => {
   const palette = ["#2b6cb0", "#b42318", "#1e7a46", "#9a6700", "#6b46c1", "#0e7490", "#be185d", "#4d7c0f", "#475569", "#c2410c",
     "#1d4ed8", "#991b1b", "#15803d", "#a16207", "#7e22ce", "#0f766e", "#9d174d", "#3f6212", "#334155", "#9a3412"];
@@ -140,6 +148,9 @@
       const mode = this.grid.xmode;
       const xOf = mode === "epochs" ? (p) => p.e : mode === "time" ? (p) => p.t : (p) => p.s;
       const ss = [...this.series.values()];
+      // Brushed trials drawn last, over the faded ones.
+      const br = this.grid.brushed;
+      if (br) ss.sort((a, b) => br.has(a.trial) - br.has(b.trial));
       let xs = [...new Set(ss.flatMap((s) => s.pts.map(xOf)).filter((x) => x != null))].sort((a, b) => a - b);
       let round = (x) => x;
       if (xs.length > 4 * this.width()) {
@@ -169,7 +180,11 @@
       const { ss, data } = this.cols;
       this.empty.hidden = data[0].length > 0;
       this.fig.dataset.points = String(data.slice(1).reduce((n, c) => n + c.filter((v) => v != null).length, 0));
-      const next = ss.map((s) => s.key).join(" ") + this.log.checked + this.grid.xmode;
+      const br = this.grid.brushed;
+      const next = ss.map((s) => s.key + (br && !br.has(s.trial) ? "-" : "")).join(" ") + this.log.checked + this.grid.xmode + !!br;
+      const lit = br ? ss.filter((s) => br.has(s.trial)).length : 0;
+      this.fig.dataset.highlighted = br ? String(lit) : "";
+      this.fig.dataset.faded = br ? String(ss.length - lit) : "";
       if (this.u && next === this.shape) {
         const xs = this.u.data[0], x = this.u.scales.x;
         this.u.setData(this.shown(), !(x.min > xs[0] || x.max < xs[xs.length - 1]));
@@ -221,9 +236,13 @@
             },
           },
         ],
-        series: [{ label: xlabels[mode] }].concat(this.cols.ss.map((s) => ({
-          label: s.label, stroke: s.color, width: 1.5, spanGaps: true, points: { size: 4 }, show: this.grid.visible(s.key),
-        }))),
+        series: [{ label: xlabels[mode] }].concat(this.cols.ss.map((s) => {
+          const br = this.grid.brushed, faded = br && !br.has(s.trial);
+          return {
+            label: s.label, stroke: faded ? s.color + "30" : s.color, width: br && !faded ? 2.25 : faded ? 1 : 1.5,
+            spanGaps: true, points: { size: 4 }, show: this.grid.visible(s.key),
+          };
+        })),
         hooks: {
           setCursor: [(u) => this.showTip(u)],
           setSeries: [(u, i, o) => {
@@ -319,6 +338,18 @@
       if (src.xmodes.length < 2) xl.hidden = true;
       this.body = mk("div", "charts chart-grid");
       el.append(this.bar, this.body);
+      el.chartGrid = this;
+      this.brushed = null;
+      if (src.brushable && window.brushedTrials) {
+        this.brushNote = mk("p", "notice chart-brushed");
+        this.brushNote.hidden = true;
+        this.bar.after(this.brushNote);
+        this.brush(window.brushedTrials.ids());
+        // The brush as it changes: cleared (here or on another tab's
+        // page), or dragged on the hyperparameters tab.
+        document.addEventListener("brushed:changed", (e) => this.brush(e.detail));
+        document.addEventListener("hparams:brushed", (e) => this.brush(e.detail));
+      }
       this.empty = el.querySelector(".chart-empty");
       this.xsel.addEventListener("change", () => {
         this.xmode = this.wantX = this.xsel.value;
@@ -327,6 +358,32 @@
       });
       this.seen = new IntersectionObserver((es) => es.forEach((e) => e.isIntersecting && this.visibleNow(e.target)), { rootMargin: "200px" });
       this.xmodes();
+    }
+
+    // brush draws the trials of on (a Set of trial ids; null: none
+    // brushed) highlighted, the others faded.
+    brush(on) {
+      const key = (x) => (x ? [...x].sort((a, b) => a - b).join(",") : "-");
+      if (key(on) === key(this.brushed) && this.brushNote && !this.brushNote.hidden === !!on) return;
+      this.brushed = on ? new Set(on) : null;
+      this.el.dataset.brushed = on ? key(on) : "";
+      const note = this.brushNote;
+      note.hidden = !on;
+      if (on) {
+        const clear = mk("button", "link", "clear");
+        clear.type = "button";
+        clear.id = "chart-brush-clear";
+        clear.addEventListener("click", () => window.brushedTrials.clear());
+        note.replaceChildren(on.size + " brushed " + (on.size === 1 ? "trial" : "trials") + " highlighted · ", clear);
+        note.id = "chart-brushed";
+      }
+      // Redrawn at most every 80 ms while a brush is dragged: each
+      // redraw builds the panels' plots anew, the brushed lines last.
+      if (this.brushing) return;
+      this.brushing = setTimeout(() => {
+        this.brushing = null;
+        this.panels.forEach((p) => { if (p.cols) p.draw(); });
+      }, 80);
     }
 
     // save writes the grid's settings into the URL's fragment, leaving

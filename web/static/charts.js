@@ -38,7 +38,7 @@
     const exps = (el.dataset.experiments || "").split(" ").filter(Boolean);
     const only = el.dataset.trials ? el.dataset.trials.split(" ").map(Number) : null;
     const multi = exps.length > 1;
-    const src = { xmodes: ["batches", "time"], noun: multi ? "lines" : "trials" };
+    const src = { xmodes: ["batches", "time"], noun: multi ? "lines" : "trials", brushable: !multi };
     const metrics = new Map(); // key → {group, name}
     const addMetrics = (grid, root) => {
       if (!root) return;
@@ -61,6 +61,7 @@
       const bodies = await Promise.all(urls.map(json));
       return bodies.flatMap((b, x) => (b ? b.trials : []).filter((t) => !only || only.includes(t.trialId)).map((t, i) => ({
         key: (multi ? exps[x] + ":" : "") + t.trialId,
+        trial: t.trialId,
         label: (multi ? "exp " + exps[x] + " / trial " : "Trial ") + t.trialId,
         color: palette[(multi ? x : i) % palette.length],
         href: (el.dataset.trialUrl || "/trials/") + t.trialId,

@@ -48,17 +48,17 @@
     rect.setAttribute("y", String(lo));
     rect.setAttribute("height", String(hi - lo));
   }
-  // save keeps the brushes in the fragment, the rest of the URL as it is.
+  // save keeps the brushes in the fragment, and the trials inside them
+  // (brushed=ids, which the tab links carry to the overview's charts and
+  // the trials tab; see app.js), the rest of the URL as it is.
+  let inside = null;
   function save() {
-    const h = new URLSearchParams(location.hash.slice(1));
-    if (brushes.size) h.set("brush", [...brushes].map(([k, [lo, hi]]) => k + ":" + lo.toFixed(1) + ":" + hi.toFixed(1)).join(","));
-    else h.delete("brush");
-    const frag = h.toString();
-    history.replaceState(history.state, "", location.pathname + location.search + (frag ? "#" + frag : ""));
+    const brush = brushes.size ? [...brushes].map(([k, [lo, hi]]) => k + ":" + lo.toFixed(1) + ":" + hi.toFixed(1)).join(",") : null;
+    if (window.brushedTrials) window.brushedTrials.set(brushes.size ? inside : null, brush);
   }
   function apply() {
     let n = 0;
-    const inside = new Set();
+    inside = new Set();
     for (const l of lines) {
       const ok = [...brushes].every(([k, [lo, hi]]) => l.ys[k] != null && l.ys[k] >= lo && l.ys[k] <= hi);
       l.a.classList.toggle("dim", !ok);
@@ -118,7 +118,15 @@
       drawBrush(k);
     }
   }
-  if (brushes.size) setTimeout(apply);
+  if (brushes.size) setTimeout(() => { apply(); save(); });
+  // Brushes cleared elsewhere (the overview's clear, the trials tab's).
+  document.addEventListener("brushed:changed", (e) => {
+    if (e.detail || !brushes.size) return;
+    const ks = [...brushes.keys()];
+    brushes.clear();
+    ks.forEach(drawBrush);
+    apply();
+  });
 })();
 
 (() => {
