@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -132,7 +131,7 @@ print(type(trial).__name__, type(trial.model).__name__, sum(p.numel() for p in t
 		must(t, tu.api.ExperimentAction(t.Context(), id, "activate"))
 		reported := len(tu.training(t, trial.ID))
 		tu.waitTraining(t, trial.ID, reported+1)
-		pid := trialProcess(t, trial.ID)
+		pid := tu.m.TrainProcess("DET_TRIAL_ID", strconv.FormatInt(trial.ID, 10))
 		if pid == 0 {
 			t.Fatalf("no process of trial %d's train.py; logs:\n%s", trial.ID, trialLogs(t, tu.api, id))
 		}
@@ -313,31 +312,6 @@ func (tu *mnistTutorial) trainingLoss(t *testing.T, id int64) map[int64]float64 
 // near says whether a and b agree to a millionth of their size.
 func near(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-6*math.Max(math.Abs(a), math.Abs(b))
-}
-
-// trialProcess is the pid of trial id's Python process running train.py
-// (found by its DET_TRIAL_ID), or 0.
-func trialProcess(t *testing.T, id int64) int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	must(t, err)
-	want := []byte(fmt.Sprintf("DET_TRIAL_ID=%d\x00", id))
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		args := bytes.Split(cmdline, []byte{0})
-		if err != nil || !strings.Contains(filepath.Base(string(args[0])), "python") || !bytes.Contains(cmdline, []byte("train.py")) {
-			continue
-		}
-		environ, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err == nil && bytes.Contains(environ, want) {
-			return pid
-		}
-	}
-	return 0
 }
 
 // harnessDir is the repository's harness/ (tests run in e2e/).

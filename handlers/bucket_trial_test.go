@@ -1,11 +1,8 @@
 package handlers_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,27 +13,6 @@ import (
 	"github.com/resolute-ml/resolute/handlers/handlerstest"
 	"github.com/resolute-ml/resolute/storage/storagetest"
 )
-
-// trialProcess finds the pid of the python process of an allocation: the one
-// whose environment names it.
-func trialProcess(t *testing.T, allocationID string) int {
-	t.Helper()
-	want := []byte("DET_ALLOCATION_ID=" + allocationID + "\x00")
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		env, err := os.ReadFile(filepath.Join(d, "environ"))
-		if err != nil || !bytes.Contains(env, want) {
-			continue
-		}
-		cmd, _ := os.ReadFile(filepath.Join(d, "cmdline"))
-		argv0 := filepath.Base(string(bytes.SplitN(cmd, []byte{0}, 2)[0]))
-		if bytes.Contains(cmd, []byte("train.py")) && strings.HasPrefix(argv0, "python") {
-			pid, _ := strconv.Atoi(filepath.Base(d))
-			return pid
-		}
-	}
-	return 0
-}
 
 // logsOf is every log line of a trial.
 func logsOf(t *testing.T, m *handlerstest.Master, token string, trial resolute.Trial) string {
@@ -103,7 +79,7 @@ func killAndResume(t *testing.T, storage string, env []string) {
 	if len(allocs) != 1 {
 		t.Fatalf("allocations before the kill: %+v", allocs)
 	}
-	pid := trialProcess(t, allocs[0].ID)
+	pid := m.TrainProcess("DET_ALLOCATION_ID", allocs[0].ID)
 	if pid == 0 {
 		t.Fatalf("no process of allocation %s", allocs[0].ID)
 	}
