@@ -11,7 +11,8 @@ import (
 
 // BenchmarkInsertMetrics stores batches of 16 training reports of 50
 // metrics each into one trial, as the metrics writer does under load, and
-// prints the time a batch takes (its series merged in).
+// prints the time a batch takes (its series are merged later, by the
+// master's merger: db/series_async.go).
 func BenchmarkInsertMetrics(b *testing.B) {
 	d := bootstrapped(b)
 	tr := newTrial(b, d)

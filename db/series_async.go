@@ -42,12 +42,14 @@ func (db *DB) MergeSeries(ctx context.Context) (int, error) {
 
 // mergeBound is the largest report id whose transaction has ended, with
 // those of every smaller id: it takes, for an instant, the lock each INSERT
-// into metrics shares until it commits (migration 00034).
+// into metrics shares until it commits (migration 00034). Inserts that come
+// while it waits for those under way wait too, so it waits 100 ms at most
+// (an insert held up, a bulk load) and then merges nothing this time.
 func (db *DB) mergeBound(ctx context.Context) (int64, error) {
 	var bound int64
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
-		b.Queue(`SET LOCAL lock_timeout = '5s'`)
+		b.Queue(`SET LOCAL lock_timeout = '100ms'`)
 		b.Queue(`SELECT pg_advisory_xact_lock(hashtext('metric_series_insert'))`)
 		b.Queue(`SELECT COALESCE(max(id), 0) FROM metrics`).QueryRow(func(r pgx.Row) error { return r.Scan(&bound) })
 		return tx.SendBatch(ctx, b).Close()
