@@ -26,10 +26,10 @@ type SeriesMerger struct {
 	merged func(int)
 }
 
-// NewSeriesMerger returns a merger that merges 250 ms after a wake and
+// NewSeriesMerger returns a merger that merges 500 ms after a wake and
 // every 10 s.
 func NewSeriesMerger(database *db.DB, logger *slog.Logger) *SeriesMerger {
-	return &SeriesMerger{db: database, logger: logger, wake: make(chan struct{}, 1), Debounce: 250 * time.Millisecond, Every: 10 * time.Second}
+	return &SeriesMerger{db: database, logger: logger, wake: make(chan struct{}, 1), Debounce: 500 * time.Millisecond, Every: 10 * time.Second}
 }
 
 // Wake asks for a merge soon; it never blocks.
