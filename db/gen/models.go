@@ -202,6 +202,11 @@ type MetricSeries struct {
 	RebuiltUpto *int64
 }
 
+type MetricSeriesMerged struct {
+	One     bool
+	Through int64
+}
+
 type Model struct {
 	ID          int64
 	Name        string
