@@ -397,6 +397,7 @@ type TaskSession struct {
 	SessionID int64
 	CreatedAt time.Time
 	ExpiresAt time.Time
+	Port      int32
 }
 
 type TaskSshKey struct {
@@ -415,6 +416,7 @@ type TaskTicket struct {
 	SessionID int64
 	Path      string
 	ExpiresAt time.Time
+	Port      int32
 }
 
 type TaskView struct {

@@ -1,0 +1,207 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/e2e/mastertest"
+	"github.com/resolute-ml/resolute/handlers"
+)
+
+// portService is the web server a command runs on its HTTP proxy port:
+// /whoami says what the request brought it; anything else is the file.
+const portService = `import http.server, json, sys
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def do_GET(self):
+        if self.path.startswith("/whoami"):
+            body = json.dumps({"path": self.path, "cookie": self.headers.get("Cookie", ""),
+                "authorization": self.headers.get("Authorization", ""),
+                "prefix": self.headers.get("X-Forwarded-Prefix", "")}).encode()
+            self.send_response(200)
+            self.send_header("Set-Cookie", "resolute_task=stolen; Path=/")
+            self.send_header("Set-Cookie", "app=kept; Path=/")
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        super().do_GET()
+
+    def log_message(self, *args):
+        pass
+
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+`
+
+// TestHTTPProxyPortsAreServedOnTheTaskOriginToTheirOwnerOnly: a command's
+// proxy_ports entry without proxy_tcp (Determined's HTTP port) is served
+// on the task origin at /proxy/ID:PORT/ to its owner, who opens it with a
+// ticket; the service gets neither the master's cookie nor its bearer
+// token nor the task cookie, and cannot set the task cookie; another user
+// gets no ticket and nothing without one; a port the command does not list
+// gets no ticket, and the port's cookie opens no other port; an
+// experiment's HTTP ports are refused.
+func TestHTTPProxyPortsAreServedOnTheTaskOriginToTheirOwnerOnly(t *testing.T) {
+	data := filepath.Join(mastertest.TempDir(t), "data")
+	m := mastertest.New(t, mastertest.Build(t), "--data-dir", data, "--resource-manager-slots", "4")
+	m.Start()
+	admin := m.Login("admin")
+	ann := newUser(t, m, admin, "ann", nil)
+	bo := newUser(t, m, admin, "bo", nil)
+
+	port := freeLocalPort(t)
+	marker := "served-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	cmd := startTask(t, m, ann.token, "commands", resolute.CreateTaskRequest{
+		Config:     fmt.Sprintf("resources: {slots: 0}\nenvironment: {proxy_ports: [{proxy_port: %d}]}\n", port),
+		Entrypoint: []string{"python3", "serve.py", strconv.Itoa(port)},
+		ContextTgz: packFiles(t, map[string]string{"marker.txt": marker, "serve.py": portService})})
+	waitTask(t, m, ann.token, "commands", cmd.ID, func(k resolute.Task) bool { return k.State == resolute.TaskRunning })
+
+	key := cmd.ID + ":" + strconv.Itoa(port)
+	var open resolute.OpenTaskResponse
+	if code := m.Call("POST", "/api/v1/tasks/"+cmd.ID+"/open", ann.token, resolute.OpenTaskRequest{Port: port}, &open); code != 200 {
+		t.Fatalf("ann opens her port: %d", code)
+	}
+	if !strings.HasPrefix(open.URL, m.TasksURL+"/redeem?ticket=") {
+		t.Fatalf("the link %q is not on the task origin %s", open.URL, m.TasksURL)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	resp, err := browser.Get(open.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Request.URL.Path != "/proxy/"+key+"/" {
+		t.Fatalf("the ticket led to %s, want /proxy/%s/", resp.Request.URL, key)
+	}
+	// The server may still be starting after the task runs.
+	deadline := time.Now().Add(time.Minute)
+	for body := ""; !strings.Contains(body, marker); {
+		if time.Now().After(deadline) {
+			t.Fatalf("ann's port never served the marker: %q\n%s", body, taskLog(t, m, ann.token, cmd.ID))
+		}
+		body = m.TaskGet(browser, "/proxy/"+key+"/marker.txt")
+		if !strings.Contains(body, marker) {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+
+	// A browser sends the master's cookie to the task origin too (cookies
+	// know no ports); a script may send the master's bearer token.
+	req, _ := http.NewRequest("GET", m.TasksURL+"/proxy/"+key+"/whoami", nil)
+	req.AddCookie(&http.Cookie{Name: handlers.CookieName, Value: ann.token})
+	req.Header.Set("Authorization", "Bearer "+ann.token)
+	resp, err = browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var seen struct{ Path, Cookie, Authorization, Prefix string }
+	if err := json.Unmarshal(b, &seen); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("whoami: %d %s", resp.StatusCode, b)
+	}
+	if strings.Contains(seen.Cookie, ann.token) || strings.Contains(seen.Authorization, ann.token) ||
+		strings.Contains(seen.Cookie, handlers.TaskCookieName) || seen.Authorization != "" {
+		t.Errorf("the task's server saw cookie %q, authorization %q", seen.Cookie, seen.Authorization)
+	}
+	if seen.Path != "/whoami" || seen.Prefix != "/proxy/"+key {
+		t.Errorf("the server was asked %q with prefix %q, want /whoami under /proxy/%s", seen.Path, seen.Prefix, key)
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == handlers.TaskCookieName {
+			t.Errorf("the task set the task cookie: %v", c)
+		}
+	}
+
+	// A page of another site may not open a websocket to the port.
+	req, _ = http.NewRequest("GET", m.TasksURL+"/proxy/"+key+"/ws", nil)
+	req.Header.Set("Upgrade", "websocket")
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Origin", "http://evil.example")
+	if resp, err = browser.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a cross-origin websocket to ann's port: %d, want 403", resp.StatusCode)
+	}
+
+	// Bo gets no ticket, and nothing without one.
+	var refusal resolute.ErrorResponse
+	if code := m.Call("POST", "/api/v1/tasks/"+cmd.ID+"/open", bo.token, resolute.OpenTaskRequest{Port: port}, &refusal); code != http.StatusForbidden {
+		t.Errorf("bo asks for a ticket to ann's port: %d %q, want 403", code, refusal.Error.Message)
+	}
+	if code := m.Call("POST", "/api/v1/tasks/"+cmd.ID+"/open", admin, resolute.OpenTaskRequest{Port: port}, &refusal); code != http.StatusForbidden {
+		t.Errorf("the administrator asks for a ticket to ann's port: %d %q, want 403", code, refusal.Error.Message)
+	}
+	stranger := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ = http.NewRequest("GET", m.TasksURL+"/proxy/"+key+"/marker.txt", nil)
+	req.AddCookie(&http.Cookie{Name: handlers.CookieName, Value: bo.token})
+	req.Header.Set("Authorization", "Bearer "+bo.token)
+	if resp, err = stranger.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode == 200 || strings.Contains(string(b), marker) {
+		t.Errorf("bo, with the master's credentials and no ticket, got %d %q", resp.StatusCode, b)
+	}
+
+	// A port the command does not list gets no ticket, and the port's
+	// cookie, sent there by hand, opens nothing.
+	if code := m.Call("POST", "/api/v1/tasks/"+cmd.ID+"/open", ann.token, resolute.OpenTaskRequest{Port: 22}, &refusal); code != http.StatusForbidden ||
+		!strings.Contains(refusal.Error.Message, "not one of its HTTP proxy ports") {
+		t.Errorf("ann asks for a port her command does not list: %d %q", code, refusal.Error.Message)
+	}
+	var taskCookie string
+	for _, c := range jar.Cookies(mustURL(t, m.TasksURL+"/proxy/"+key+"/")) {
+		if c.Name == handlers.TaskCookieName {
+			taskCookie = c.Value
+		}
+	}
+	if taskCookie == "" {
+		t.Fatal("no task cookie for the port")
+	}
+	for _, path := range []string{"/proxy/" + cmd.ID + ":22/", "/proxy/" + cmd.ID + "/"} {
+		req, _ = http.NewRequest("GET", m.TasksURL+path, nil)
+		req.AddCookie(&http.Cookie{Name: handlers.TaskCookieName, Value: taskCookie})
+		if resp, err = stranger.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == 200 {
+			t.Errorf("the port's cookie opened %s", path)
+		}
+	}
+
+	// Experiments' trials serve no HTTP ports (yet): refused, not ignored.
+	var e resolute.ErrorResponse
+	code := m.Call("POST", "/api/v1/experiments", ann.token, resolute.CreateExperimentRequest{ExperimentConfigRequest: resolute.ExperimentConfigRequest{
+		Config: "name: http\nentrypoint: python3 train.py\nsearcher: {name: single, metric: loss, max_length: {batches: 1}}\n" +
+			"environment: {proxy_ports: [{proxy_port: 8080}]}\n"}}, &e)
+	if code != http.StatusBadRequest || !strings.Contains(e.Error.Message, "not supported for experiments' trials") {
+		t.Errorf("an experiment with an HTTP port: %d %q", code, e.Error.Message)
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
