@@ -139,6 +139,28 @@ func TestHTTPProxyPortsAreServedOnTheTaskOriginToTheirOwnerOnly(t *testing.T) {
 		t.Errorf("a cross-origin websocket to ann's port: %d, want 403", resp.StatusCode)
 	}
 
+	// The task's page links the port for ann, who follows the link as a
+	// browser does (signed in to the master with its cookie); bo's page
+	// has no link.
+	link := "/tasks/" + cmd.ID + "/open?port=" + strconv.Itoa(port)
+	pageJar, _ := cookiejar.New(nil)
+	pageJar.SetCookies(mustURL(t, m.URL), []*http.Cookie{{Name: handlers.CookieName, Value: ann.token, Path: "/"}})
+	annsBrowser := &http.Client{Jar: pageJar}
+	if page := getBody(t, annsBrowser, m.URL+"/tasks/"+cmd.ID); !strings.Contains(page, `href="`+link+`"`) {
+		t.Errorf("ann's task page does not link %s", link)
+	}
+	if body := getBody(t, annsBrowser, m.URL+link); !strings.Contains(body, "marker.txt") {
+		t.Errorf("ann's link to her port led to %q, want the port's listing", body)
+	}
+	if body := getBody(t, annsBrowser, m.TasksURL+"/proxy/"+key+"/marker.txt"); body != marker {
+		t.Errorf("after the link, ann's port gave %q", body)
+	}
+	bosJar, _ := cookiejar.New(nil)
+	bosJar.SetCookies(mustURL(t, m.URL), []*http.Cookie{{Name: handlers.CookieName, Value: bo.token, Path: "/"}})
+	if page := getBody(t, &http.Client{Jar: bosJar}, m.URL+"/tasks/"+cmd.ID); strings.Contains(page, "open?port=") {
+		t.Errorf("bo's view of ann's task links her port")
+	}
+
 	// Bo gets no ticket, and nothing without one.
 	var refusal resolute.ErrorResponse
 	if code := m.Call("POST", "/api/v1/tasks/"+cmd.ID+"/open", bo.token, resolute.OpenTaskRequest{Port: port}, &refusal); code != http.StatusForbidden {
@@ -204,4 +226,16 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// getBody returns the body of a GET with c.
+func getBody(t *testing.T, c *http.Client, u string) string {
+	t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }

@@ -8,8 +8,10 @@ import (
 	"strings"
 
 	"github.com/resolute-ml/resolute"
+	"github.com/resolute-ml/resolute/authz"
 	"github.com/resolute-ml/resolute/control"
 	"github.com/resolute-ml/resolute/proxy"
+	"github.com/resolute-ml/resolute/views"
 )
 
 // HTTP proxy ports (control/proxy_ports.go) on the task origin: port N of
@@ -122,4 +124,18 @@ func (s *Server) taskTicket(r *http.Request, id, port, path string) (control.Tic
 		return control.Ticket{}, resolute.Errorf(resolute.EInvalid, "port: must be a port number, got %q", port)
 	}
 	return s.svc.TaskOrigin.PortTicket(r.Context(), actorFrom(r), tokenFrom(r), id, n, path)
+}
+
+// taskPorts are the links to task t's HTTP proxy ports, for its owner
+// (who may open it) while it runs.
+func (s *Server) taskPorts(r *http.Request, t resolute.Task) []views.TaskPort {
+	u, ok := userFrom(r)
+	if !ok || u.ID != t.UserID || t.State != resolute.TaskRunning || authz.Can(actorFrom(r), authz.OpenTask, authz.Task(t)) != nil {
+		return nil
+	}
+	var ports []views.TaskPort
+	for _, p := range control.HTTPPorts(t) {
+		ports = append(ports, views.TaskPort{Port: p, Open: openPortPath(t.ID, p, "")})
+	}
+	return ports
 }
