@@ -161,6 +161,21 @@ func TestHTTPProxyPortsAreServedOnTheTaskOriginToTheirOwnerOnly(t *testing.T) {
 		t.Errorf("bo's view of ann's task links her port")
 	}
 
+	// det task open-port prints a link of its own, which opens the port in
+	// a fresh browser; bo's is refused.
+	det := buildDet(t)
+	out, errOut, err := detAs{det, m.URL, ann.token, t.TempDir()}.run(t, "task", "open-port", cmd.ID, strconv.Itoa(port), "--no-browser")
+	if err != nil || !strings.HasPrefix(out, m.TasksURL+"/redeem?ticket=") {
+		t.Fatalf("det task open-port: %v %q %q", err, out, errOut)
+	}
+	fresh, _ := cookiejar.New(nil)
+	if body := getBody(t, &http.Client{Jar: fresh}, strings.TrimSpace(out)); !strings.Contains(body, "marker.txt") {
+		t.Errorf("det task open-port's link led to %q", body)
+	}
+	if _, errOut, err := (detAs{det, m.URL, bo.token, t.TempDir()}).run(t, "task", "open-port", cmd.ID, strconv.Itoa(port)); err == nil || !strings.Contains(errOut, "belongs to ann") {
+		t.Errorf("bo's det task open-port: %v %q", err, errOut)
+	}
+
 	// Bo gets no ticket, and nothing without one.
 	var refusal resolute.ErrorResponse
 	if code := m.Call("POST", "/api/v1/tasks/"+cmd.ID+"/open", bo.token, resolute.OpenTaskRequest{Port: port}, &refusal); code != http.StatusForbidden {
