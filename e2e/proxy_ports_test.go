@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -19,11 +21,27 @@ import (
 )
 
 // portService is the web server a command runs on its HTTP proxy port:
-// /whoami says what the request brought it; anything else is the file.
-const portService = `import http.server, json, sys
+// /whoami says what the request brought it, /ws is a websocket that
+// echoes what it gets; anything else is the file.
+const portService = `import base64, hashlib, http.server, json, sys
 
 class Handler(http.server.SimpleHTTPRequestHandler):
     def do_GET(self):
+        if self.path.startswith("/ws") and self.headers.get("Upgrade", "").lower() == "websocket":
+            key = self.headers.get("Sec-WebSocket-Key", "") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+            self.send_response(101)
+            self.send_header("Upgrade", "websocket")
+            self.send_header("Connection", "Upgrade")
+            self.send_header("Sec-WebSocket-Accept", base64.b64encode(hashlib.sha1(key.encode()).digest()).decode())
+            self.end_headers()
+            self.wfile.flush()
+            while True:
+                data = self.connection.recv(4096)
+                if not data:
+                    break
+                self.connection.sendall(b"echo:" + data)
+            self.close_connection = True
+            return
         if self.path.startswith("/whoami"):
             body = json.dumps({"path": self.path, "cookie": self.headers.get("Cookie", ""),
                 "authorization": self.headers.get("Authorization", ""),
@@ -48,7 +66,9 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_
 // proxy_ports entry without proxy_tcp (Determined's HTTP port) is served
 // on the task origin at /proxy/ID:PORT/ to its owner, who opens it with a
 // ticket; the service gets neither the master's cookie nor its bearer
-// token nor the task cookie, and cannot set the task cookie; another user
+// token nor the task cookie, and cannot set the task cookie; a websocket
+// from the task origin goes through and one from elsewhere does not; the
+// task's page and det task open-port link it for its owner; another user
 // gets no ticket and nothing without one; a port the command does not list
 // gets no ticket, and the port's cookie opens no other port; an
 // experiment's HTTP ports are refused.
@@ -176,6 +196,29 @@ func TestHTTPProxyPortsAreServedOnTheTaskOriginToTheirOwnerOnly(t *testing.T) {
 		t.Errorf("bo's det task open-port: %v %q", err, errOut)
 	}
 
+	// A websocket from the task origin's own page goes through, both ways.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(m.TasksURL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(time.Minute))
+	fmt.Fprintf(conn, "GET /proxy/%s/ws HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"+
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: %s\r\nCookie: %s=%s\r\n\r\n",
+		key, strings.TrimPrefix(m.TasksURL, "http://"), m.TasksURL, handlers.TaskCookieName, taskCookieOf(t, jar, m.TasksURL+"/proxy/"+key+"/"))
+	br := bufio.NewReader(conn)
+	wsResp, err := http.ReadResponse(br, nil)
+	if err != nil || wsResp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("ann's websocket to her port: %v %v", err, wsResp)
+	}
+	if _, err := conn.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	echo := make([]byte, len("echo:hello"))
+	if _, err := io.ReadFull(br, echo); err != nil || string(echo) != "echo:hello" {
+		t.Errorf("the websocket echoed %q, %v", echo, err)
+	}
+
 	// Bo gets no ticket, and nothing without one.
 	var refusal resolute.ErrorResponse
 	if code := m.Call("POST", "/api/v1/tasks/"+cmd.ID+"/open", bo.token, resolute.OpenTaskRequest{Port: port}, &refusal); code != http.StatusForbidden {
@@ -203,15 +246,7 @@ func TestHTTPProxyPortsAreServedOnTheTaskOriginToTheirOwnerOnly(t *testing.T) {
 		!strings.Contains(refusal.Error.Message, "not one of its HTTP proxy ports") {
 		t.Errorf("ann asks for a port her command does not list: %d %q", code, refusal.Error.Message)
 	}
-	var taskCookie string
-	for _, c := range jar.Cookies(mustURL(t, m.TasksURL+"/proxy/"+key+"/")) {
-		if c.Name == handlers.TaskCookieName {
-			taskCookie = c.Value
-		}
-	}
-	if taskCookie == "" {
-		t.Fatal("no task cookie for the port")
-	}
+	taskCookie := taskCookieOf(t, jar, m.TasksURL+"/proxy/"+key+"/")
 	for _, path := range []string{"/proxy/" + cmd.ID + ":22/", "/proxy/" + cmd.ID + "/"} {
 		req, _ = http.NewRequest("GET", m.TasksURL+path, nil)
 		req.AddCookie(&http.Cookie{Name: handlers.TaskCookieName, Value: taskCookie})
@@ -253,4 +288,16 @@ func getBody(t *testing.T, c *http.Client, u string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// taskCookieOf is the task cookie that jar holds for u.
+func taskCookieOf(t *testing.T, jar http.CookieJar, u string) string {
+	t.Helper()
+	for _, c := range jar.Cookies(mustURL(t, u)) {
+		if c.Name == handlers.TaskCookieName {
+			return c.Value
+		}
+	}
+	t.Fatalf("no task cookie for %s", u)
+	return ""
 }
