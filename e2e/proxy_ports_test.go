@@ -240,6 +240,17 @@ func TestHTTPProxyPortsAreServedOnTheTaskOriginToTheirOwnerOnly(t *testing.T) {
 		t.Errorf("bo, with the master's credentials and no ticket, got %d %q", resp.StatusCode, b)
 	}
 
+	// A browser without the port's cookie is sent to the master to open it.
+	req, _ = http.NewRequest("GET", m.TasksURL+"/proxy/"+key+"/marker.txt", nil)
+	req.Header.Set("Accept", "text/html")
+	if resp, err = stranger.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if want := m.URL + link + "&path=marker.txt"; resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want {
+		t.Errorf("a browser without the cookie: %d to %q, want 303 to %s", resp.StatusCode, resp.Header.Get("Location"), want)
+	}
+
 	// A port the command does not list gets no ticket, and the port's
 	// cookie, sent there by hand, opens nothing.
 	if code := m.Call("POST", "/api/v1/tasks/"+cmd.ID+"/open", ann.token, resolute.OpenTaskRequest{Port: 22}, &refusal); code != http.StatusForbidden ||
