@@ -141,7 +141,7 @@ var Experiment = []Key{
 	effect("environment.proxy_ports", "TestProxyPortsReachTheirTaskForItsOwnerOnly", "ports reached with det task tunnel, or over HTTP at /proxy/TASK:PORT/, by the owner"),
 	effect("environment.proxy_ports[].proxy_port", "TestProxyPortsReachTheirTaskForItsOwnerOnly", "the task's port"),
 	effect("environment.proxy_ports[].proxy_tcp", "TestHTTPProxyPortsAreServedOnTheTaskOriginToTheirOwnerOnly",
-		"false (the default): served over HTTP on the task origin at /proxy/TASK:PORT/ to the owner (commands, notebooks, shells, TensorBoards; refused for experiments); true: det task tunnel only"),
+		"false (the default): served over HTTP on the task origin at /proxy/TASK:PORT/ (trials: TASK is trial-N) to the owner; true: det task tunnel only"),
 	refused("environment.proxy_ports[].unauthenticated", "TestProxyPortsThatWouldOpenATaskToOthersAreRefused", "true is refused: ports are their owner's only"),
 	refused("environment.proxy_ports[].default_service_id", "TestProxyPortsThatWouldOpenATaskToOthersAreRefused", "true is refused: a port is never the task's page"),
 

@@ -51,9 +51,6 @@ func (x *Experiments) Create(ctx context.Context, a authz.Actor, req CreateReque
 	if err := x.c.checkRuntime(cfg.Resources, cfg.Environment, cfg.BindMounts); err != nil {
 		return resolute.Experiment{}, err
 	}
-	if err := checkTrialProxyPorts(cfg.Environment.ProxyPorts); err != nil {
-		return resolute.Experiment{}, err
-	}
 	if err := x.c.checkSingleNode(cfg.Resources); err != nil {
 		return resolute.Experiment{}, err
 	}

@@ -2,10 +2,12 @@ package control
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/authz"
+	"github.com/resolute-ml/resolute/db"
 	"github.com/resolute-ml/resolute/expconf"
 )
 
@@ -96,17 +98,72 @@ func (s *TaskOrigin) PortVisitor(ctx context.Context, token, taskID string, port
 	return u, addr, err
 }
 
-// checkTrialProxyPorts refuses HTTP proxy ports in an experiment's config:
-// the task origin's tickets and task sessions are for tasks (commands,
-// notebooks, shells, TensorBoards), and a trial's ports are reached with
-// det task tunnel trial-N PORT alone.
-func checkTrialProxyPorts(pps []expconf.ProxyPort) error {
-	for i, pp := range pps {
-		if !pp.ProxyTCP {
-			return resolute.Errorf(resolute.EInvalid, "environment.proxy_ports[%d].proxy_tcp: false (an HTTP port served at /proxy/TASK:PORT/) "+
-				"is not supported for experiments' trials, only for commands, notebooks, shells and TensorBoards: "+
-				"set proxy_tcp: true and reach it with det task tunnel trial-N PORT", i)
+// openableTask is task id, once a may open its service (port 0) or its
+// HTTP proxy port port: for a trial's port (trial-N, which is no row of
+// tasks) a task of that ID alone, once mayOpenTrialPort says a may.
+func openableTask(ctx context.Context, q *db.Queries, a authz.Actor, id string, port int) (resolute.Task, error) {
+	if trialID, ok := trialOf(id); ok && port != 0 {
+		return resolute.Task{ID: id}, mayOpenTrialPort(ctx, q, a, trialID, port)
+	}
+	t, err := q.Task(ctx, id)
+	if err != nil {
+		return t, err
+	}
+	return t, mayOpenAt(a, t, port)
+}
+
+// trialOf is the trial of a task ID trial-N, as Tasks.Tunnel reads it.
+func trialOf(id string) (int64, bool) {
+	n, ok := strings.CutPrefix(id, "trial-")
+	if !ok {
+		return 0, false
+	}
+	trialID, err := strconv.ParseInt(n, 10, 64)
+	return trialID, err == nil && strconv.FormatInt(trialID, 10) == n
+}
+
+// mayOpenTrialPort lets a open port of trial trialID over HTTP: the
+// experiment's owner, who may change it (the rule of det task tunnel
+// trial-N), a port its environment.proxy_ports lists with proxy_tcp: false.
+func mayOpenTrialPort(ctx context.Context, q *db.Queries, a authz.Actor, trialID int64, port int) error {
+	tr, err := q.Trial(ctx, trialID)
+	if err != nil {
+		return err
+	}
+	e, err := q.Experiment(ctx, tr.ExperimentID)
+	if err != nil {
+		return err
+	}
+	if err := authz.Can(a, authz.ChangeExperiment, authz.Experiment(e)); err != nil {
+		return err
+	}
+	if a.UserID() != e.UserID {
+		return resolute.Errorf(resolute.EForbidden, "only %s, who started experiment %d, may reach its trials' proxy ports", e.Username, e.ID)
+	}
+	cfg, err := expconf.ParseExperiment(e.Config)
+	if err != nil {
+		return err
+	}
+	for _, pp := range cfg.Environment.ProxyPorts {
+		if pp.Port == port && !pp.ProxyTCP {
+			return nil
 		}
 	}
-	return nil
+	return resolute.Errorf(resolute.EForbidden, "port %d of trial %d is not one of its experiment's HTTP proxy ports (environment.proxy_ports with proxy_tcp: false)", port, trialID)
+}
+
+// TrialHTTPPorts lists the HTTP proxy ports of the trials of experiment
+// e, for the links on a trial's page.
+func TrialHTTPPorts(e resolute.Experiment) []int {
+	cfg, err := expconf.ParseExperiment(e.Config)
+	if err != nil {
+		return nil
+	}
+	var ports []int
+	for _, pp := range cfg.Environment.ProxyPorts {
+		if !pp.ProxyTCP {
+			ports = append(ports, pp.Port)
+		}
+	}
+	return ports
 }

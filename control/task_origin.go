@@ -103,11 +103,8 @@ func (s *TaskOrigin) ticket(ctx context.Context, a authz.Actor, session, taskID 
 		return Ticket{}, resolute.Errorf(resolute.EInvalid, "path: must be at most %d characters without control characters", maxTicketPath)
 	}
 	return inTx(ctx, s.db, func(q *db.Queries) (Ticket, error) {
-		t, err := q.Task(ctx, taskID)
+		t, err := openableTask(ctx, q, a, taskID, port)
 		if err != nil {
-			return Ticket{}, err
-		}
-		if err := mayOpenAt(a, t, port); err != nil {
 			return Ticket{}, err
 		}
 		if t.State == resolute.TaskTerminated {
@@ -153,15 +150,12 @@ func (s *TaskOrigin) Redeem(ctx context.Context, ticket string) (TaskSession, er
 		if err != nil {
 			return TaskSession{}, err
 		}
-		t, err := q.Task(ctx, tk.TaskID)
-		if err != nil {
-			return TaskSession{}, err
-		}
 		actor, err := s.visitor(ctx, u)
 		if err != nil {
 			return TaskSession{}, err
 		}
-		if err := mayOpenAt(actor, t, tk.Port); err != nil {
+		t, err := openableTask(ctx, q, actor, tk.TaskID, tk.Port)
+		if err != nil {
 			return TaskSession{}, err
 		}
 		expires, err := q.SessionExpiry(ctx, tk.SessionID)
@@ -197,6 +191,14 @@ func (s *TaskOrigin) visit(ctx context.Context, token, taskID string, port int) 
 		return resolute.User{}, resolute.Task{}, authz.Actor{}, resolute.Errorf(resolute.EUnauthorized, "open this task from the master")
 	} else if err != nil {
 		return resolute.User{}, resolute.Task{}, authz.Actor{}, err
+	}
+	if _, ok := trialOf(taskID); ok && port != 0 {
+		actor, err := s.visitor(ctx, u)
+		if err != nil {
+			return u, resolute.Task{}, authz.Actor{}, err
+		}
+		t, err := openableTask(ctx, &s.db.Queries, actor, taskID, port)
+		return u, t, actor, err
 	}
 	t, err := s.db.Task(ctx, taskID)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,8 +71,8 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_
 // from the task origin goes through and one from elsewhere does not; the
 // task's page and det task open-port link it for its owner; another user
 // gets no ticket and nothing without one; a port the command does not list
-// gets no ticket, and the port's cookie opens no other port; an
-// experiment's HTTP ports are refused.
+// gets no ticket, and the port's cookie opens no other port; a trial's
+// HTTP port is its experiment owner's, as trial-N.
 func TestHTTPProxyPortsAreServedOnTheTaskOriginToTheirOwnerOnly(t *testing.T) {
 	data := filepath.Join(mastertest.TempDir(t), "data")
 	m := mastertest.New(t, mastertest.Build(t), "--data-dir", data, "--resource-manager-slots", "4")
@@ -270,14 +271,53 @@ func TestHTTPProxyPortsAreServedOnTheTaskOriginToTheirOwnerOnly(t *testing.T) {
 		}
 	}
 
-	// Experiments' trials serve no HTTP ports (yet): refused, not ignored.
-	var e resolute.ErrorResponse
-	code := m.Call("POST", "/api/v1/experiments", ann.token, resolute.CreateExperimentRequest{ExperimentConfigRequest: resolute.ExperimentConfigRequest{
-		Config: "name: http\nentrypoint: python3 train.py\nsearcher: {name: single, metric: loss, max_length: {batches: 1}}\n" +
-			"environment: {proxy_ports: [{proxy_port: 8080}]}\n"}}, &e)
-	if code != http.StatusBadRequest || !strings.Contains(e.Error.Message, "not supported for experiments' trials") {
-		t.Errorf("an experiment with an HTTP port: %d %q", code, e.Error.Message)
+	// A trial's HTTP port, of its experiment's proxy_ports, as trial-N:
+	// ann's, and not bo's.
+	trialPort := freeLocalPort(t)
+	dir := t.TempDir()
+	trialMarker := "trial-" + marker
+	if err := os.WriteFile(filepath.Join(dir, "marker.txt"), []byte(trialMarker), 0o644); err != nil {
+		t.Fatal(err)
 	}
+	exp := m.CreateExperiment(ann.token, fmt.Sprintf("name: serves\nentrypoint: python3 -m http.server %d --bind 127.0.0.1\n"+
+		"searcher: {name: single, metric: loss, max_length: {batches: 1}}\nresources: {slots_per_trial: 0}\n"+
+		"environment: {proxy_ports: [{proxy_port: %d}]}\n", trialPort, trialPort), dir)
+	var trialID int64
+	for deadline := time.Now().Add(2 * time.Minute); trialID == 0; time.Sleep(200 * time.Millisecond) {
+		if trials := m.Trials(ann.token, exp); len(trials) > 0 && trials[0].State == resolute.StateActive {
+			trialID = trials[0].ID
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the experiment's trial does not run: %+v", trials)
+		}
+	}
+	trialTask := resolute.TrialTaskID(trialID)
+	if code := m.Call("POST", "/api/v1/tasks/"+trialTask+"/open", bo.token, resolute.OpenTaskRequest{Port: trialPort}, &refusal); code != http.StatusForbidden {
+		t.Errorf("bo asks for a ticket to ann's trial's port: %d %q, want 403", code, refusal.Error.Message)
+	}
+	trialKey := trialTask + ":" + strconv.Itoa(trialPort)
+	deadline = time.Now().Add(time.Minute)
+	for body := ""; body != trialMarker; {
+		if time.Now().After(deadline) {
+			t.Fatalf("ann's trial's port never served the marker: %q", body)
+		}
+		if code := m.Call("POST", "/api/v1/tasks/"+trialTask+"/open", ann.token, resolute.OpenTaskRequest{Port: trialPort}, &open); code != 200 {
+			t.Fatalf("ann opens her trial's port: %d", code)
+		}
+		trialJar, _ := cookiejar.New(nil)
+		trialBrowser := &http.Client{Jar: trialJar}
+		getBody(t, trialBrowser, open.URL)
+		if body = getBody(t, trialBrowser, m.TasksURL+"/proxy/"+trialKey+"/marker.txt"); body != trialMarker {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	trialLink := "/tasks/" + trialTask + "/open?port=" + strconv.Itoa(trialPort)
+	if page := getBody(t, annsBrowser, m.URL+"/trials/"+strconv.FormatInt(trialID, 10)); !strings.Contains(page, `href="`+trialLink+`"`) {
+		t.Errorf("ann's trial page does not link %s", trialLink)
+	}
+	if body := getBody(t, annsBrowser, m.URL+trialLink); !strings.Contains(body, "marker.txt") {
+		t.Errorf("ann's link to her trial's port led to %q", body)
+	}
+	m.Call("POST", fmt.Sprintf("/api/v1/experiments/%d/kill", exp), ann.token, nil, nil)
 }
 
 func mustURL(t *testing.T, s string) *url.URL {

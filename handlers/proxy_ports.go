@@ -139,3 +139,17 @@ func (s *Server) taskPorts(r *http.Request, t resolute.Task) []views.TaskPort {
 	}
 	return ports
 }
+
+// trialPorts are the links to trial t's HTTP proxy ports, for the owner of
+// its experiment e while it runs.
+func (s *Server) trialPorts(r *http.Request, t resolute.Trial, e resolute.Experiment) []views.TaskPort {
+	u, ok := userFrom(r)
+	if !ok || u.ID != e.UserID || resolute.Terminal(t.State) {
+		return nil
+	}
+	var ports []views.TaskPort
+	for _, p := range control.TrialHTTPPorts(e) {
+		ports = append(ports, views.TaskPort{Port: p, Open: openPortPath(resolute.TrialTaskID(t.ID), p, "")})
+	}
+	return ports
+}
