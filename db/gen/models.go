@@ -402,6 +402,7 @@ type TaskSession struct {
 	SessionID int64
 	CreatedAt time.Time
 	ExpiresAt time.Time
+	Port      int32
 }
 
 type TaskSshKey struct {
@@ -420,6 +421,7 @@ type TaskTicket struct {
 	SessionID int64
 	Path      string
 	ExpiresAt time.Time
+	Port      int32
 }
 
 type TaskView struct {
