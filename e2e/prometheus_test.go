@@ -165,8 +165,9 @@ func TestPrometheusScrapesTheMastersSeriesAndTheyMove(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the series did not move in 3 minutes: running %v, slots used %v, reports %v (from %v), cycles %v (from %v), trial cpu series %v\n%s",
-				running, used, reports, reports0, cycles, cycles0, cpu, m.Output())
+			logs := m.Get("/api/v1/trials/1/logs", admin) // the trial's own lines say why it ended, when it did
+			t.Fatalf("the series did not move in 3 minutes: running %v, slots used %v, reports %v (from %v), cycles %v (from %v), trial cpu series %v\n%s\ntrial logs:\n%s",
+				running, used, reports, reports0, cycles, cycles0, cpu, m.Output(), logs)
 		}
 		time.Sleep(time.Second) // polling an outside scraper's view, as Prometheus would
 	}

@@ -136,8 +136,16 @@ func TestSSHIntoAShellThroughTheMastersProxyWithTheRealClient(t *testing.T) {
 	boShell := startTask(t, m, bo.token, "shells", resolute.CreateTaskRequest{Config: "resources: {slots: 0}\n"})
 	shell = waitTask(t, m, ann.token, "shells", shell.ID, func(k resolute.Task) bool { return k.Ready })
 	waitTask(t, m, bo.token, "shells", boShell.ID, func(k resolute.Task) bool { return k.Ready })
-	if log := taskLog(t, m, ann.token, shell.ID); !strings.Contains(log, "Server listening on 127.0.0.1") {
-		t.Fatalf("ann's sshd does not listen on loopback:\n%s", log)
+	// Ready is the keep-alive running; sshd's own line follows it, later
+	// on a loaded machine.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		log := taskLog(t, m, ann.token, shell.ID)
+		if strings.Contains(log, "Server listening on 127.0.0.1") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ann's sshd does not listen on loopback:\n%s", log)
+		}
 	}
 
 	out, errOut, err := asAnn.run(t, "shell", "show-ssh-command", shell.ID)

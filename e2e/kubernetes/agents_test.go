@@ -71,6 +71,12 @@ func TestADisabledOrCordonedNodeTakesNoNewTrials(t *testing.T) {
 	b := k.create(conf)
 	k.waits(b)
 	for _, p := range k.pods() {
+		// Experiment a's checkpoint GC holds no slots, so the scheduler
+		// does not place it: kube-scheduler may run it on the disabled
+		// (not cordoned) node. Only trials are kept off.
+		if strings.HasPrefix(p.Name, "checkpoint-gc-") {
+			continue
+		}
 		t.Errorf("a pod while every node is disabled or cordoned: %s on %s", p.Name, p.Spec.NodeName)
 	}
 	if code := k.m.Call("POST", "/api/v1/agents/"+k.nodes[0]+"/enable", k.token, struct{}{}, &st); code != 200 || !st.Enabled {
