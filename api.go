@@ -440,9 +440,12 @@ type TaskResponse struct {
 
 // OpenTaskRequest asks for a link that opens a task's service in a browser
 // (POST /api/v1/tasks/{id}/open); Path, optional, is where under the
-// task's /proxy/<id>/ to land.
+// task's /proxy/<id>/ to land; Port, optional, opens one of the task's
+// HTTP proxy ports (environment.proxy_ports with proxy_tcp: false) at
+// /proxy/<id>:<port>/ instead.
 type OpenTaskRequest struct {
 	Path string `json:"path,omitempty"`
+	Port int    `json:"port,omitempty"`
 }
 
 // OpenTaskResponse is a link on the task origin that opens a task's service

@@ -142,3 +142,12 @@ func typeOr(typ, id string) string {
 	prefix, _, _ := strings.Cut(id, "-")
 	return strings.ToUpper(prefix)
 }
+
+// OpenTaskPort asks for a link that opens one of a task's HTTP proxy ports
+// (environment.proxy_ports with proxy_tcp: false) in a browser: a ticket
+// on the task origin for /proxy/<id>:<port>/, good once, for a minute.
+func (c *Client) OpenTaskPort(ctx context.Context, id string, port int) (resolute.OpenTaskResponse, error) {
+	var out resolute.OpenTaskResponse
+	err := c.do(ctx, http.MethodPost, "/api/v1/tasks/"+url.PathEscape(id)+"/open", nil, resolute.OpenTaskRequest{Port: port}, &out)
+	return out, err
+}

@@ -138,10 +138,10 @@ var Experiment = []Key{
 	onKubernetes("environment.add_capabilities", "TestShmSizeDevicesAndCapabilitiesAreInThePodTheAPIServerKeeps", localContainer, "the container's added capabilities"),
 	onKubernetes("environment.drop_capabilities", "TestShmSizeDevicesAndCapabilitiesAreInThePodTheAPIServerKeeps", localContainer, "the container's dropped capabilities"),
 	refused("environment.ports", "TestParseExperimentRejects", "nothing read it; use proxy_ports"),
-	effect("environment.proxy_ports", "TestProxyPortsReachTheirTaskForItsOwnerOnly", "ports reached with det task tunnel, by the owner"),
+	effect("environment.proxy_ports", "TestProxyPortsReachTheirTaskForItsOwnerOnly", "ports reached with det task tunnel, or over HTTP at /proxy/TASK:PORT/, by the owner"),
 	effect("environment.proxy_ports[].proxy_port", "TestProxyPortsReachTheirTaskForItsOwnerOnly", "the task's port"),
-	{Path: "environment.proxy_ports[].proxy_tcp", Status: Refused, Test: "TestProxyPortsThatWouldOpenATaskToOthersAreRefused",
-		Note: "must be true: HTTP ports served by the master (Determined's default, false) are not supported"},
+	effect("environment.proxy_ports[].proxy_tcp", "TestHTTPProxyPortsAreServedOnTheTaskOriginToTheirOwnerOnly",
+		"false (the default): served over HTTP on the task origin at /proxy/TASK:PORT/ (trials: TASK is trial-N) to the owner; true: det task tunnel only"),
 	refused("environment.proxy_ports[].unauthenticated", "TestProxyPortsThatWouldOpenATaskToOthersAreRefused", "true is refused: ports are their owner's only"),
 	refused("environment.proxy_ports[].default_service_id", "TestProxyPortsThatWouldOpenATaskToOthersAreRefused", "true is refused: a port is never the task's page"),
 

@@ -65,25 +65,20 @@ func (c *core) checkRuntime(r expconf.ResourcesConfig, env expconf.EnvironmentCo
 }
 
 // checkProxyPorts refuses unauthenticated proxy ports: the master proxies a
-// task's ports only to the task's owner (and administrators), through the
-// same signed-in websocket as its shells' SSH, and never opens a task's port
-// to anyone who asks. It also refuses ports without proxy_tcp: true: in
-// Determined those (its default) are HTTP ports the master serves at
-// /proxy/TASK:PORT/, which Resolute does not; it reaches every port through
-// that tunnel alone, so a config must say so.
+// task's ports only to the task's owner, through the same signed-in
+// websocket as its shells' SSH (det task tunnel, every port) or, for
+// proxy_tcp: false (Determined's default), over HTTP on the task origin at
+// /proxy/TASK:PORT/ with a ticket, and never opens a task's port to anyone
+// who asks.
 func checkProxyPorts(pps []expconf.ProxyPort) error {
 	for i, pp := range pps {
 		if pp.DefaultServiceID {
 			return resolute.Errorf(resolute.EInvalid, "environment.proxy_ports[%d].default_service_id: true is not supported: "+
-				"a task's proxy ports are reached with det task tunnel ID PORT, never as the task's own page; remove it", i)
-		}
-		if !pp.ProxyTCP {
-			return resolute.Errorf(resolute.EInvalid, "environment.proxy_ports[%d].proxy_tcp: false (an HTTP port the master serves at /proxy/TASK:PORT/, "+
-				"Determined's default) is not supported: Resolute reaches a task's ports only through det task tunnel ID PORT; set proxy_tcp: true", i)
+				"a task's proxy ports are opened at /proxy/TASK:PORT/ or with det task tunnel ID PORT, never as the task's own page; remove it", i)
 		}
 		if pp.Unauthenticated {
 			return resolute.Errorf(resolute.EInvalid, "environment.proxy_ports[%d].unauthenticated: true is not supported: "+
-				"Resolute proxies a task's ports only to its owner, signed in (det task tunnel); remove it or set it to false", i)
+				"Resolute proxies a task's ports only to its owner, signed in (det task tunnel, /proxy/TASK:PORT/); remove it or set it to false", i)
 		}
 	}
 	return nil

@@ -15,9 +15,8 @@ func TestProxyPortsThatWouldOpenATaskToOthersAreRefused(t *testing.T) {
 	}{
 		"none":                {nil, ""},
 		"TCP ports are taken": {[]expconf.ProxyPort{{Port: 8080, ProxyTCP: true}, {Port: 6006, ProxyTCP: true}}, ""},
-		"an HTTP port, for the master to serve, is refused": {[]expconf.ProxyPort{{Port: 8080, ProxyTCP: true}, {Port: 6006}},
-			"environment.proxy_ports[1].proxy_tcp: false (an HTTP port the master serves at /proxy/TASK:PORT/, Determined's default) is not supported"},
-		"an unauthenticated port is refused": {[]expconf.ProxyPort{{Port: 8080, ProxyTCP: true}, {Port: 9000, ProxyTCP: true, Unauthenticated: true}},
+		"an HTTP port, for the task origin to serve, is taken": {[]expconf.ProxyPort{{Port: 8080, ProxyTCP: true}, {Port: 6006}}, ""},
+		"an unauthenticated port is refused": {[]expconf.ProxyPort{{Port: 8080, ProxyTCP: true}, {Port: 9000, Unauthenticated: true}},
 			"environment.proxy_ports[1].unauthenticated: true is not supported"},
 		"a port as the task's own page is refused": {[]expconf.ProxyPort{{Port: 8080, ProxyTCP: true, DefaultServiceID: true}},
 			"environment.proxy_ports[0].default_service_id: true is not supported"},

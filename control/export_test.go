@@ -16,3 +16,6 @@ func DecideRetry(active bool, restarts, maxRestarts int, cancelled bool, policy 
 
 // WebhookSelects is webhookSelects, for tests.
 var WebhookSelects = webhookSelects
+
+// OnMerged has fn told how many reports each of m's merges read.
+func (m *SeriesMerger) OnMerged(fn func(int)) { m.merged = fn }

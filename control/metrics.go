@@ -20,7 +20,12 @@ type MetricsWriter struct {
 	logger *slog.Logger
 	queue  chan pendingReport
 	stored atomic.Uint64 // reports committed since the master started
+	after  func()        // called after each batch is stored (AfterStore)
 }
+
+// AfterStore has fn called after each batch is stored (the series merger's
+// Wake); call it before Run.
+func (w *MetricsWriter) AfterStore(fn func()) { w.after = fn }
 
 // Stored counts the reports stored since the writer was made (those already
 // stored before, retried, included): the master's metric ingestion.
@@ -89,6 +94,9 @@ func (w *MetricsWriter) Run(ctx context.Context) {
 		}
 		if err == nil {
 			w.stored.Add(uint64(len(batch)))
+			if w.after != nil {
+				w.after()
+			}
 		}
 		for _, p := range batch {
 			p.done <- err

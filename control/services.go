@@ -102,6 +102,9 @@ func NewServices(database *db.DB, run *Runner, metrics *MetricsWriter, logger *s
 		o(s)
 	}
 	s.TaskOrigin.actorOf = s.Roles.ActorOf
+	if s.Tasks != nil {
+		s.TaskOrigin.tunnel = s.Tasks.Tunnel
+	}
 	return s
 }
 

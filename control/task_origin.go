@@ -23,6 +23,8 @@ type TaskOrigin struct {
 	now func() time.Time
 	// actorOf is a visitor's Actor (their roles under RBAC).
 	actorOf func(context.Context, resolute.User) (authz.Actor, error)
+	// tunnel is where the master reaches a task's port (Tasks.Tunnel).
+	tunnel func(ctx context.Context, a authz.Actor, id string, port int) (string, error)
 }
 
 // visitor is u's Actor, as actorOf says, or under basic authorization.
@@ -48,8 +50,10 @@ func NewTaskOrigin(database *db.DB, now func() time.Time) *TaskOrigin {
 // Ticket is a ticket to open one task on the task origin.
 type Ticket struct {
 	// Token is the ticket itself; only its hash is stored.
-	Token     string
-	TaskID    string
+	Token  string
+	TaskID string
+	// Port is the HTTP proxy port it opens, or 0 for the task's service.
+	Port      int
 	ExpiresAt time.Time
 }
 
@@ -58,7 +62,10 @@ type TaskSession struct {
 	// Token is the cookie's value; only its hash is stored.
 	Token  string
 	TaskID string
-	// Path is where the ticket leads, under /proxy/<task id>/.
+	// Port is the HTTP proxy port it opens, or 0 for the task's service.
+	Port int
+	// Path is where the ticket leads, under /proxy/<task id>/ (or
+	// /proxy/<task id>:<port>/).
 	Path      string
 	ExpiresAt time.Time
 }
@@ -86,15 +93,18 @@ func mayOpen(a authz.Actor, t resolute.Task) error {
 // id>/): the task's owner or an administrator, a notebook or TensorBoard
 // that has not ended.
 func (s *TaskOrigin) Ticket(ctx context.Context, a authz.Actor, session, taskID, path string) (Ticket, error) {
+	return s.ticket(ctx, a, session, taskID, 0, path)
+}
+
+// ticket makes a ticket to task taskID's service (port 0) or to one of its
+// HTTP proxy ports (see PortTicket).
+func (s *TaskOrigin) ticket(ctx context.Context, a authz.Actor, session, taskID string, port int, path string) (Ticket, error) {
 	if len(path) > maxTicketPath || strings.ContainsAny(path, "\x00\r\n\t") {
 		return Ticket{}, resolute.Errorf(resolute.EInvalid, "path: must be at most %d characters without control characters", maxTicketPath)
 	}
 	return inTx(ctx, s.db, func(q *db.Queries) (Ticket, error) {
-		t, err := q.Task(ctx, taskID)
+		t, err := openableTask(ctx, q, a, taskID, port)
 		if err != nil {
-			return Ticket{}, err
-		}
-		if err := mayOpen(a, t); err != nil {
 			return Ticket{}, err
 		}
 		if t.State == resolute.TaskTerminated {
@@ -107,8 +117,8 @@ func (s *TaskOrigin) Ticket(ctx context.Context, a authz.Actor, session, taskID,
 			return Ticket{}, err
 		}
 		token, hash := auth.NewToken()
-		tk := Ticket{Token: token, TaskID: t.ID, ExpiresAt: s.now().Add(TicketLifetime)}
-		err = q.CreateTaskTicket(ctx, hash, db.TaskTicket{TaskID: t.ID, UserID: u.ID, SessionID: sess.ID, Path: path, ExpiresAt: tk.ExpiresAt})
+		tk := Ticket{Token: token, TaskID: t.ID, Port: port, ExpiresAt: s.now().Add(TicketLifetime)}
+		err = q.CreateTaskTicket(ctx, hash, db.TaskTicket{TaskID: t.ID, UserID: u.ID, SessionID: sess.ID, Path: path, Port: port, ExpiresAt: tk.ExpiresAt})
 		return tk, err
 	})
 }
@@ -140,15 +150,12 @@ func (s *TaskOrigin) Redeem(ctx context.Context, ticket string) (TaskSession, er
 		if err != nil {
 			return TaskSession{}, err
 		}
-		t, err := q.Task(ctx, tk.TaskID)
-		if err != nil {
-			return TaskSession{}, err
-		}
 		actor, err := s.visitor(ctx, u)
 		if err != nil {
 			return TaskSession{}, err
 		}
-		if err := mayOpen(actor, t); err != nil {
+		t, err := openableTask(ctx, q, actor, tk.TaskID, tk.Port)
+		if err != nil {
 			return TaskSession{}, err
 		}
 		expires, err := q.SessionExpiry(ctx, tk.SessionID)
@@ -158,8 +165,8 @@ func (s *TaskOrigin) Redeem(ctx context.Context, ticket string) (TaskSession, er
 			return TaskSession{}, err
 		}
 		token, hash := auth.NewToken()
-		ts := TaskSession{Token: token, TaskID: t.ID, Path: tk.Path, ExpiresAt: expires}
-		return ts, q.CreateTaskSession(ctx, hash, t.ID, u.ID, tk.SessionID, expires)
+		ts := TaskSession{Token: token, TaskID: t.ID, Port: tk.Port, Path: tk.Path, ExpiresAt: expires}
+		return ts, q.CreateTaskSession(ctx, hash, t.ID, tk.Port, u.ID, tk.SessionID, expires)
 	})
 }
 
@@ -168,22 +175,38 @@ func (s *TaskOrigin) Redeem(ctx context.Context, ticket string) (TaskSession, er
 // it: an administrator who is no longer one, or a deactivated user, is
 // refused at once.
 func (s *TaskOrigin) Visitor(ctx context.Context, token, taskID string) (resolute.User, resolute.Task, error) {
+	u, t, _, err := s.visit(ctx, token, taskID, 0)
+	return u, t, err
+}
+
+// visit returns the user of the task session whose token is token, for
+// task taskID's service (port 0) or its HTTP proxy port port, the task, and
+// the user's Actor, once it has asked again whether they may open it.
+func (s *TaskOrigin) visit(ctx context.Context, token, taskID string, port int) (resolute.User, resolute.Task, authz.Actor, error) {
 	if token == "" {
-		return resolute.User{}, resolute.Task{}, resolute.Errorf(resolute.EUnauthorized, "open this task from the master")
+		return resolute.User{}, resolute.Task{}, authz.Actor{}, resolute.Errorf(resolute.EUnauthorized, "open this task from the master")
 	}
-	u, _, err := s.db.TaskSessionUser(ctx, auth.HashToken(token), taskID, s.now())
+	u, _, err := s.db.TaskSessionUser(ctx, auth.HashToken(token), taskID, port, s.now())
 	if resolute.ErrorCode(err) == resolute.ENotFound {
-		return resolute.User{}, resolute.Task{}, resolute.Errorf(resolute.EUnauthorized, "open this task from the master")
+		return resolute.User{}, resolute.Task{}, authz.Actor{}, resolute.Errorf(resolute.EUnauthorized, "open this task from the master")
 	} else if err != nil {
-		return resolute.User{}, resolute.Task{}, err
+		return resolute.User{}, resolute.Task{}, authz.Actor{}, err
+	}
+	if _, ok := trialOf(taskID); ok && port != 0 {
+		actor, err := s.visitor(ctx, u)
+		if err != nil {
+			return u, resolute.Task{}, authz.Actor{}, err
+		}
+		t, err := openableTask(ctx, &s.db.Queries, actor, taskID, port)
+		return u, t, actor, err
 	}
 	t, err := s.db.Task(ctx, taskID)
 	if err != nil {
-		return resolute.User{}, resolute.Task{}, err
+		return resolute.User{}, resolute.Task{}, authz.Actor{}, err
 	}
 	actor, err := s.visitor(ctx, u)
 	if err != nil {
-		return u, t, err
+		return u, t, authz.Actor{}, err
 	}
-	return u, t, mayOpen(actor, t)
+	return u, t, actor, mayOpenAt(actor, t, port)
 }

@@ -162,8 +162,15 @@ func TestKeptPointsAreWhatTheirDefinitionKeepsWhateverOrderReportsCome(t *testin
 		body, _ := json.Marshal(map[string]any{"avg_metrics": m})
 		return resolute.MetricsReport{TrialID: trialID, TrialRunID: run, StepsCompleted: step, Group: group, Metrics: body}
 	}
+	merge := func() {
+		t.Helper()
+		if _, err := d.MergeSeries(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	check := func(when string) {
 		t.Helper()
+		merge()
 		want := keepOf(visibleValues(t, conn))
 		got, series := keptState(t, conn)
 		if diff := cmp.Diff(want, got); diff != "" {
@@ -200,6 +207,9 @@ func TestKeptPointsAreWhatTheirDefinitionKeepsWhateverOrderReportsCome(t *testin
 		}
 		if err := d.InsertMetrics(ctx, batch); err != nil {
 			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			merge() // merged in many steps, as the master's merger does
 		}
 	}
 	check("in order")
@@ -358,6 +368,9 @@ func TestExperimentChartsKeepEachTrialsExtremesAndLastPointAtFullPrecision(t *te
 			Metrics: json.RawMessage(fmt.Sprintf(`{"avg_metrics": {"loss": %s}}`, json.Number(fmt.Sprint(v))))})
 	}
 	if err := d.InsertMetrics(ctx, reports); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.MergeSeries(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, maxPoints := range []int{16, 30, 100, 101, 600} {

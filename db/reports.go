@@ -37,54 +37,8 @@ func (db *DB) InsertMetrics(ctx context.Context, reports []resolute.MetricsRepor
 		p.GroupNames[i], p.Metrics[i], p.ReportedAts[i] = r.Group, string(r.Metrics), at
 		steps[r.TrialID] = max(steps[r.TrialID], r.StepsCompleted)
 	}
-	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		q := &Queries{q: db.q.WithTx(tx)}
-		// The series are merged below, not by the trigger; and the merge's
-		// statements are planned for the rows they meet (a plan cached while
-		// metric_points was small would scan it whole); one round trip.
-		b := &pgx.Batch{}
-		b.Queue(`SELECT set_config('resolute.series', 'merged', true), set_config('plan_cache_mode', 'force_custom_plan', true)`)
-		b.Queue(insertMetricsSQL, p.TrialIds, p.TrialRunIds, p.Steps, p.GroupNames, p.Metrics, p.ReportedAts)
-		results := tx.SendBatch(ctx, b)
-		if _, err := results.Exec(); err != nil {
-			results.Close()
-			return translate(err, "metrics")
-		}
-		rows, err := results.Query()
-		if err != nil {
-			results.Close()
-			return translate(err, "metrics")
-		}
-		type key struct {
-			trial int64
-			run   int32
-			group string
-			steps int64
-		}
-		byKey := make(map[key]int, len(reports))
-		for i := range reports {
-			byKey[key{p.TrialIds[i], p.TrialRunIds[i], p.GroupNames[i], p.Steps[i]}] = i
-		}
-		var stored []storedReport
-		rebuilt := map[seriesKey]bool{} // {trial, group}: the update's trigger rebuilt them
-		var k key
-		var id int64
-		var inserted bool
-		_, err = pgx.ForEachRow(rows, []any{&id, &k.trial, &k.run, &k.group, &k.steps, &inserted}, func() error {
-			if !inserted {
-				rebuilt[seriesKey{trial: k.trial, group: k.group}] = true
-				return nil
-			}
-			i := byKey[k]
-			stored = append(stored, storedReport{id: id, trial: k.trial, group: k.group, steps: k.steps, metrics: []byte(p.Metrics[i]), at: p.ReportedAts[i]})
-			return nil
-		})
-		if err == nil {
-			err = results.Close()
-		} else {
-			results.Close()
-		}
-		if err != nil {
+	return db.InTx(ctx, func(q *Queries) error {
+		if err := q.q.InsertMetrics(ctx, p); err != nil {
 			return translate(err, "metrics")
 		}
 		// Trials in id order: the runner locks trial rows too, and one order
@@ -94,23 +48,11 @@ func (db *DB) InsertMetrics(ctx context.Context, reports []resolute.MetricsRepor
 				return translate(err, "trial %d", id)
 			}
 		}
-		stored = slices.DeleteFunc(stored, func(r storedReport) bool { return rebuilt[seriesKey{trial: r.trial, group: r.group}] })
-		return translate(mergeSeries(ctx, tx, stored), "metric series")
+		// The series of these reports are merged later, off this path
+		// (db/series_async.go); a chart reads the reports not merged yet.
+		return nil
 	})
 }
-
-// insertMetricsSQL stores a batch of reports, at most one per trial, group,
-// step and run. A report at a step already stored merges into it, as
-// Determined's do: a retried POST changes nothing, and metrics reported
-// separately at one step (loss, then accuracy) are kept together. It
-// returns the rows it wrote, and whether each is new (else merged; the
-// trigger on updates then rebuilt its trial's series of that group).
-const insertMetricsSQL = `INSERT INTO metrics AS m (trial_id, trial_run_id, steps_completed, group_name, metrics, reported_at)
-SELECT unnest($1::bigint[]), unnest($2::int[]), unnest($3::bigint[]), unnest($4::text[]), unnest($5::text[])::jsonb, unnest($6::timestamptz[])
-ON CONFLICT (trial_id, group_name, steps_completed, trial_run_id) DO UPDATE
-SET metrics = jsonb_set(m.metrics, '{avg_metrics}', COALESCE(m.metrics->'avg_metrics', '{}') || COALESCE(EXCLUDED.metrics->'avg_metrics', '{}'))
-WHERE NOT COALESCE(m.metrics->'avg_metrics', '{}') @> COALESCE(EXCLUDED.metrics->'avg_metrics', '{}')
-RETURNING m.id, m.trial_id, m.trial_run_id, m.group_name, m.steps_completed, m.xmax = 0`
 
 // mergeSameStep merges the reports of one batch at the same trial, run,
 // group and step into the first of them, as the database merges a report

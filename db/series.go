@@ -68,8 +68,8 @@ const (
 
 	// An experiment's series read from its reports (a zoomed chart's range,
 	// or a whole series): every trial that reported the metric is listed
-	// (from metric_series), even with no points in the range (a row
-	// without a step).
+	// (from metric_series, and the reports not merged yet), even with no
+	// points in the range (a row without a step).
 	experimentSeriesSQL = `WITH s AS (
 	  SELECT m.id, m.trial_id, m.steps_completed, metric_series_float(m.metrics->'avg_metrics'->$3::text) AS v, m.reported_at AS at,
 	    COALESCE(metric_series_float(m.metrics->'avg_metrics'->'epochs'), metric_series_float(m.metrics->'avg_metrics'->'epoch')) AS ep,
@@ -82,17 +82,37 @@ const (
 	UNION ALL SELECT h.trial_id, NULL::bigint, NULL::float8, NULL::timestamptz, NULL::float8
 	FROM metric_series h JOIN trials t ON t.id = h.trial_id
 	WHERE t.experiment_id = $1 AND h.group_name = $2 AND h.metric = $3::text
+	UNION ALL SELECT DISTINCT m.trial_id, NULL::bigint, NULL::float8, NULL::timestamptz, NULL::float8
+	FROM metrics m JOIN trials t ON t.id = m.trial_id
+	WHERE m.id > (SELECT through FROM metric_series_merged) AND t.experiment_id = $1 AND m.group_name = $2 AND NOT m.hidden
+	  AND metric_series_float(m.metrics->'avg_metrics'->$3::text) IS NOT NULL
 	ORDER BY 1, 2 NULLS FIRST`
 
 	// An experiment's series from the points metric_series keeps of them
 	// (see migration 00021): a few dozen rows a trial (the coarse ones) or
-	// a few hundred, however many reports there are; past step $4.
-	experimentKeptSQL = `SELECT h.trial_id, p.step, p.value, p.reported_at, p.epoch
-	FROM trials t JOIN metric_series h ON h.trial_id = t.id AND h.group_name = $2 AND h.metric = $3
-	LEFT JOIN metric_points p ON p.trial_id = h.trial_id AND p.group_name = h.group_name AND p.metric = h.metric AND p.step > $4`
-	experimentKeptOrder = ` WHERE t.experiment_id = $1 ORDER BY h.trial_id, p.step NULLS FIRST, p.report_id`
-	experimentFineSQL   = experimentKeptSQL + experimentKeptOrder
-	experimentCoarseSQL = experimentKeptSQL + ` AND p.coarse` + experimentKeptOrder
+	// a few hundred, however many reports there are; past step $4. The
+	// reports the merger has not reached yet (migration 00034: those of the
+	// last moments) are read whole beside them, found by their ids.
+	experimentKeptSQL = `SELECT u.trial_id, u.step, u.value, u.reported_at, u.epoch FROM (
+	  SELECT h.trial_id, p.step, p.value, p.reported_at, p.epoch, p.report_id
+	  FROM trials t JOIN metric_series h ON h.trial_id = t.id AND h.group_name = $2 AND h.metric = $3
+	  LEFT JOIN metric_points p ON p.trial_id = h.trial_id AND p.group_name = h.group_name AND p.metric = h.metric AND p.step > $4`
+	experimentKeptRest = `
+	  WHERE t.experiment_id = $1
+	  UNION ALL
+	  SELECT m.trial_id, m.steps_completed, metric_series_float(m.metrics->'avg_metrics'->$3::text), m.reported_at,
+	    COALESCE(metric_series_float(m.metrics->'avg_metrics'->'epochs'), metric_series_float(m.metrics->'avg_metrics'->'epoch')), m.id
+	  FROM metrics m JOIN trials t ON t.id = m.trial_id
+	  WHERE m.id > (SELECT through FROM metric_series_merged) AND t.experiment_id = $1 AND m.group_name = $2 AND NOT m.hidden
+	    AND m.steps_completed > $4 AND metric_series_float(m.metrics->'avg_metrics'->$3::text) IS NOT NULL
+	  UNION ALL
+	  SELECT DISTINCT m.trial_id, NULL::bigint, NULL::float8, NULL::timestamptz, NULL::float8, NULL::bigint
+	  FROM metrics m JOIN trials t ON t.id = m.trial_id
+	  WHERE m.id > (SELECT through FROM metric_series_merged) AND t.experiment_id = $1 AND m.group_name = $2 AND NOT m.hidden
+	    AND metric_series_float(m.metrics->'avg_metrics'->$3::text) IS NOT NULL) u
+	ORDER BY u.trial_id, u.step NULLS FIRST, u.report_id`
+	experimentFineSQL   = experimentKeptSQL + experimentKeptRest
+	experimentCoarseSQL = experimentKeptSQL + ` AND p.coarse` + experimentKeptRest
 )
 
 // A series keeps at most about 3 points of each of its 128 buckets and

@@ -266,7 +266,6 @@ func TestProxyPortsReachTheirTaskForItsOwnerOnly(t *testing.T) {
 
 	for config, want := range map[string]string{
 		"environment: {proxy_ports: [{proxy_port: 8080, proxy_tcp: true, unauthenticated: true}]}\n": "unauthenticated: true is not supported",
-		"environment: {proxy_ports: [{proxy_port: 8080}]}\n":                                         "proxy_ports[0].proxy_tcp: false (an HTTP port the master serves at /proxy/TASK:PORT/, Determined's default) is not supported",
 		"resources: {slots: 0, devices: ['/dev/fuse:/dev/fuse']}\n":                                  "resources.devices is not supported on the local resource manager: tasks run as processes",
 		"resources: {slots: 0, shm_size: 4G}\n":                                                      "resources.shm_size is not supported on the local resource manager",
 		"bind_mounts: [{host_path: /srv, container_path: /data}]\n":                                  "bind_mounts[0]: a container_path other than host_path (/srv at /data) is not supported on the local resource manager",
@@ -283,7 +282,6 @@ func TestProxyPortsReachTheirTaskForItsOwnerOnly(t *testing.T) {
 	const experiment = "name: refused\nentrypoint: python3 train.py\nsearcher: {name: single, metric: loss, max_length: {batches: 1}}\n"
 	for config, want := range map[string]string{
 		"environment: {proxy_ports: [{proxy_port: 8080, proxy_tcp: true, unauthenticated: true}]}\n": "unauthenticated: true is not supported",
-		"environment: {proxy_ports: [{proxy_port: 8080, proxy_tcp: false}]}\n":                       "proxy_ports[0].proxy_tcp: false",
 		"resources: {slots_per_trial: 0, shm_size: 4G}\n":                                            "resources.shm_size is not supported on the local resource manager",
 		"environment: {drop_capabilities: [NET_RAW]}\n":                                              "environment.drop_capabilities is not supported on the local resource manager",
 	} {

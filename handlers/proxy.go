@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
@@ -62,6 +63,9 @@ func (s *Server) newProxy() *proxy.Proxy {
 
 // proxyLookup says where a task's service is and in what state the task is.
 func (s *Server) proxyLookup(ctx context.Context, taskID string) (proxy.Target, error) {
+	if _, _, ok := splitPortKey(taskID); ok {
+		return portTarget(ctx, taskID)
+	}
 	t, err := s.db.Task(ctx, taskID)
 	if err != nil {
 		return proxy.Target{}, err
@@ -88,6 +92,9 @@ func (s *Server) proxyLookup(ctx context.Context, taskID string) (proxy.Target, 
 // token (the master's) is neither accepted nor passed on.
 func (s *Server) proxyAuthorize(r *http.Request, _ proxy.Target) error {
 	id := proxy.TaskID(r)
+	if _, _, ok := splitPortKey(id); ok {
+		return nil // withPortVisitor let it through, and portTarget found it
+	}
 	if bearerToken(r) != "" {
 		r.Header.Del("Authorization")
 	}
@@ -149,8 +156,12 @@ func (s *Server) proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	proxy.WriteError(w, r, err)
 }
 
-// openPath is the master's route that opens task id at path.
+// openPath is the master's route that opens task id (or ID:N, a port of
+// it) at path.
 func openPath(id, path string) string {
+	if task, port, ok := splitPortKey(id); ok {
+		return openPortPath(task, port, path)
+	}
 	p := "/tasks/" + url.PathEscape(id) + "/open"
 	if path != "" {
 		p += "?path=" + url.QueryEscape(path)
@@ -177,7 +188,7 @@ func (s *Server) ticketURL(tk control.Ticket) string {
 // one task must not reach another as if it were its own.
 func (s *Server) onTaskHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if id := proxy.TaskID(r); id != "" && !s.cfg.TasksURL.Serves(r.Host, id) {
+		if id, _, _ := splitPortKey(proxy.TaskID(r)); id != "" && !s.cfg.TasksURL.Serves(r.Host, id) {
 			proxy.WriteError(w, r, errElsewhere(id))
 			return
 		}
@@ -210,7 +221,7 @@ func (s *Server) handleTaskOpen(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusForbidden, views.ErrorView(page))
 		return
 	}
-	tk, err := s.svc.TaskOrigin.Ticket(r.Context(), actorFrom(r), tokenFrom(r), chi.URLParam(r, "id"), r.URL.Query().Get("path"))
+	tk, err := s.taskTicket(r, chi.URLParam(r, "id"), r.URL.Query().Get("port"), r.URL.Query().Get("path"))
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -243,7 +254,11 @@ func (s *Server) handleAPITaskOpen(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	tk, err := s.svc.TaskOrigin.Ticket(r.Context(), actorFrom(r), tokenFrom(r), chi.URLParam(r, "id"), req.Path)
+	var port string
+	if req.Port != 0 {
+		port = strconv.Itoa(req.Port)
+	}
+	tk, err := s.taskTicket(r, chi.URLParam(r, "id"), port, req.Path)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -284,6 +299,9 @@ func (s *Server) handleTaskRedeem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	prefix := proxy.Prefix + ts.TaskID + "/"
+	if ts.Port != 0 {
+		prefix = proxy.Prefix + portKey(ts.TaskID, ts.Port) + "/"
+	}
 	http.SetCookie(w, &http.Cookie{Name: TaskCookieName, Value: ts.Token, Path: prefix, Expires: ts.ExpiresAt,
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: s.secureCookies(r)})
 	http.Redirect(w, r, prefix+strings.TrimLeft(ts.Path, "/"), http.StatusSeeOther)

@@ -341,7 +341,7 @@ func (s *Server) TaskRoutes() chi.Router {
 	r.NotFound(s.handleToMaster)
 	r.MethodNotAllowed(s.handleToMaster)
 	r.Get(redeemPath, s.handleTaskRedeem)
-	r.With(s.onTaskHost).Handle("/proxy/*", s.proxy) // on its own host, with the task cookie of that task or the notebook's token
+	r.With(s.onTaskHost, s.withPortVisitor).Handle("/proxy/*", s.proxy) // on its own host, with the task cookie of that task (or port) or the notebook's token
 	return r
 }
 

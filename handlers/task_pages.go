@@ -79,6 +79,7 @@ func (s *Server) taskRow(r *http.Request, t resolute.Task) views.TaskRow {
 	if t.Ready && t.State == resolute.TaskRunning && t.Type != resolute.TaskCommand && opens {
 		row.Open = t.ServiceAddress
 	}
+	row.Ports = s.taskPorts(r, t)
 	return row
 }
 

@@ -48,6 +48,7 @@ func (s *Server) handleTrialPage(w http.ResponseWriter, r *http.Request) {
 	}
 	title := "Trial " + itoa(t.ID)
 	p.Shell = s.shell(r, title, "experiments")
+	p.Ports = s.trialPorts(r, t, e)
 	p.Shell.Crumbs = append(experimentCrumbs(e), views.Crumb{Label: "Experiment " + itoa(e.ID), Href: "/experiments/" + itoa(e.ID)})
 	if tab != views.TrialTabs[0].Key {
 		for _, x := range views.TrialTabs {

@@ -57,6 +57,10 @@ type Target struct {
 	EndedState string
 	// Owner is the ID of the user who owns the task, for Authorize.
 	Owner int64
+	// StripPrefix sends the request's path without /proxy/{task id} to the
+	// service, which then needs not know where it is mounted (a task's
+	// HTTP proxy port), and says the prefix in X-Forwarded-Prefix.
+	StripPrefix bool
 }
 
 // Lookup finds a task's service. It returns a *resolute.Error with code
@@ -245,7 +249,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.fail(w, r, fmt.Errorf("proxy: task %s is ready without a URL", taskID))
 			return
 		}
-		p.forward(w, r, taskID, t.URL)
+		p.forward(w, r, taskID, t.URL, t.StripPrefix)
 	default:
 		p.fail(w, r, fmt.Errorf("proxy: task %s has unknown state %v", taskID, t.State))
 	}
@@ -255,6 +259,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type route struct {
 	taskID string
 	target *url.URL
+	strip  bool // Target.StripPrefix
 	act    *activity
 	w      syncWriter // the client's, shared by ReverseProxy and bulkBody
 }
@@ -262,10 +267,10 @@ type route struct {
 type routeKey struct{}
 
 // forward proxies one request to target, recording activity before and after.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, taskID string, target *url.URL) {
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, taskID string, target *url.URL, strip bool) {
 	act := p.activity(taskID)
 	act.touch(p.now())
-	rt := &route{taskID: taskID, target: target, act: act, w: syncWriter{ResponseWriter: w}}
+	rt := &route{taskID: taskID, target: target, strip: strip, act: act, w: syncWriter{ResponseWriter: w}}
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = &countedBody{ReadCloser: r.Body, n: &p.traffic.toTasks}
 	}
@@ -276,7 +281,17 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, taskID string, t
 // rewrite sends the request to the task's service with its path unchanged.
 func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 	rt := pr.In.Context().Value(routeKey{}).(*route)
+	if rt.strip {
+		prefix := Prefix + rt.taskID
+		in := *pr.In.URL
+		in.Path = strings.TrimPrefix(in.Path, prefix)
+		in.RawPath = strings.TrimPrefix(in.RawPath, prefix)
+		pr.Out.URL = &in
+	}
 	pr.SetURL(rt.target)
+	if rt.strip {
+		pr.Out.Header.Set("X-Forwarded-Prefix", Prefix+rt.taskID)
+	}
 	// Keep the browser's Host: Jupyter compares it with Origin on websocket
 	// upgrades and builds its redirects from it.
 	pr.Out.Host = pr.In.Host

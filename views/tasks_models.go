@@ -39,6 +39,15 @@ type TaskRow struct {
 	Task    resolute.Task
 	Open    string // where to open it; "" while it cannot be opened
 	CanKill bool   // the viewer owns it or is an administrator, and it has not ended
+	// Ports are the task's HTTP proxy ports, for its owner while it runs.
+	Ports []TaskPort
+}
+
+// TaskPort is one of a task's HTTP proxy ports (environment.proxy_ports
+// with proxy_tcp: false) and where its owner opens it.
+type TaskPort struct {
+	Port int
+	Open string
 }
 
 // TaskPage is one task (GET /tasks/{id}): its live header, its expanded

@@ -35,6 +35,9 @@ type TrialPage struct {
 	Experiment resolute.Experiment
 	Live       TrialLive
 	Logs       *TrialLogs // the logs tab
+	// Ports are the trial's HTTP proxy ports, for the experiment's owner
+	// while the trial runs.
+	Ports []TaskPort
 }
 
 // TrialLive is the part of a trial's page that follows the run: the

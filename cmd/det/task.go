@@ -32,7 +32,7 @@ func (k taskKind) plural() string { return k.noun + "s" }
 // taskCmd is `det task`: every command, notebook, shell and TensorBoard.
 func (a *app) taskCmd() *cobra.Command {
 	cmd := group("task", "List the tasks of every type and print their logs")
-	cmd.AddCommand(a.taskListCmd(anyKind), a.taskLogsCmd(anyKind), a.taskTunnelCmd(), a.taskCleanupLogsCmd())
+	cmd.AddCommand(a.taskListCmd(anyKind), a.taskLogsCmd(anyKind), a.taskTunnelCmd(), a.taskOpenPortCmd(), a.taskCleanupLogsCmd())
 	return cmd
 }
 

@@ -104,6 +104,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	defer st.close()
 	runner := st.runner
 	metrics := control.NewMetricsWriter(database, logger)
+	series := control.NewSeriesMerger(database, logger)
+	metrics.AfterStore(series.Wake)
+	go series.Run(ctx)
 	go metrics.Run(ctx)
 	changes := live.New(database, logger)
 	go changes.Run(ctx)

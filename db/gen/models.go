@@ -202,6 +202,11 @@ type MetricSeries struct {
 	RebuiltUpto *int64
 }
 
+type MetricSeriesMerged struct {
+	One     bool
+	Through int64
+}
+
 type Model struct {
 	ID          int64
 	Name        string
@@ -397,6 +402,7 @@ type TaskSession struct {
 	SessionID int64
 	CreatedAt time.Time
 	ExpiresAt time.Time
+	Port      int32
 }
 
 type TaskSshKey struct {
@@ -415,6 +421,7 @@ type TaskTicket struct {
 	SessionID int64
 	Path      string
 	ExpiresAt time.Time
+	Port      int32
 }
 
 type TaskView struct {

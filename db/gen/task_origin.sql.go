@@ -11,8 +11,8 @@ import (
 )
 
 const createTaskSession = `-- name: CreateTaskSession :exec
-INSERT INTO task_sessions (token_hash, task_id, user_id, session_id, expires_at)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO task_sessions (token_hash, task_id, user_id, session_id, expires_at, port)
+VALUES ($1, $2, $3, $4, $5, $6)
 `
 
 type CreateTaskSessionParams struct {
@@ -21,6 +21,7 @@ type CreateTaskSessionParams struct {
 	UserID    int64
 	SessionID int64
 	ExpiresAt time.Time
+	Port      int32
 }
 
 func (q *Queries) CreateTaskSession(ctx context.Context, arg CreateTaskSessionParams) error {
@@ -30,13 +31,14 @@ func (q *Queries) CreateTaskSession(ctx context.Context, arg CreateTaskSessionPa
 		arg.UserID,
 		arg.SessionID,
 		arg.ExpiresAt,
+		arg.Port,
 	)
 	return err
 }
 
 const createTaskTicket = `-- name: CreateTaskTicket :exec
-INSERT INTO task_tickets (token_hash, task_id, user_id, session_id, path, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO task_tickets (token_hash, task_id, user_id, session_id, path, expires_at, port)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
 `
 
 type CreateTaskTicketParams struct {
@@ -46,6 +48,7 @@ type CreateTaskTicketParams struct {
 	SessionID int64
 	Path      string
 	ExpiresAt time.Time
+	Port      int32
 }
 
 func (q *Queries) CreateTaskTicket(ctx context.Context, arg CreateTaskTicketParams) error {
@@ -56,6 +59,7 @@ func (q *Queries) CreateTaskTicket(ctx context.Context, arg CreateTaskTicketPara
 		arg.SessionID,
 		arg.Path,
 		arg.ExpiresAt,
+		arg.Port,
 	)
 	return err
 }
@@ -98,13 +102,14 @@ func (q *Queries) GetSessionExpiry(ctx context.Context, id int64) (time.Time, er
 const getTaskSessionUser = `-- name: GetTaskSessionUser :one
 SELECT users.id, users.username, users.display_name, users.password_hash, users.admin, users.active, users.created_at, task_sessions.expires_at
 FROM task_sessions JOIN users ON users.id = task_sessions.user_id
-WHERE task_sessions.token_hash = $1 AND task_sessions.task_id = $2
-  AND task_sessions.expires_at > $3 AND users.active
+WHERE task_sessions.token_hash = $1 AND task_sessions.task_id = $2 AND task_sessions.port = $3
+  AND task_sessions.expires_at > $4 AND users.active
 `
 
 type GetTaskSessionUserParams struct {
 	TokenHash []byte
 	TaskID    string
+	Port      int32
 	Now       time.Time
 }
 
@@ -113,9 +118,15 @@ type GetTaskSessionUserRow struct {
 	ExpiresAt time.Time
 }
 
-// The active user behind a live task session of one task.
+// The active user behind a live task session of one task's service
+// (port 0) or one of its HTTP proxy ports.
 func (q *Queries) GetTaskSessionUser(ctx context.Context, arg GetTaskSessionUserParams) (GetTaskSessionUserRow, error) {
-	row := q.db.QueryRow(ctx, getTaskSessionUser, arg.TokenHash, arg.TaskID, arg.Now)
+	row := q.db.QueryRow(ctx, getTaskSessionUser,
+		arg.TokenHash,
+		arg.TaskID,
+		arg.Port,
+		arg.Now,
+	)
 	var i GetTaskSessionUserRow
 	err := row.Scan(
 		&i.User.ID,
@@ -131,7 +142,7 @@ func (q *Queries) GetTaskSessionUser(ctx context.Context, arg GetTaskSessionUser
 }
 
 const takeTaskTicket = `-- name: TakeTaskTicket :one
-DELETE FROM task_tickets WHERE token_hash = $1 RETURNING token_hash, task_id, user_id, session_id, path, expires_at
+DELETE FROM task_tickets WHERE token_hash = $1 RETURNING token_hash, task_id, user_id, session_id, path, expires_at, port
 `
 
 // Removes a ticket and returns it: a ticket is used once, whether it is
@@ -146,6 +157,7 @@ func (q *Queries) TakeTaskTicket(ctx context.Context, tokenHash []byte) (TaskTic
 		&i.SessionID,
 		&i.Path,
 		&i.ExpiresAt,
+		&i.Port,
 	)
 	return i, err
 }

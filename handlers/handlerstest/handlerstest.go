@@ -187,6 +187,9 @@ func Start(t testing.TB, opts Options) *Master {
 	m.Experiments, m.Tasks = m.Runner.Experiments, m.Runner.Tasks
 	metrics := control.NewMetricsWriter(d, logger)
 	ctx, cancel := context.WithCancel(context.Background())
+	series := control.NewSeriesMerger(d, logger)
+	metrics.AfterStore(series.Wake)
+	go series.Run(ctx)
 	go metrics.Run(ctx)
 	go m.Runner.Admission.Pump(ctx)
 	go m.Runner.Admission.Run(ctx)
