@@ -93,6 +93,27 @@ func TestResourcesAggregatedAndAllocationsAddUpSlotTimeByUserPoolAndWorkspace(t 
 		!strings.Contains(out, "ann") || strings.Contains(out, "admin") {
 		t.Errorf("one day's table:\n%s", out)
 	}
+	// Moved later to another workspace and pool, the usage stays with those
+	// it ran in.
+	c.ok("", "user", "login", "admin")
+	c.ok("", "workspace", "create", "elsewhere")
+	c.ok("", "project", "create", "elsewhere", "moved")
+	conn, err := pgx.Connect(t.Context(), c.m.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	if _, err := conn.Exec(t.Context(), `UPDATE tasks SET resource_pool = 'later', project_id = (SELECT id FROM projects WHERE name = 'moved')
+		WHERE id = $1`, mine); err != nil {
+		t.Fatal(err)
+	}
+	after, err := csv.NewReader(strings.NewReader(c.ok("", "resources", "allocations", "--start", "2026-03-01", "--end", "2026-03-02", "--csv"))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantRows, after); diff != "" {
+		t.Errorf("after the task moved (-want +got):\n%s", diff)
+	}
 	if r := c.run("", "resources", "allocations", "--start", "March"); r.code != 1 || !strings.Contains(r.stderr, "start_date: expected a date") {
 		t.Errorf("a start that is not a date: exit %d %s", r.code, r.stderr)
 	}

@@ -53,7 +53,7 @@ func (q *Queries) CreateAllocation(ctx context.Context, arg CreateAllocationPara
 }
 
 const currentTrialAllocation = `-- name: CurrentTrialAllocation :one
-SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE trial_id = $1 AND state <> 'TERMINATED' ORDER BY created_at DESC LIMIT 1
+SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents, resource_pool, workspace_id FROM allocations WHERE trial_id = $1 AND state <> 'TERMINATED' ORDER BY created_at DESC LIMIT 1
 `
 
 func (q *Queries) CurrentTrialAllocation(ctx context.Context, trialID *int64) (Allocation, error) {
@@ -76,6 +76,8 @@ func (q *Queries) CurrentTrialAllocation(ctx context.Context, trialID *int64) (A
 		&i.StartedAt,
 		&i.EndedAt,
 		&i.SlotAgents,
+		&i.ResourcePool,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
@@ -100,7 +102,7 @@ func (q *Queries) EndAllocation(ctx context.Context, arg EndAllocationParams) (i
 }
 
 const getAllocation = `-- name: GetAllocation :one
-SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE id = $1
+SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents, resource_pool, workspace_id FROM allocations WHERE id = $1
 `
 
 func (q *Queries) GetAllocation(ctx context.Context, id string) (Allocation, error) {
@@ -123,12 +125,14 @@ func (q *Queries) GetAllocation(ctx context.Context, id string) (Allocation, err
 		&i.StartedAt,
 		&i.EndedAt,
 		&i.SlotAgents,
+		&i.ResourcePool,
+		&i.WorkspaceID,
 	)
 	return i, err
 }
 
 const getAllocationByToken = `-- name: GetAllocationByToken :one
-SELECT a.id, a.task_id, a.trial_id, a.state, a.slots, a.slot_ids, a.token_hash, a.preempt, a.preempt_acked, a.kill_after, a.exit_code, a.exit_reason, a.created_at, a.started_at, a.ended_at, a.slot_agents, COALESCE(t.experiment_id, 0)::bigint AS experiment_id,
+SELECT a.id, a.task_id, a.trial_id, a.state, a.slots, a.slot_ids, a.token_hash, a.preempt, a.preempt_acked, a.kill_after, a.exit_code, a.exit_reason, a.created_at, a.started_at, a.ended_at, a.slot_agents, a.resource_pool, a.workspace_id, COALESCE(t.experiment_id, 0)::bigint AS experiment_id,
        COALESCE(t.excluded_agents, '{}')::text[] AS excluded_agents
 FROM allocations a LEFT JOIN trials t ON t.id = a.trial_id
 WHERE a.token_hash = $1
@@ -162,6 +166,8 @@ func (q *Queries) GetAllocationByToken(ctx context.Context, tokenHash []byte) (G
 		&i.Allocation.StartedAt,
 		&i.Allocation.EndedAt,
 		&i.Allocation.SlotAgents,
+		&i.Allocation.ResourcePool,
+		&i.Allocation.WorkspaceID,
 		&i.ExperimentID,
 		&i.ExcludedAgents,
 	)
@@ -169,7 +175,7 @@ func (q *Queries) GetAllocationByToken(ctx context.Context, tokenHash []byte) (G
 }
 
 const listLiveAllocations = `-- name: ListLiveAllocations :many
-SELECT a.id, a.task_id, a.trial_id, a.state, a.slots, a.slot_ids, a.token_hash, a.preempt, a.preempt_acked, a.kill_after, a.exit_code, a.exit_reason, a.created_at, a.started_at, a.ended_at, a.slot_agents, COALESCE(t.experiment_id, 0)::bigint AS experiment_id,
+SELECT a.id, a.task_id, a.trial_id, a.state, a.slots, a.slot_ids, a.token_hash, a.preempt, a.preempt_acked, a.kill_after, a.exit_code, a.exit_reason, a.created_at, a.started_at, a.ended_at, a.slot_agents, a.resource_pool, a.workspace_id, COALESCE(t.experiment_id, 0)::bigint AS experiment_id,
        COALESCE(t.excluded_agents, '{}')::text[] AS excluded_agents
 FROM allocations a LEFT JOIN trials t ON t.id = a.trial_id
 WHERE a.state IN ('PENDING', 'RUNNING')
@@ -210,6 +216,8 @@ func (q *Queries) ListLiveAllocations(ctx context.Context) ([]ListLiveAllocation
 			&i.Allocation.StartedAt,
 			&i.Allocation.EndedAt,
 			&i.Allocation.SlotAgents,
+			&i.Allocation.ResourcePool,
+			&i.Allocation.WorkspaceID,
 			&i.ExperimentID,
 			&i.ExcludedAgents,
 		); err != nil {
@@ -224,7 +232,7 @@ func (q *Queries) ListLiveAllocations(ctx context.Context) ([]ListLiveAllocation
 }
 
 const listOverdueAllocations = `-- name: ListOverdueAllocations :many
-SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE state = 'RUNNING' AND kill_after IS NOT NULL AND kill_after < $1::timestamptz
+SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents, resource_pool, workspace_id FROM allocations WHERE state = 'RUNNING' AND kill_after IS NOT NULL AND kill_after < $1::timestamptz
 `
 
 func (q *Queries) ListOverdueAllocations(ctx context.Context, now time.Time) ([]Allocation, error) {
@@ -253,6 +261,8 @@ func (q *Queries) ListOverdueAllocations(ctx context.Context, now time.Time) ([]
 			&i.StartedAt,
 			&i.EndedAt,
 			&i.SlotAgents,
+			&i.ResourcePool,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -265,7 +275,7 @@ func (q *Queries) ListOverdueAllocations(ctx context.Context, now time.Time) ([]
 }
 
 const listPendingAllocations = `-- name: ListPendingAllocations :many
-SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE state = 'PENDING' ORDER BY created_at, id
+SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents, resource_pool, workspace_id FROM allocations WHERE state = 'PENDING' ORDER BY created_at, id
 `
 
 func (q *Queries) ListPendingAllocations(ctx context.Context) ([]Allocation, error) {
@@ -294,6 +304,8 @@ func (q *Queries) ListPendingAllocations(ctx context.Context) ([]Allocation, err
 			&i.StartedAt,
 			&i.EndedAt,
 			&i.SlotAgents,
+			&i.ResourcePool,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -337,7 +349,7 @@ func (q *Queries) ListRendezvous(ctx context.Context, allocationID string) ([]Li
 }
 
 const listRunningAllocations = `-- name: ListRunningAllocations :many
-SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE state = 'RUNNING' ORDER BY started_at, id
+SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents, resource_pool, workspace_id FROM allocations WHERE state = 'RUNNING' ORDER BY started_at, id
 `
 
 func (q *Queries) ListRunningAllocations(ctx context.Context) ([]Allocation, error) {
@@ -366,6 +378,8 @@ func (q *Queries) ListRunningAllocations(ctx context.Context) ([]Allocation, err
 			&i.StartedAt,
 			&i.EndedAt,
 			&i.SlotAgents,
+			&i.ResourcePool,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -378,7 +392,7 @@ func (q *Queries) ListRunningAllocations(ctx context.Context) ([]Allocation, err
 }
 
 const listTrialAllocations = `-- name: ListTrialAllocations :many
-SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents FROM allocations WHERE trial_id = $1 ORDER BY created_at
+SELECT id, task_id, trial_id, state, slots, slot_ids, token_hash, preempt, preempt_acked, kill_after, exit_code, exit_reason, created_at, started_at, ended_at, slot_agents, resource_pool, workspace_id FROM allocations WHERE trial_id = $1 ORDER BY created_at
 `
 
 func (q *Queries) ListTrialAllocations(ctx context.Context, trialID *int64) ([]Allocation, error) {
@@ -407,6 +421,8 @@ func (q *Queries) ListTrialAllocations(ctx context.Context, trialID *int64) ([]A
 			&i.StartedAt,
 			&i.EndedAt,
 			&i.SlotAgents,
+			&i.ResourcePool,
+			&i.WorkspaceID,
 		); err != nil {
 			return nil, err
 		}
@@ -437,8 +453,16 @@ func (q *Queries) RequestPreemption(ctx context.Context, arg RequestPreemptionPa
 }
 
 const startAllocation = `-- name: StartAllocation :execrows
-UPDATE allocations SET state = 'RUNNING', slot_ids = $2, token_hash = $3, slot_agents = $4, started_at = now()
-WHERE id = $1 AND state = 'PENDING'
+UPDATE allocations al SET state = 'RUNNING', slot_ids = $2, token_hash = $3, slot_agents = $4, started_at = now(),
+    resource_pool = coalesce(
+        (SELECT ex.resource_pool FROM trials tr JOIN experiments ex ON ex.id = tr.experiment_id WHERE tr.id = al.trial_id),
+        (SELECT tk.resource_pool FROM tasks tk WHERE tk.id = al.task_id AND al.trial_id IS NULL)),
+    workspace_id = coalesce(
+        (SELECT pr.workspace_id FROM trials tr JOIN experiments ex ON ex.id = tr.experiment_id
+         JOIN projects pr ON pr.id = ex.project_id WHERE tr.id = al.trial_id),
+        (SELECT pr.workspace_id FROM tasks tk JOIN projects pr ON pr.id = tk.project_id
+         WHERE tk.id = al.task_id AND al.trial_id IS NULL))
+WHERE al.id = $1 AND al.state = 'PENDING'
 `
 
 type StartAllocationParams struct {
@@ -449,6 +473,8 @@ type StartAllocationParams struct {
 }
 
 // The token is made when the allocation starts, so only its hash is kept.
+// The pool and workspace it runs in are kept for usage: those of its
+// trial's experiment, or of its task.
 func (q *Queries) StartAllocation(ctx context.Context, arg StartAllocationParams) (int64, error) {
 	result, err := q.db.Exec(ctx, startAllocation,
 		arg.ID,

@@ -40,6 +40,8 @@ type Allocation struct {
 	StartedAt    *time.Time
 	EndedAt      *time.Time
 	SlotAgents   []string
+	ResourcePool *string
+	WorkspaceID  *int64
 }
 
 type AllocationAddr struct {

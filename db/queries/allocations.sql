@@ -28,8 +28,18 @@ SELECT * FROM allocations WHERE trial_id = $1 AND state <> 'TERMINATED' ORDER BY
 
 -- name: StartAllocation :execrows
 -- The token is made when the allocation starts, so only its hash is kept.
-UPDATE allocations SET state = 'RUNNING', slot_ids = $2, token_hash = $3, slot_agents = $4, started_at = now()
-WHERE id = $1 AND state = 'PENDING';
+-- The pool and workspace it runs in are kept for usage: those of its
+-- trial's experiment, or of its task.
+UPDATE allocations al SET state = 'RUNNING', slot_ids = $2, token_hash = $3, slot_agents = $4, started_at = now(),
+    resource_pool = coalesce(
+        (SELECT ex.resource_pool FROM trials tr JOIN experiments ex ON ex.id = tr.experiment_id WHERE tr.id = al.trial_id),
+        (SELECT tk.resource_pool FROM tasks tk WHERE tk.id = al.task_id AND al.trial_id IS NULL)),
+    workspace_id = coalesce(
+        (SELECT pr.workspace_id FROM trials tr JOIN experiments ex ON ex.id = tr.experiment_id
+         JOIN projects pr ON pr.id = ex.project_id WHERE tr.id = al.trial_id),
+        (SELECT pr.workspace_id FROM tasks tk JOIN projects pr ON pr.id = tk.project_id
+         WHERE tk.id = al.task_id AND al.trial_id IS NULL))
+WHERE al.id = $1 AND al.state = 'PENDING';
 
 -- name: EndAllocation :execrows
 UPDATE allocations SET state = 'TERMINATED', exit_code = $2, exit_reason = $3, ended_at = now()

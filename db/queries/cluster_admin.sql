@@ -29,18 +29,21 @@ DELETE FROM agent_states WHERE agent_id = $1;
 -- Slot-seconds of allocations by period, user, resource pool and
 -- workspace: each allocation's time running (started to ended, or now)
 -- that falls in a period, times its slots. A trial's allocation counts
--- for its experiment's owner, pool and workspace; a task's for its own.
+-- for its experiment's owner, a task's for its own; each counts in the
+-- pool and workspace it ran in (recorded at its start; for allocations
+-- started before they were recorded, the current ones).
 WITH periods AS (
     SELECT unnest(sqlc.arg(starts)::timestamptz[]) AS period_start, unnest(sqlc.arg(ends)::timestamptz[]) AS period_end
 ), used AS (
     SELECT al.slots, al.started_at AS s, coalesce(al.ended_at, now()) AS e,
            coalesce(ex.user_id, tk.user_id) AS user_id,
-           coalesce(ex.resource_pool, tk.resource_pool) AS pool,
-           coalesce(ex.project_id, tk.project_id) AS project_id
+           coalesce(al.resource_pool, ex.resource_pool, tk.resource_pool) AS pool,
+           coalesce(al.workspace_id, pr.workspace_id) AS workspace_id
     FROM allocations al
     LEFT JOIN trials tr ON tr.id = al.trial_id
     LEFT JOIN experiments ex ON ex.id = tr.experiment_id
     LEFT JOIN tasks tk ON tk.id = al.task_id AND al.trial_id IS NULL
+    LEFT JOIN projects pr ON pr.id = coalesce(ex.project_id, tk.project_id)
     WHERE al.started_at IS NOT NULL AND al.slots > 0
       AND al.started_at < sqlc.arg(until)::timestamptz AND coalesce(al.ended_at, now()) > sqlc.arg(since)::timestamptz
 )
@@ -49,7 +52,6 @@ SELECT p.period_start::timestamptz AS period_start, u.username, used.pool, w.nam
 FROM periods p
 JOIN used ON used.s < p.period_end AND used.e > p.period_start
 JOIN users u ON u.id = used.user_id
-JOIN projects pr ON pr.id = used.project_id
-JOIN workspaces w ON w.id = pr.workspace_id
+JOIN workspaces w ON w.id = used.workspace_id
 GROUP BY p.period_start, u.username, used.pool, w.name
 ORDER BY p.period_start, u.username, used.pool, w.name;
