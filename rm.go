@@ -55,9 +55,12 @@ type LaunchSpec struct {
 	// What a resource manager that runs containers (Kubernetes) needs
 	// besides; the local resource manager ignores these.
 	SlotAgents []string // the agent (node) of each entry of Slots
-	TaskType   string   // TRIAL, COMMAND, NOTEBOOK, SHELL or TENSORBOARD
-	User       string   // the owner's username
-	Pool       string   // the resource pool
+	// AvoidAgents, for a task with no Slots, are the agents (nodes) it must
+	// not land on: disabled ones, and those a log policy excluded.
+	AvoidAgents []string
+	TaskType    string // TRIAL, COMMAND, NOTEBOOK, SHELL or TENSORBOARD
+	User        string // the owner's username
+	Pool        string // the resource pool
 	// Namespace is the Kubernetes namespace of the task's workspace; ""
 	// means the pool's, or the resource manager's.
 	Namespace string

@@ -113,7 +113,7 @@ func (x *Admission) cycle(ctx context.Context) error {
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				if err := x.launch(ctx, a.Allocation, act.Slots); err != nil {
+				if err := x.launch(ctx, a.Allocation, act.Slots, act.Avoid); err != nil {
 					x.launchFailed(ctx, a.Allocation, err)
 				}
 			}()
@@ -253,7 +253,7 @@ func (x *Admission) preemptionTimeoutOf(ctx context.Context, experimentID int64)
 }
 
 // launch starts a trial's allocation on the slots the scheduler chose.
-func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []scheduler.SlotRef) error {
+func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []scheduler.SlotRef, avoid []string) error {
 	slots := make([]int, len(refs))
 	agents := make([]string, len(refs))
 	for i, r := range refs {
@@ -265,7 +265,7 @@ func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []sc
 		return err
 	}
 	if a.TrialID == nil {
-		return x.tasks.launch(ctx, a, slots, agents, token)
+		return x.tasks.launch(ctx, a, slots, agents, avoid, token)
 	}
 	t, err := x.c.db.Trial(ctx, *a.TrialID)
 	if err != nil {
@@ -295,7 +295,7 @@ func (x *Admission) launch(ctx context.Context, a resolute.Allocation, refs []sc
 	spec := resolute.LaunchSpec{
 		AllocationID: a.ID, TaskID: a.TaskID, Slots: slots, WorkDir: filepath.Join(x.c.opts.WorkRoot, a.ID),
 		Context: archive.reader, Env: env, Shell: command.Shell, Entrypoint: command.Exec,
-		SlotAgents: agents, TaskType: "TRIAL", User: e.Username, Pool: e.ResourcePool,
+		SlotAgents: agents, AvoidAgents: avoid, TaskType: "TRIAL", User: e.Username, Pool: e.ResourcePool,
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: cfg.Resources.Priority,
 		Mounts:       mountsOf(cfg.BindMounts, cfg.CheckpointStorage),

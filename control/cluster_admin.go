@@ -218,7 +218,7 @@ func (x *Admission) snapshotPools(ctx context.Context, allocs []db.LiveAllocatio
 		for _, a := range x.c.poolAgents(p) {
 			sa := scheduler.Agent{ID: a.ID}
 			if _, off := disabled[a.ID]; off {
-				sa.SlotIDs = disabledSlots(a, held)
+				sa.SlotIDs, sa.Disabled = disabledSlots(a, held), true
 			} else {
 				for _, sl := range a.Slots {
 					if !sl.Foreign {

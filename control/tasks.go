@@ -249,7 +249,7 @@ func (x *Tasks) allocationExited(ctx context.Context, a resolute.Allocation, exi
 
 // launch starts a task's allocation: the command, Jupyter, a shell's
 // keep-alive process, or TensorBoard, with the task's environment.
-func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, agents []string, token string) error {
+func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, agents, avoid []string, token string) error {
 	t, err := x.c.db.Task(ctx, a.TaskID)
 	if err != nil {
 		return err
@@ -285,7 +285,7 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 	}
 	archive := &launchContext{open: func(ctx context.Context) io.Reader { return x.c.db.TaskContext(ctx, t.ID) }}
 	spec := resolute.LaunchSpec{AllocationID: a.ID, TaskID: t.ID, Slots: slots, WorkDir: filepath.Join(x.c.opts.WorkRoot, a.ID),
-		Context: archive.reader, Env: env, SlotAgents: agents, TaskType: t.Type, User: t.Username, Pool: t.ResourcePool,
+		Context: archive.reader, Env: env, SlotAgents: agents, AvoidAgents: avoid, TaskType: t.Type, User: t.Username, Pool: t.ResourcePool,
 		Image:   imageFor(cfg.Environment.Image.CPU, cfg.Environment.Image.CUDA, len(slots) > 0),
 		PodSpec: cfg.Environment.PodSpec, Priority: t.Priority, Mounts: mountsOf(cfg.BindMounts, nil),
 		RegistryAuth: registryAuth(cfg.Environment.RegistryAuth), ForcePullImage: cfg.Environment.ForcePullImage,

@@ -172,8 +172,11 @@ func BuildPods(r PodRequest) (*corev1.ConfigMap, []*corev1.Pod, []string, error)
 				c.Env[j].Value = strconv.Itoa(i)
 			}
 		}
-		if r.Nodes[i] != "" { // zero-slot tasks go where kube-scheduler puts them
+		switch {
+		case r.Nodes[i] != "":
 			pinToNode(&p.Spec, r.Nodes[i])
+		case len(r.Spec.AvoidAgents) > 0: // zero-slot tasks go where kube-scheduler puts them, but not there
+			keepOffNodes(&p.Spec, r.Spec.AvoidAgents)
 		}
 		if err := validateObject(p.ObjectMeta); err != nil {
 			return nil, nil, nil, resolute.Errorf(resolute.EInvalid, "pod_spec: %v", err)

@@ -497,3 +497,51 @@ func (z *countingZeros) Read(p []byte) (int, error) {
 	*z.read += k
 	return k, nil
 }
+
+// TestAPodWithoutSlotsKeepsOffTheNodesItAvoids: kube-scheduler places a
+// task that needs no slots, so its pod's required node affinity excludes
+// the disabled and excluded nodes, in every term the user's pod_spec has.
+func TestAPodWithoutSlotsKeepsOffTheNodesItAvoids(t *testing.T) {
+	cpuRequest := func() PodRequest {
+		r := trialRequest()
+		r.Spec.AllocationID, r.Spec.TaskID = "cmd-1.1", "cmd-1"
+		r.TaskType, r.Slots, r.Nodes, r.PodSlots, r.Rendezvous = "COMMAND", 0, []string{""}, nil, false
+		return r
+	}
+	notIn := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpNotIn, Values: []string{"node-a", "node-c"}}
+	zone := corev1.NodeSelectorRequirement{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"z1"}}
+	tests := map[string]struct {
+		avoid    []string
+		userTerm bool
+		want     *corev1.Affinity
+	}{
+		"nothing to avoid: no affinity": {},
+		"avoided nodes": {avoid: []string{"node-a", "node-c"}, want: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchFields: []corev1.NodeSelectorRequirement{notIn}}}}}}},
+		"avoided nodes and the user's term": {avoid: []string{"node-a", "node-c"}, userTerm: true, want: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+				MatchExpressions: []corev1.NodeSelectorRequirement{zone}, MatchFields: []corev1.NodeSelectorRequirement{notIn}}}}}}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := cpuRequest()
+			r.Spec.AvoidAgents = tt.avoid
+			if tt.userTerm {
+				r.UserPodSpec = &corev1.Pod{Spec: corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+					RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+						MatchExpressions: []corev1.NodeSelectorRequirement{zone}}}}}}}}
+			}
+			_, pods, _, err := BuildPods(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pods) != 1 {
+				t.Fatalf("%d pods, want 1", len(pods))
+			}
+			if diff := cmp.Diff(tt.want, pods[0].Spec.Affinity); diff != "" {
+				t.Errorf("affinity (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

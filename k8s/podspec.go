@@ -439,11 +439,22 @@ func container(p *corev1.Pod, name string) *corev1.Container {
 	return nil
 }
 
-// pinToNode makes node a required node affinity of the pod: the requirement
-// goes into every nodeSelectorTerm the pod already has (terms are ORed, so it
-// must be in each), or into a new term.
+// pinToNode makes node a required node affinity of the pod.
 func pinToNode(s *corev1.PodSpec, node string) {
-	req := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}
+	requireNodeField(s, corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}})
+}
+
+// keepOffNodes makes the pod's placement exclude nodes (for a task with no
+// slots, which kube-scheduler places: the disabled nodes and those a log
+// policy excluded).
+func keepOffNodes(s *corev1.PodSpec, nodes []string) {
+	requireNodeField(s, corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpNotIn, Values: nodes})
+}
+
+// requireNodeField adds req to the pod's required node affinity: into every
+// nodeSelectorTerm the pod already has (terms are ORed, so it must be in
+// each), or into a new term.
+func requireNodeField(s *corev1.PodSpec, req corev1.NodeSelectorRequirement) {
 	if s.Affinity == nil {
 		s.Affinity = &corev1.Affinity{}
 	}

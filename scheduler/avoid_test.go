@@ -75,3 +75,52 @@ func TestATaskThatAvoidsAgentsStartsOnlyOnOthers(t *testing.T) {
 		})
 	}
 }
+
+// A task that needs no slots starts on no disabled or avoided agent: its
+// Start names them for a resource manager that places it (Kubernetes), and
+// with no other agent in the pool it waits.
+func TestATaskWithoutSlotsKeepsOffDisabledAndAvoidedAgents(t *testing.T) {
+	off := func(a Agent) Agent { a.Disabled = true; a.SlotIDs = nil; return a }
+	cpuTask := func(id string, avoid ...string) Task { t := pending(id, 0); t.Avoid = avoid; return t }
+	tests := map[string]struct {
+		agents  []Agent
+		task    Task
+		avoid   []string // nil: waits
+		waiting string
+	}{
+		"every agent open":                    {agents: []Agent{agent("a", 1), agent("b", 1)}, task: cpuTask("c-1"), avoid: []string{}},
+		"one disabled":                        {agents: []Agent{off(agent("a", 1)), agent("b", 1)}, task: cpuTask("c-1"), avoid: []string{"a"}},
+		"one disabled, one avoided, one open": {agents: []Agent{off(agent("a", 1)), agent("b", 1), agent("c", 0)}, task: cpuTask("c-1", "b"), avoid: []string{"a", "b"}},
+		"every agent disabled or avoided": {agents: []Agent{off(agent("a", 1)), agent("b", 1)}, task: cpuTask("c-1", "b"),
+			waiting: "waits for an agent that is not disabled or excluded in pool default"},
+		"a pool that lists no agents leaves the placing to its resource manager": {task: cpuTask("c-1"), avoid: []string{}},
+	}
+	for name, tt := range tests {
+		for _, policy := range []string{TypePriority, TypeFairShare, TypeRoundRobin} {
+			t.Run(name+"/"+policy, func(t *testing.T) {
+				d := Decide(Snapshot{Now: t0, Pools: []Pool{{Name: "default", Agents: tt.agents,
+					Config: Config{Type: policy, FittingPolicy: FitBest, DefaultPriority: 42}}},
+					Jobs: []Job{job("cmd", 42, 1, tt.task)}})
+				var got []string
+				started := false
+				for _, a := range d.Actions {
+					if s, ok := a.(Start); ok && s.AllocationID == "c-1" {
+						started, got = true, append([]string{}, s.Avoid...)
+					}
+				}
+				if tt.avoid == nil {
+					if started || d.Waiting["c-1"] != tt.waiting {
+						t.Fatalf("started %v, waits %q; want it to wait: %q", started, d.Waiting["c-1"], tt.waiting)
+					}
+					return
+				}
+				if !started {
+					t.Fatalf("not started; waits %q", d.Waiting["c-1"])
+				}
+				if diff := cmp.Diff(tt.avoid, got); diff != "" {
+					t.Errorf("avoid (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}

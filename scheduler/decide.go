@@ -173,15 +173,43 @@ func (pp *poolPass) run() {
 }
 
 // startZeroSlot does step 2: tasks that need no slots are scheduled apart
-// from the others and always fit, so every pending one starts, in order.
+// from the others and always fit, so every pending one starts, in order,
+// unless every agent of the pool is disabled or avoided by it. A pool that
+// lists no agents leaves the placing to its resource manager.
 func (pp *poolPass) startZeroSlot(order []queued) {
 	for _, q := range order {
 		for ti := range q.job.Tasks {
-			if t := &q.job.Tasks[ti]; !t.Running && t.Slots <= 0 {
-				pp.starts = append(pp.starts, Start{AllocationID: t.AllocationID})
+			t := &q.job.Tasks[ti]
+			if t.Running || t.Slots > 0 {
+				continue
 			}
+			avoid, open := pp.pool.zeroSlotHosts(t.Avoid)
+			if !open {
+				pp.wait(t, ReasonNoOpenAgent+" "+pp.pool.name)
+				continue
+			}
+			pp.starts = append(pp.starts, Start{AllocationID: t.AllocationID, Avoid: avoid})
 		}
 	}
+}
+
+// ReasonNoOpenAgent is why a task that needs no slots waits: every agent of
+// its pool is disabled or excluded for it (the pool's name follows).
+const ReasonNoOpenAgent = "waits for an agent that is not disabled or excluded in pool"
+
+// zeroSlotHosts are the pool's agents a task that needs no slots must not
+// land on (disabled, or in avoid), sorted, and whether any other is left.
+func (p *poolState) zeroSlotHosts(avoid []string) (closed []string, open bool) {
+	for _, a := range p.agents {
+		if a.disabled || slices.Contains(avoid, a.id) {
+			if !slices.Contains(closed, a.id) {
+				closed = append(closed, a.id)
+			}
+		} else {
+			open = true
+		}
+	}
+	return closed, open || len(p.agents) == 0
 }
 
 // anyZeroSlot reports whether a pending task needs no slots.

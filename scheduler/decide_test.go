@@ -26,21 +26,21 @@ func TestDecideFittingAndGangs(t *testing.T) {
 		"best fit packs onto the agent with the fewest free slots that fit": {
 			snap: onePool(prio, three, busy, job("experiment-2", 42, 2, pending("t", 2))),
 			want: Decision{
-				Actions:   []Action{Start{"t", refs("b", 1, 2)}},
+				Actions:   []Action{Start{AllocationID: "t", Slots: refs("b", 1, 2)}},
 				JobsAhead: map[string]int{"experiment-1": 0, "experiment-2": 0},
 			},
 		},
 		"worst fit spreads onto the agent with the most free slots": {
 			snap: onePool(worst, three, busy, job("experiment-2", 42, 2, pending("t", 2))),
 			want: Decision{
-				Actions:   []Action{Start{"t", refs("c", 0, 1)}},
+				Actions:   []Action{Start{AllocationID: "t", Slots: refs("c", 0, 1)}},
 				JobsAhead: map[string]int{"experiment-1": 0, "experiment-2": 0},
 			},
 		},
 		"equally good agents go by agent id": {
 			snap: onePool(prio, []Agent{agent("c", 4), agent("b", 4)}, job("experiment-2", 42, 2, pending("t", 2))),
 			want: Decision{
-				Actions:   []Action{Start{"t", refs("b", 0, 1)}},
+				Actions:   []Action{Start{AllocationID: "t", Slots: refs("b", 0, 1)}},
 				JobsAhead: map[string]int{"experiment-2": 0},
 			},
 		},
@@ -57,7 +57,7 @@ func TestDecideFittingAndGangs(t *testing.T) {
 		"a task larger than any agent spans whole free agents": {
 			snap: onePool(prio, eights, job("experiment-1", 42, 1, pending("t", 16))),
 			want: Decision{
-				Actions:   []Action{Start{"t", append(span("a", 0, 8), span("b", 0, 8)...)}},
+				Actions:   []Action{Start{AllocationID: "t", Slots: append(span("a", 0, 8), span("b", 0, 8)...)}},
 				JobsAhead: map[string]int{"experiment-1": 0},
 			},
 		},
@@ -74,7 +74,7 @@ func TestDecideFittingAndGangs(t *testing.T) {
 			snap: onePool(prio, []Agent{agent("a", 8), agent("b", 6), agent("c", 6)},
 				job("experiment-1", 42, 1, pending("t", 12))),
 			want: Decision{
-				Actions:   []Action{Start{"t", append(span("b", 0, 6), span("c", 0, 6)...)}},
+				Actions:   []Action{Start{AllocationID: "t", Slots: append(span("b", 0, 6), span("c", 0, 6)...)}},
 				JobsAhead: map[string]int{"experiment-1": 0},
 			},
 		},
@@ -98,7 +98,7 @@ func TestDecideFittingAndGangs(t *testing.T) {
 				job("experiment-1", 1, 1, pending("never", 9)),
 				job("experiment-2", 50, 2, pending("t", 1))),
 			want: Decision{
-				Actions:   []Action{Start{"t", refs("a", 0)}},
+				Actions:   []Action{Start{AllocationID: "t", Slots: refs("a", 0)}},
 				Waiting:   map[string]string{"never": "can never run: needs 9 slots; pool default has 8"},
 				JobsAhead: map[string]int{"experiment-1": 0, "experiment-2": 1},
 			},
@@ -110,7 +110,7 @@ func TestDecideFittingAndGangs(t *testing.T) {
 				return j
 			}()),
 			want: Decision{
-				Actions:   []Action{Start{"p1", refs("a", 2, 3)}},
+				Actions:   []Action{Start{AllocationID: "p1", Slots: refs("a", 2, 3)}},
 				Waiting:   map[string]string{"p2": "max_slots 4 reached"},
 				JobsAhead: map[string]int{"experiment-1": 0},
 			},
@@ -145,7 +145,7 @@ func TestDecideFittingAndGangs(t *testing.T) {
 				job("experiment-2", 0, 2, pending("default", 1)),
 				job("experiment-3", 90, 3, pending("high", 1))),
 			want: Decision{
-				Actions: []Action{Start{"high", refs("a", 0)}},
+				Actions: []Action{Start{AllocationID: "high", Slots: refs("a", 0)}},
 				Waiting: map[string]string{
 					"default": "needs 1 slot; 0 free in pool default",
 					"low":     "behind experiment-2 (priority 50), which waits for slots",
@@ -158,7 +158,7 @@ func TestDecideFittingAndGangs(t *testing.T) {
 				job("experiment-1", 42, 5, pending("later", 1)),
 				job("experiment-2", 42, 3, pending("first", 1))),
 			want: Decision{
-				Actions:   []Action{Start{"first", refs("a", 0)}},
+				Actions:   []Action{Start{AllocationID: "first", Slots: refs("a", 0)}},
 				Waiting:   map[string]string{"later": "needs 1 slot; 0 free in pool default"},
 				JobsAhead: map[string]int{"experiment-2": 0, "experiment-1": 1},
 			},
@@ -187,7 +187,7 @@ func TestDecidePoolsAreIndependent(t *testing.T) {
 	want := Decision{
 		Actions: []Action{
 			Preempt{"r", "preempted by experiment-3 (priority 1)"},
-			Start{"c1", refs("c", 0)},
+			Start{AllocationID: "c1", Slots: refs("c", 0)},
 		},
 		Waiting:   map[string]string{"g1": "waiting for experiment-1 to free slots (preempting)"},
 		JobsAhead: map[string]int{"experiment-1": 0, "experiment-2": 0, "experiment-3": 0},

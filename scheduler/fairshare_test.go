@@ -56,7 +56,7 @@ func TestDecideFairShare(t *testing.T) {
 	startsOn := func(prefix string, n, first int) []Action {
 		var as []Action
 		for i, id := range ids(prefix, 1, n) {
-			as = append(as, Start{id, refs("a", first+i)})
+			as = append(as, Start{AllocationID: id, Slots: refs("a", first+i)})
 		}
 		return as
 	}
@@ -113,7 +113,7 @@ func TestDecideFairShare(t *testing.T) {
 				job("experiment-1", 0, 1, trials("a", 2, 4)...),
 				job("experiment-2", 0, 2, trials("b", 2, 4)...)),
 			want: Decision{
-				Actions: []Action{Start{"a-1", span("a", 0, 4)}},
+				Actions: []Action{Start{AllocationID: "a-1", Slots: span("a", 0, 4)}},
 				Waiting: map[string]string{
 					"a-2": "fair share of 6 slots reached (holds 4)",
 					"b-1": "fair share of 0 slots reached (holds 0)",

@@ -16,10 +16,11 @@ const (
 
 // agentState is one agent's slots during a pass.
 type agentState struct {
-	id      string
-	slotIDs []int
-	used    []bool // by index into slotIDs: held by a task, or started in this pass
-	size    int
+	id       string
+	disabled bool
+	slotIDs  []int
+	used     []bool // by index into slotIDs: held by a task, or started in this pass
+	size     int
 	// free counts slots that are free and not yet given or promised to a
 	// task in this pass. A promise (reserve) lowers free without marking
 	// slots used: the slots are only counted, never named, until the task
@@ -91,7 +92,7 @@ func newPoolState(p *Pool) *poolState {
 	used := make([]bool, n)
 	for i, a := range p.Agents {
 		k := len(a.SlotIDs)
-		ps.agents[i] = agentState{id: a.ID, slotIDs: a.SlotIDs, used: used[:k:k], size: k, free: k}
+		ps.agents[i] = agentState{id: a.ID, disabled: a.Disabled, slotIDs: a.SlotIDs, used: used[:k:k], size: k, free: k}
 		used = used[k:]
 	}
 	slices.SortStableFunc(ps.agents, func(a, b agentState) int { return cmp.Compare(a.id, b.id) })

@@ -112,7 +112,7 @@ func TestDecidePriorityPreemption(t *testing.T) {
 				notPreemptible(job("shell-3", 60, 3, pending("sh", 1))),
 				job("experiment-4", 60, 4, pending("exp", 1))),
 			want: Decision{
-				Actions: []Action{Start{"exp", refs("a", 1)}},
+				Actions: []Action{Start{AllocationID: "exp", Slots: refs("a", 1)}},
 				Waiting: map[string]string{
 					"big": "needs 4 slots; 3 free in pool default",
 					"sh":  "behind experiment-2 (priority 1), which waits for slots",
@@ -127,7 +127,7 @@ func TestDecidePriorityPreemption(t *testing.T) {
 				job("experiment-2", 1, 2, running("dist-1", span("a", 4, 8))),
 				notPreemptible(job("notebook-3", 3, 3, pending("nb", 1)))),
 			want: Decision{
-				Actions:   []Action{Start{"nb", refs("a", 0)}},
+				Actions:   []Action{Start{AllocationID: "nb", Slots: refs("a", 0)}},
 				JobsAhead: map[string]int{"experiment-2": 0, "experiment-1": 0, "notebook-3": 0},
 			},
 		},

@@ -14,8 +14,8 @@ func TestDecideRoundRobin(t *testing.T) {
 				job("experiment-2", 1, 2, trials("b", 3, 1)...)),
 			want: Decision{
 				Actions: []Action{
-					Start{"a-1", refs("a", 0)}, Start{"b-1", refs("a", 1)},
-					Start{"a-2", refs("a", 2)}, Start{"b-2", refs("a", 3)},
+					Start{AllocationID: "a-1", Slots: refs("a", 0)}, Start{AllocationID: "b-1", Slots: refs("a", 1)},
+					Start{AllocationID: "a-2", Slots: refs("a", 2)}, Start{AllocationID: "b-2", Slots: refs("a", 3)},
 				},
 				Waiting:   waits("needs 1 slot; 0 free in pool default", []string{"a-3", "b-3"}),
 				JobsAhead: map[string]int{"experiment-1": 0, "experiment-2": 1},
@@ -27,7 +27,7 @@ func TestDecideRoundRobin(t *testing.T) {
 				job("experiment-2", 0, 2, pending("big", 4), pending("small", 1)),
 				job("experiment-3", 0, 3, trials("c", 2, 1)...)),
 			want: Decision{
-				Actions: []Action{Start{"small", refs("a", 2)}, Start{"c-1", refs("a", 3)}},
+				Actions: []Action{Start{AllocationID: "small", Slots: refs("a", 2)}, Start{AllocationID: "c-1", Slots: refs("a", 3)}},
 				Waiting: map[string]string{
 					"big": "needs 4 slots; 2 free in pool default",
 					"c-2": "needs 1 slot; 0 free in pool default",

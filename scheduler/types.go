@@ -46,6 +46,10 @@ type Pool struct {
 type Agent struct {
 	ID      string
 	SlotIDs []int
+	// Disabled agents take no new work (det agent disable): SlotIDs are
+	// only the slots running allocations hold there, and no task that
+	// needs no slots starts there either.
+	Disabled bool
 }
 
 // Job is what the queue orders: an experiment (its trials are its tasks) or
@@ -89,6 +93,10 @@ type Action interface{ isAction() }
 type Start struct {
 	AllocationID string
 	Slots        []SlotRef
+	// Avoid, for a task that needs no slots, names the pool's agents it
+	// must not land on (disabled, or excluded by a log policy): a
+	// resource manager that places such tasks itself keeps them off.
+	Avoid []string
 }
 
 // Preempt asks a running task to checkpoint and give its slots back.

@@ -27,10 +27,10 @@ func TestPriorityWalkthrough(t *testing.T) {
 		},
 		want: Decision{
 			Actions: []Action{
-				Start{"asha-1", refs("a1", 0)}, Start{"asha-2", refs("a1", 1)},
-				Start{"asha-3", refs("a1", 2)}, Start{"asha-4", refs("a1", 3)},
-				Start{"asha-5", refs("a1", 4)}, Start{"asha-6", refs("a1", 5)},
-				Start{"asha-7", refs("a1", 6)}, Start{"asha-8", refs("a1", 7)},
+				Start{AllocationID: "asha-1", Slots: refs("a1", 0)}, Start{AllocationID: "asha-2", Slots: refs("a1", 1)},
+				Start{AllocationID: "asha-3", Slots: refs("a1", 2)}, Start{AllocationID: "asha-4", Slots: refs("a1", 3)},
+				Start{AllocationID: "asha-5", Slots: refs("a1", 4)}, Start{AllocationID: "asha-6", Slots: refs("a1", 5)},
+				Start{AllocationID: "asha-7", Slots: refs("a1", 6)}, Start{AllocationID: "asha-8", Slots: refs("a1", 7)},
 			},
 			Waiting:   waits(free0, ids("asha", 9, 20)),
 			JobsAhead: map[string]int{asha: 0},
@@ -62,7 +62,7 @@ func TestPriorityWalkthrough(t *testing.T) {
 		name:   "2. once they exit, the experiment starts; they wait with the other trials",
 		change: func(s *Snapshot) { exit(s, ids("asha", 5, 8)...) },
 		want: Decision{
-			Actions:   []Action{Start{"dist-1", span("a1", 4, 8)}},
+			Actions:   []Action{Start{AllocationID: "dist-1", Slots: span("a1", 4, 8)}},
 			Waiting:   waits(free0, ids("asha", 5, 20)),
 			JobsAhead: map[string]int{dist: 0, asha: 1},
 		},
@@ -85,7 +85,7 @@ func TestPriorityWalkthrough(t *testing.T) {
 			removeJob(s, dist)
 		},
 		want: Decision{
-			Actions:   []Action{Start{"notebook-3-task", refs("a1", 0)}},
+			Actions:   []Action{Start{AllocationID: "notebook-3-task", Slots: refs("a1", 0)}},
 			JobsAhead: map[string]int{notebook: 0},
 		},
 	}, {
@@ -103,7 +103,7 @@ func TestPriorityWalkthrough(t *testing.T) {
 			s.Jobs = append(s.Jobs, job(mid, 2, 5, pending("mid-1", 4)))
 		},
 		want: Decision{
-			Actions:   []Action{Start{"mid-1", span("a1", 1, 5)}},
+			Actions:   []Action{Start{AllocationID: "mid-1", Slots: span("a1", 1, 5)}},
 			Waiting:   map[string]string{"big-1": "needs 8 slots; 7 free in pool default"},
 			JobsAhead: map[string]int{big: 0, mid: 1, notebook: 0},
 		},
@@ -119,7 +119,7 @@ func TestPriorityWalkthrough(t *testing.T) {
 		name:   "7. once it exits, the priority 1 experiment starts",
 		change: func(s *Snapshot) { exit(s, "mid-1") },
 		want: Decision{
-			Actions:   []Action{Start{"big-1", span("a1", 0, 8)}},
+			Actions:   []Action{Start{AllocationID: "big-1", Slots: span("a1", 0, 8)}},
 			Waiting:   map[string]string{"mid-1": "needs 4 slots; 0 free in pool default"},
 			JobsAhead: map[string]int{big: 0, mid: 1},
 		},
@@ -127,7 +127,7 @@ func TestPriorityWalkthrough(t *testing.T) {
 		name:   "7. when it completes, the priority 2 experiment restarts",
 		change: func(s *Snapshot) { removeJob(s, big) },
 		want: Decision{
-			Actions:   []Action{Start{"mid-1", span("a1", 0, 4)}},
+			Actions:   []Action{Start{AllocationID: "mid-1", Slots: span("a1", 0, 4)}},
 			JobsAhead: map[string]int{mid: 0},
 		},
 	}})
@@ -150,10 +150,10 @@ func TestPriorityWithoutPreemptionWaitsForSlots(t *testing.T) {
 		},
 		want: Decision{
 			Actions: []Action{
-				Start{"asha-1", refs("a1", 0)}, Start{"asha-2", refs("a1", 1)},
-				Start{"asha-3", refs("a1", 2)}, Start{"asha-4", refs("a1", 3)},
-				Start{"asha-5", refs("a1", 4)}, Start{"asha-6", refs("a1", 5)},
-				Start{"asha-7", refs("a1", 6)}, Start{"asha-8", refs("a1", 7)},
+				Start{AllocationID: "asha-1", Slots: refs("a1", 0)}, Start{AllocationID: "asha-2", Slots: refs("a1", 1)},
+				Start{AllocationID: "asha-3", Slots: refs("a1", 2)}, Start{AllocationID: "asha-4", Slots: refs("a1", 3)},
+				Start{AllocationID: "asha-5", Slots: refs("a1", 4)}, Start{AllocationID: "asha-6", Slots: refs("a1", 5)},
+				Start{AllocationID: "asha-7", Slots: refs("a1", 6)}, Start{AllocationID: "asha-8", Slots: refs("a1", 7)},
 			},
 			Waiting:   waits("needs 1 slot; 0 free in pool default", ids("asha", 9, 20)),
 			JobsAhead: map[string]int{"experiment-1": 0},
@@ -180,7 +180,7 @@ func TestPriorityWithoutPreemptionWaitsForSlots(t *testing.T) {
 		name:   "two more complete: the ASHA trials hold 4 slots and the experiment starts",
 		change: func(s *Snapshot) { finish(s, "asha-3", "asha-4") },
 		want: Decision{
-			Actions:   []Action{Start{"dist-1", span("a1", 0, 4)}},
+			Actions:   []Action{Start{AllocationID: "dist-1", Slots: span("a1", 0, 4)}},
 			Waiting:   waits("needs 1 slot; 0 free in pool default", ids("asha", 9, 20)),
 			JobsAhead: map[string]int{"experiment-2": 0, "experiment-1": 1},
 		},

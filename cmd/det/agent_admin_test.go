@@ -79,6 +79,11 @@ func TestAgentDisableDrainsAndEnableResumes(t *testing.T) {
 	if task := c.describe("cmd", long); task.State != resolute.TaskRunning {
 		t.Errorf("what ran before the drain: %s, want RUNNING", task.State)
 	}
+	// A command that needs no slot does not land there either.
+	cpu := strings.TrimSpace(c.ok("", "cmd", "run", "-d", "--config", "resources.slots=0", "echo", "cpu"))
+	if why := c.waiting(cpu); !strings.Contains(why, "waits for an agent that is not disabled or excluded in pool default") {
+		t.Errorf("a command without slots after the drain waits %q", why)
+	}
 
 	// Only administrators.
 	c.ok("", "user", "create", "eve", "--password", "s3cret-pw")
@@ -106,8 +111,10 @@ func TestAgentDisableDrainsAndEnableResumes(t *testing.T) {
 	}
 	// Enabled again, the waiting command runs.
 	c.ok("", "agent", "enable", "--all")
-	if task := c.ended("cmd", later); task.ExitCode == nil || *task.ExitCode != 0 {
-		t.Errorf("the waiting command after enable: %+v", task)
+	for _, id := range []string{later, cpu} {
+		if task := c.ended("cmd", id); task.ExitCode == nil || *task.ExitCode != 0 {
+			t.Errorf("a waiting command after enable: %+v", task)
+		}
 	}
 	if a := c.agent("local"); !a.Enabled || a.Draining {
 		t.Errorf("after enable: enabled %t draining %t", a.Enabled, a.Draining)
