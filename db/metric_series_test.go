@@ -15,7 +15,6 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db"
-	"github.com/resolute-ml/resolute/db/dbtest"
 )
 
 // keptPoint is a row of metric_points.
@@ -131,20 +130,7 @@ func keepOf(all []keptPoint) []keptPoint {
 
 func TestKeptPointsAreWhatTheirDefinitionKeepsWhateverOrderReportsCome(t *testing.T) {
 	ctx := context.Background()
-	url := dbtest.NewURL(t)
-	d, err := db.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	if err := d.Bootstrap(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(ctx) })
+	d, conn, _ := freshDB(t)
 	tr := newTrial(t, d)
 	other, err := d.CreateTrial(ctx, tr.ExperimentID, 2, "ACTIVE", []byte(`{}`), 1)
 	if err != nil {
@@ -274,35 +260,22 @@ func TestKeptPointsAreWhatTheirDefinitionKeepsWhateverOrderReportsCome(t *testin
 
 func TestTheMigrationBuildsTheSeriesOfReportsStoredBefore(t *testing.T) {
 	ctx := context.Background()
-	url := dbtest.NewURL(t)
-	d, err := db.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	if err := d.Bootstrap(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
+	d, conn, url := freshDB(t)
 	tr := newTrial(t, d)
 	if err := d.MigrateDownTo(ctx, 20); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, `INSERT INTO metrics (trial_id, trial_run_id, steps_completed, group_name, metrics)
 		SELECT $1, 1, s, g, jsonb_build_object('avg_metrics', jsonb_build_object('loss', 1.0 / s, 'acc', s % 17))
 		FROM generate_series(1, 3000) s, unnest(ARRAY['training', 'validation']) g`, tr.ID); err != nil {
 		t.Fatal(err)
 	}
 	d.Close()
-	d, err = db.Open(ctx, url, slog.New(slog.DiscardHandler)) // migrates up again
+	again, err := db.Open(ctx, url, slog.New(slog.DiscardHandler)) // migrates up again
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Close()
+	defer again.Close()
 	want := keepOf(visibleValues(t, conn))
 	got, series := keptState(t, conn)
 	if len(series) != 4 {

@@ -16,6 +16,28 @@ import (
 	"github.com/resolute-ml/resolute/db/dbtest"
 )
 
+// freshDB is a bootstrapped database of its own, opened as a master opens
+// it, with a plain connection beside it for what a test reads or seeds in
+// SQL; both close when the test ends. url opens it again (a second master).
+func freshDB(tb testing.TB) (d *db.DB, conn *pgx.Conn, url string) {
+	tb.Helper()
+	ctx := context.Background()
+	url = dbtest.NewURL(tb)
+	d, err := db.Open(ctx, url, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(d.Close)
+	if err := d.Bootstrap(ctx, ""); err != nil {
+		tb.Fatal(err)
+	}
+	if conn, err = pgx.Connect(ctx, url); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { conn.Close(ctx) })
+	return d, conn, url
+}
+
 // newTrial adds an experiment with one trial.
 func newTrial(t testing.TB, d *db.DB) resolute.Trial {
 	t.Helper()

@@ -13,7 +13,6 @@ import (
 
 	"github.com/resolute-ml/resolute"
 	"github.com/resolute-ml/resolute/db"
-	"github.com/resolute-ml/resolute/db/dbtest"
 )
 
 // lossAt is a validation report of loss v at step.
@@ -34,20 +33,7 @@ func storedCount(t *testing.T, conn *pgx.Conn) int {
 
 func TestAChartReadsTheReportsNotMergedYetAndTheMergerKeepsWhatTheDefinitionKeeps(t *testing.T) {
 	ctx := context.Background()
-	url := dbtest.NewURL(t)
-	d, err := db.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	if err := d.Bootstrap(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(ctx) })
+	d, conn, _ := freshDB(t)
 	tr := newTrial(t, d)
 	var reports []resolute.MetricsReport
 	for step := int64(1); step <= 300; step++ {
@@ -111,25 +97,12 @@ func TestAChartReadsTheReportsNotMergedYetAndTheMergerKeepsWhatTheDefinitionKeep
 
 func TestTwoMergersAtOnceMergeEachReportOnce(t *testing.T) {
 	ctx := context.Background()
-	url := dbtest.NewURL(t)
-	d, err := db.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	if err := d.Bootstrap(ctx, ""); err != nil {
-		t.Fatal(err)
-	}
+	d, conn, url := freshDB(t)
 	other, err := db.Open(ctx, url, nil) // a second master
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(other.Close)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(ctx) })
 	tr := newTrial(t, d)
 	second, err := d.CreateTrial(ctx, tr.ExperimentID, 2, "ACTIVE", []byte(`{}`), 1)
 	if err != nil {
