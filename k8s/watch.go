@@ -236,8 +236,13 @@ func (m *Manager) sync(id string) {
 	}
 }
 
+// logWait bounds how long an ended allocation waits for its pods' log
+// streams: ended containers' logs are whole and end at once, but a kubelet
+// that took up a pod late is asked again for a few seconds.
+const logWait = 10 * time.Second
+
 // finish reports an allocation's end once its log streams are done (or a
-// short while has passed), and removes its ConfigMap.
+// while has passed: logWait), and removes its ConfigMap.
 func (m *Manager) finish(a *allocation, s podState, killed bool, result *outcome) {
 	m.mu.Lock()
 	unseen := !a.started && !s.deleted
@@ -256,7 +261,7 @@ func (m *Manager) finish(a *allocation, s podState, killed bool, result *outcome
 	go func() { a.logs.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(3 * time.Second):
+	case <-time.After(logWait):
 	case <-m.ctx.Done():
 		return
 	}
@@ -382,10 +387,12 @@ func (m *Manager) followPod(ctx context.Context, a *allocation, pod string, sinc
 	var stream io.ReadCloser
 	var err error
 	// The container may not be there yet: try again, less and less often,
-	// for about a minute.
+	// for about a minute. Not found ends it only when the pod is gone: a
+	// kubelet that has not yet taken up a pod that just started says not
+	// found too.
 	for wait := 250 * time.Millisecond; wait < 20*time.Second; wait *= 2 {
 		stream, err = req.Stream(ctx)
-		if err == nil || ctx.Err() != nil || apierrors.IsNotFound(err) {
+		if err == nil || ctx.Err() != nil || apierrors.IsNotFound(err) && !m.podExists(ctx, a.namespace, pod) {
 			break
 		}
 		select {
@@ -416,6 +423,12 @@ func (m *Manager) followPod(ctx context.Context, a *allocation, pod string, sinc
 			return
 		}
 	}
+}
+
+// podExists says whether the API still has the pod (when unsure, no).
+func (m *Manager) podExists(ctx context.Context, namespace, pod string) bool {
+	_, err := m.logClient.CoreV1().Pods(namespace).Get(ctx, pod, metav1.GetOptions{})
+	return err == nil
 }
 
 func trimNewline(b []byte) []byte {
