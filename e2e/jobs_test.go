@@ -59,6 +59,8 @@ func dragAbove(t *testing.T, page playwright.Page, handle, target playwright.Loc
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
+	// The rows are draggable once the page's script has made them so.
+	must(t, page.Locator("#job-queue[data-sortable]").WaitFor())
 	from, to := box(handle), box(target)
 	x, y := from.X+from.Width/2, from.Y+from.Height/2
 	mouse := page.Mouse()

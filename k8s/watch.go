@@ -387,12 +387,12 @@ func (m *Manager) followPod(ctx context.Context, a *allocation, pod string, sinc
 	var stream io.ReadCloser
 	var err error
 	// The container may not be there yet: try again, less and less often,
-	// for about a minute. Not found ends it only when the pod is gone: a
-	// kubelet that has not yet taken up a pod that just started says not
-	// found too.
+	// for about a minute. "Not found" ends it only when the pod is gone.
+	tries := 0
 	for wait := 250 * time.Millisecond; wait < 20*time.Second; wait *= 2 {
+		tries++
 		stream, err = req.Stream(ctx)
-		if err == nil || ctx.Err() != nil || apierrors.IsNotFound(err) && !m.podExists(ctx, a.namespace, pod) {
+		if err == nil || ctx.Err() != nil || apierrors.IsNotFound(err) && m.podGone(ctx, a.namespace, pod) {
 			break
 		}
 		select {
@@ -402,8 +402,8 @@ func (m *Manager) followPod(ctx context.Context, a *allocation, pod string, sinc
 	}
 	if err != nil {
 		if ctx.Err() == nil {
-			m.log.Warn("pod logs", "allocation", a.id, "pod", pod, "err", err)
-			m.logLine(a.id, "WARNING", fmt.Sprintf("kubernetes: the output of pod %s could not be read: %v", pod, err))
+			m.log.Warn("pod logs", "allocation", a.id, "pod", pod, "tries", tries, "err", err)
+			m.logLine(a.id, "WARNING", fmt.Sprintf("kubernetes: the output of pod %s could not be read (%d tries): %v", pod, tries, err))
 		}
 		return
 	}
@@ -425,10 +425,12 @@ func (m *Manager) followPod(ctx context.Context, a *allocation, pod string, sinc
 	}
 }
 
-// podExists says whether the API still has the pod (when unsure, no).
-func (m *Manager) podExists(ctx context.Context, namespace, pod string) bool {
+// podGone says whether the API has no such pod any more. A log request's
+// "not found" does not say so by itself: client-go names any 404 that way,
+// and a kubelet answers 404 before it has taken up a pod that just started.
+func (m *Manager) podGone(ctx context.Context, namespace, pod string) bool {
 	_, err := m.logClient.CoreV1().Pods(namespace).Get(ctx, pod, metav1.GetOptions{})
-	return err == nil
+	return apierrors.IsNotFound(err)
 }
 
 func trimNewline(b []byte) []byte {

@@ -87,8 +87,11 @@
     ev.from.insertBefore(ev.item, rows[ev.oldIndex < ev.newIndex ? ev.oldIndex : ev.oldIndex + 1] || null);
   }
 
+  // sortable makes the table's rows draggable, and marks the table so
+  // (data-sortable): a drag before that would do nothing.
   function sortable() {
     if (!window.Sortable) return;
+    region().dataset.sortable = "true";
     region().querySelectorAll("tbody[data-pool]").forEach((tbody) => {
       Sortable.create(tbody, {
         handle: ".drag-handle",
