@@ -255,6 +255,8 @@ func (s *Server) Routes() chi.Router {
 			r.Get("/agents", s.handleAPIAgents)
 			r.Post("/agents/{id}/enable", s.handleAPIAgentEnable)   // administrators (control.Cluster)
 			r.Post("/agents/{id}/disable", s.handleAPIAgentDisable) // administrators
+			r.Post("/agents/{id}/slots/{slotId}/enable", s.handleAPISlotEnable)   // administrators
+			r.Post("/agents/{id}/slots/{slotId}/disable", s.handleAPISlotDisable) // administrators
 			r.Get("/master/cluster_message", s.handleAPIClusterMessageGet)
 			r.Get("/resources/allocation/aggregated", s.handleAPIAllocationAggregated)
 			r.Put("/master/cluster_message", s.handleAPIClusterMessageSet)      // administrators
