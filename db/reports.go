@@ -346,7 +346,7 @@ type LogFilter struct {
 	// AgentIDs and ContainerIDs keep only lines printed on these agents
 	// and in these containers (TaskLog's AgentID, ContainerID); nil for all.
 	AgentIDs, ContainerIDs []string
-	Limit             int
+	Limit                  int
 }
 
 // ranks is f.Ranks as the queries take them: nil for every rank.
