@@ -342,6 +342,11 @@ type Slot struct {
 	// Usage is a GPU slot's latest utilization and memory, where the
 	// resource manager reads them (the local one, through NVML); nil else.
 	Usage *GPUUsage `json:"usage,omitempty"`
+	// Enabled is false once an administrator disabled the slot (det slot
+	// disable): nothing new is placed on it. Draining says the allocation
+	// holding it is left to finish.
+	Enabled  bool `json:"enabled"`
+	Draining bool `json:"draining"`
 }
 
 // AgentsResponse lists the agents.

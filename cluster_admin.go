@@ -58,6 +58,35 @@ type AgentStateResponse struct {
 	Allocations []string `json:"allocations"`
 }
 
+// SlotState is a slot an administrator disabled (det slot disable AGENT
+// SLOT): nothing new is placed on it; Draining leaves the allocation
+// holding it to finish.
+type SlotState struct {
+	AgentID    string    `json:"agentId"`
+	SlotID     int       `json:"slotId"`
+	Draining   bool      `json:"draining"`
+	DisabledAt time.Time `json:"disabledAt"`
+}
+
+// DisableSlotRequest is POST /api/v1/agents/{agentId}/slots/{slotId}/disable,
+// as Determined's.
+type DisableSlotRequest struct {
+	Drain bool `json:"drain"`
+}
+
+// SlotStateResponse answers POST /api/v1/agents/{agentId}/slots/{slotId}/
+// enable and disable: the slot as it now is, with the allocations holding
+// it (at most one).
+type SlotStateResponse struct {
+	AgentID  string `json:"agentId"`
+	SlotID   int    `json:"slotId"`
+	Enabled  bool   `json:"enabled"`
+	Draining bool   `json:"draining"`
+	// Allocations are the allocations holding the slot: a drained slot's,
+	// left to finish; a disabled one's, asked to leave.
+	Allocations []string `json:"allocations"`
+}
+
 // The aggregation periods of GET /api/v1/resources/allocation/aggregated,
 // as Determined names them.
 const (

@@ -156,6 +156,12 @@ type TaskLog struct {
 	Rank         *int      `json:"rankId,omitempty"`
 	Source       string    `json:"source"`
 	Log          string    `json:"log"`
+	// AgentID and ContainerID say where the line was printed, as the
+	// resource manager names it: the agent (machine, Kubernetes node) and
+	// the container (the local allocation's process group, named by its
+	// allocation id; a Kubernetes pod). "" for the master's own lines.
+	AgentID     string `json:"agentId,omitempty"`
+	ContainerID string `json:"containerId,omitempty"`
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

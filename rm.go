@@ -171,6 +171,10 @@ type AllocationLog struct {
 	Line string
 	// Message is Line without the rank and level prefixes.
 	Message string
+	// Agent and Container are where the line was printed, as the resource
+	// manager names them (TaskLog's AgentID and ContainerID); "" for a
+	// line of the manager's own.
+	Agent, Container string
 }
 
 // AllocationExited reports that an allocation's leader process ended. By

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/resolute-ml/resolute"
 )
@@ -58,6 +59,27 @@ func (c *Client) DisableAgent(ctx context.Context, id string, drain bool) (resol
 	var out resolute.AgentStateResponse
 	err := c.do(ctx, http.MethodPost, "/api/v1/agents/"+url.PathEscape(id)+"/disable", nil, resolute.DisableAgentRequest{Drain: drain}, &out)
 	return out, err
+}
+
+// EnableSlot lets a slot of an agent take new work again (POST
+// /api/v1/agents/{id}/slots/{slotId}/enable, administrators).
+func (c *Client) EnableSlot(ctx context.Context, agentID string, slotID int) (resolute.SlotStateResponse, error) {
+	var out resolute.SlotStateResponse
+	err := c.do(ctx, http.MethodPost, slotPath(agentID, slotID, "enable"), nil, struct{}{}, &out)
+	return out, err
+}
+
+// DisableSlot stops placing work on a slot of an agent; with drain what
+// holds it finishes, without it leaves (POST
+// /api/v1/agents/{id}/slots/{slotId}/disable, administrators).
+func (c *Client) DisableSlot(ctx context.Context, agentID string, slotID int, drain bool) (resolute.SlotStateResponse, error) {
+	var out resolute.SlotStateResponse
+	err := c.do(ctx, http.MethodPost, slotPath(agentID, slotID, "disable"), nil, resolute.DisableSlotRequest{Drain: drain}, &out)
+	return out, err
+}
+
+func slotPath(agentID string, slotID int, verb string) string {
+	return "/api/v1/agents/" + url.PathEscape(agentID) + "/slots/" + strconv.Itoa(slotID) + "/" + verb
 }
 
 // AllocationAggregated returns historical usage a day (or, monthly, a

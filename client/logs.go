@@ -23,6 +23,9 @@ type LogQuery struct {
 	Ranks         []int    // only these ranks
 	Sources       []string // only these sources: "task", "master"
 	StdTypes      []string // only these streams: "stdout", "stderr"
+	// AgentIDs and ContainerIDs keep only the lines printed on these agents
+	// and in these containers (as det agent list and the lines name them).
+	AgentIDs, ContainerIDs []string
 }
 
 // values is q as the logs endpoints' query parameters.
@@ -58,6 +61,12 @@ func (q LogQuery) values() url.Values {
 	}
 	for _, s := range q.StdTypes {
 		v.Add("stdtypes", s)
+	}
+	for _, s := range q.AgentIDs {
+		v.Add("agent_ids", s)
+	}
+	for _, s := range q.ContainerIDs {
+		v.Add("container_ids", s)
 	}
 	return v
 }

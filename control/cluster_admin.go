@@ -116,12 +116,25 @@ func (s *Cluster) DisableAgent(ctx context.Context, a authz.Actor, agentID strin
 		return out, err
 	}
 	out.Allocations = held
-	if drain {
-		return out, nil
+	if !drain {
+		if err := s.evict(ctx, held, "agent "+agentID, "agent"); err != nil {
+			return out, err
+		}
+	}
+	s.adm.Wake()
+	return out, nil
+}
+
+// evict asks the allocations held to leave what (an agent, a slot) was
+// disabled: trials checkpoint and move (preempted, as for a
+// higher-priority job) to another one of its kind; other tasks are killed.
+func (s *Cluster) evict(ctx context.Context, held []string, what, kind string) error {
+	if len(held) == 0 {
+		return nil
 	}
 	live, err := s.db.LiveAllocations(ctx)
 	if err != nil {
-		return out, err
+		return err
 	}
 	for _, al := range live {
 		if !slices.Contains(held, al.ID) {
@@ -130,18 +143,17 @@ func (s *Cluster) DisableAgent(ctx context.Context, a authz.Actor, agentID strin
 		if al.TrialID != nil {
 			deadline := s.now().Add(s.adm.preemptionTimeoutOf(ctx, al.ExperimentID))
 			if _, err := s.db.RequestPreemption(ctx, al.ID, deadline); err != nil {
-				return out, err
+				return err
 			}
-			s.c.taskLog(ctx, al.Allocation, "INFO", "agent "+agentID+" was disabled: checkpointing and moving to another agent")
+			s.c.taskLog(ctx, al.Allocation, "INFO", what+" was disabled: checkpointing and moving to another "+kind)
 			continue
 		}
-		s.c.taskLog(ctx, al.Allocation, "WARNING", "agent "+agentID+" was disabled: the task is stopped")
+		s.c.taskLog(ctx, al.Allocation, "WARNING", what+" was disabled: the task is stopped")
 		if err := s.c.rm.Kill(ctx, al.ID, s.c.opts.KillGrace); err != nil && resolute.ErrorCode(err) != resolute.ENotFound {
-			return out, err
+			return err
 		}
 	}
-	s.adm.Wake()
-	return out, nil
+	return nil
 }
 
 // EnableAgent lets an agent take new work again: administrators only.
@@ -199,10 +211,15 @@ func (s *Cluster) agentAllocations(agentID string) ([]string, error) {
 }
 
 // snapshotPools are the pools with their agents' slots as the scheduler
-// may use them: every slot no foreign pod holds, and of a disabled agent
-// only those allocations hold. allocs are the live allocations.
+// may use them: every slot no foreign pod holds, and of a disabled agent,
+// and of the disabled slots, only those allocations hold. allocs are the
+// live allocations.
 func (x *Admission) snapshotPools(ctx context.Context, allocs []db.LiveAllocation) ([]scheduler.Pool, error) {
 	disabled, err := x.c.db.AgentStates(ctx)
+	if err != nil {
+		return nil, err
+	}
+	offSlots, err := x.c.db.SlotStates(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -217,15 +234,8 @@ func (x *Admission) snapshotPools(ctx context.Context, allocs []db.LiveAllocatio
 		var agents []scheduler.Agent
 		for _, a := range x.c.poolAgents(p) {
 			sa := scheduler.Agent{ID: a.ID}
-			if _, off := disabled[a.ID]; off {
-				sa.SlotIDs, sa.Disabled = disabledSlots(a, held), true
-			} else {
-				for _, sl := range a.Slots {
-					if !sl.Foreign {
-						sa.SlotIDs = append(sa.SlotIDs, sl.ID)
-					}
-				}
-			}
+			_, off := disabled[a.ID]
+			sa.SlotIDs, sa.Disabled = usableSlots(a, off, offSlots[a.ID], held), off
 			agents = append(agents, sa)
 		}
 		pools = append(pools, scheduler.Pool{Name: p.Name, Config: p.Scheduler, Agents: agents})
@@ -233,14 +243,19 @@ func (x *Admission) snapshotPools(ctx context.Context, allocs []db.LiveAllocatio
 	return pools, nil
 }
 
-// disabledSlots narrows a disabled agent to the slots allocations hold, so
-// that the scheduler places nothing new there while what runs keeps its
-// slots. held are the slots of live allocations by agent, as the database
-// records them.
-func disabledSlots(a resolute.Agent, held map[string][]int) []int {
+// usableSlots are the slots of an agent the scheduler may use: none that
+// a foreign pod holds; of a disabled agent (agentOff) and of its disabled
+// slots (slotsOff), only those allocations hold, so that the scheduler
+// places nothing new there while what runs keeps its slots. held are the
+// slots of live allocations by agent, as the database records them.
+func usableSlots(a resolute.Agent, agentOff bool, slotsOff map[int]resolute.SlotState, held map[string][]int) []int {
 	var ids []int
 	for _, sl := range a.Slots {
-		if !sl.Foreign && (sl.AllocationID != "" || slices.Contains(held[a.ID], sl.ID)) {
+		if sl.Foreign {
+			continue
+		}
+		_, slotOff := slotsOff[sl.ID]
+		if (!agentOff && !slotOff) || sl.AllocationID != "" || slices.Contains(held[a.ID], sl.ID) {
 			ids = append(ids, sl.ID)
 		}
 	}

@@ -69,7 +69,7 @@ func (x *Admission) Pump(ctx context.Context) {
 					tasks[e.AllocationID] = task
 				}
 				batch = append(batch, resolute.TaskLog{TaskID: task, AllocationID: e.AllocationID, Time: e.Time,
-					Level: e.Level, StdType: e.Stream, Rank: e.Rank, Log: e.Line})
+					Level: e.Level, StdType: e.Stream, Rank: e.Rank, Log: e.Line, AgentID: e.Agent, ContainerID: e.Container})
 				if !strings.HasPrefix(task, "trial-") {
 					x.tasks.logLine(ctx, task, e.Line)
 				} else {

@@ -278,7 +278,7 @@ func (x *Tasks) launch(ctx context.Context, a resolute.Allocation, slots []int, 
 	}
 	for k, v := range map[string]string{
 		"DET_MASTER": x.c.opts.MasterURL, "DET_MASTER_ADDR": x.c.opts.MasterURL, "DET_CLUSTER_ID": x.c.opts.ClusterID,
-		"DET_TASK_ID": t.ID, "DET_ALLOCATION_ID": a.ID, "DET_RESOURCES_ID": a.ID, "DET_SESSION_TOKEN": token,
+		"DET_TASK_ID": t.ID, "DET_ALLOCATION_ID": a.ID, "DET_RESOURCES_ID": a.ID, "DET_CONTAINER_ID": a.ID, "DET_SESSION_TOKEN": token,
 		"DET_USER": t.Username, "DET_TASK_TYPE": t.Type, "PYTHONUNBUFFERED": "1",
 	} {
 		env[k] = v

@@ -2,6 +2,7 @@ package control
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -113,13 +114,18 @@ func (s *Roles) VisibleTopics(ctx context.Context, a authz.Actor, topics []strin
 	return out, nil
 }
 
-// AgentsFor lists the agents as Agents does, for a: under RBAC a slot held
-// by an allocation of a workspace a does not read says only that it is
-// held (Hidden), not by what.
+// AgentsFor lists the agents as Agents does, for a, with whether each slot
+// is enabled: under RBAC a slot held by an allocation of a workspace a
+// does not read says only that it is held (Hidden), not by what.
 func (x *Queue) AgentsFor(ctx context.Context, a authz.Actor) ([]resolute.Agent, error) {
+	states, err := x.c.db.SlotStates(ctx)
+	if err != nil {
+		return nil, err
+	}
 	agents := x.Agents()
 	var slots [][]resolute.Slot
 	for _, ag := range agents {
+		withSlotStates(states, ag.Slots, func(resolute.Slot) string { return ag.ID })
 		slots = append(slots, ag.Slots)
 	}
 	return agents, x.hideSlots(ctx, a, slots...)
@@ -128,12 +134,14 @@ func (x *Queue) AgentsFor(ctx context.Context, a authz.Actor) ([]resolute.Agent,
 // ResourcePoolsFor describes the pools as ResourcePools does, for a: their
 // slots as AgentsFor shows them.
 func (x *Queue) ResourcePoolsFor(ctx context.Context, a authz.Actor) ([]resolute.ResourcePool, error) {
-	pools := x.ResourcePools()
+	// Without the states, the pools are still described (a page shows them).
+	states, serr := x.c.db.SlotStates(ctx)
+	pools := x.resourcePools(states)
 	var slots [][]resolute.Slot
 	for _, p := range pools {
 		slots = append(slots, p.Slots)
 	}
-	return pools, x.hideSlots(ctx, a, slots...)
+	return pools, errors.Join(serr, x.hideSlots(ctx, a, slots...))
 }
 
 // hideSlots blanks, in place, the allocation of each slot that a may not

@@ -70,6 +70,39 @@ func (q *Queries) EnableAgent(ctx context.Context, agentID string) error {
 	return translate(err, "agent %s", agentID)
 }
 
+// SlotStates lists the disabled slots, by agent and slot.
+func (q *Queries) SlotStates(ctx context.Context) (map[string]map[int]resolute.SlotState, error) {
+	rows, err := q.q.ListSlotStates(ctx)
+	if err != nil {
+		return nil, translate(err, "slot states")
+	}
+	out := map[string]map[int]resolute.SlotState{}
+	for _, r := range rows {
+		if out[r.AgentID] == nil {
+			out[r.AgentID] = map[int]resolute.SlotState{}
+		}
+		out[r.AgentID][int(r.SlotID)] = resolute.SlotState{AgentID: r.AgentID, SlotID: int(r.SlotID), Draining: r.Draining, DisabledAt: r.DisabledAt}
+	}
+	return out, nil
+}
+
+// DisableSlot records that a slot takes no new work.
+func (q *Queries) DisableSlot(ctx context.Context, agentID string, slotID int, drain bool, by int64) error {
+	p := gen.DisableSlotParams{AgentID: agentID, SlotID: int32(slotID), Draining: drain}
+	if by != 0 {
+		p.DisabledBy = &by
+	}
+	_, err := q.q.DisableSlot(ctx, p)
+	return translate(err, "slot %d of agent %s", slotID, agentID)
+}
+
+// EnableSlot lets a slot take work again; enabling an enabled slot is no
+// change.
+func (q *Queries) EnableSlot(ctx context.Context, agentID string, slotID int) error {
+	_, err := q.q.EnableSlot(ctx, gen.EnableSlotParams{AgentID: agentID, SlotID: int32(slotID)})
+	return translate(err, "slot %d of agent %s", slotID, agentID)
+}
+
 // UsageRow is the slot-seconds one user used in one pool and workspace in
 // one period.
 type UsageRow struct {

@@ -65,12 +65,7 @@ func (q *Queries) ExperimentLogs(ctx context.Context, taskIDs []string, f LogFil
 	if err != nil {
 		return nil, translate(err, "logs")
 	}
-	out := make([]resolute.TaskLog, len(rows))
-	for i, r := range rows {
-		out[i] = resolute.TaskLog{ID: r.ID, TaskID: r.TaskID, AllocationID: r.AllocationID, Time: r.Time, Level: r.Level,
-			StdType: r.Stdtype, Rank: intp(r.Rank), Source: r.Source, Log: r.Log}
-	}
-	return out, nil
+	return taskLogs(rows), nil
 }
 
 // ExperimentCheckpointCounts maps each trial of an experiment to its number

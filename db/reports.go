@@ -325,10 +325,10 @@ func (db *DB) InsertTaskLogs(ctx context.Context, logs []resolute.TaskLog) error
 		if src == "" {
 			src = "task"
 		}
-		rows[i] = []any{l.TaskID, l.AllocationID, l.Time, l.Level, l.StdType, rank, src, l.Log}
+		rows[i] = []any{l.TaskID, l.AllocationID, l.Time, l.Level, l.StdType, rank, src, l.Log, l.AgentID, l.ContainerID}
 	}
 	_, err := db.pool.CopyFrom(ctx, pgx.Identifier{"task_logs"},
-		[]string{"task_id", "allocation_id", "time", "level", "stdtype", "rank", "source", "log"}, pgx.CopyFromRows(rows))
+		[]string{"task_id", "allocation_id", "time", "level", "stdtype", "rank", "source", "log", "agent_id", "container_id"}, pgx.CopyFromRows(rows))
 	return translate(err, "task logs")
 }
 
@@ -343,7 +343,10 @@ type LogFilter struct {
 	// ("task", "master") and streams ("stdout", "stderr"); nil for all.
 	Ranks             []int
 	Sources, StdTypes []string
-	Limit             int
+	// AgentIDs and ContainerIDs keep only lines printed on these agents
+	// and in these containers (TaskLog's AgentID, ContainerID); nil for all.
+	AgentIDs, ContainerIDs []string
+	Limit                  int
 }
 
 // ranks is f.Ranks as the queries take them: nil for every rank.
@@ -364,7 +367,7 @@ func (q *Queries) TaskLogs(ctx context.Context, taskID string, f LogFilter) ([]r
 		f.Limit = 1000
 	}
 	p := gen.ListTaskLogsParams{TaskID: taskID, ID: f.After, Limit: int32(f.Limit), AfterTime: f.Since, BeforeTime: f.Until,
-		Ranks: f.ranks(), Sources: f.Sources, Stdtypes: f.StdTypes}
+		Ranks: f.ranks(), Sources: f.Sources, Stdtypes: f.StdTypes, AgentIds: f.AgentIDs, ContainerIds: f.ContainerIDs}
 	p.Levels = resolute.LevelsAtLeast(f.Level)
 	if f.Search != "" {
 		p.Search = &f.Search
@@ -380,7 +383,7 @@ func (q *Queries) TaskLogs(ctx context.Context, taskID string, f LogFilter) ([]r
 // Limit it ignores), oldest first.
 func (q *Queries) TaskLogsTail(ctx context.Context, taskID string, f LogFilter, n int) ([]resolute.TaskLog, error) {
 	p := gen.ListTaskLogsTailParams{TaskID: taskID, Lim: int32(n), AfterTime: f.Since, BeforeTime: f.Until,
-		Ranks: f.ranks(), Sources: f.Sources, Stdtypes: f.StdTypes}
+		Ranks: f.ranks(), Sources: f.Sources, Stdtypes: f.StdTypes, AgentIds: f.AgentIDs, ContainerIds: f.ContainerIDs}
 	p.Levels = resolute.LevelsAtLeast(f.Level)
 	if f.Search != "" {
 		p.Search = &f.Search
@@ -397,7 +400,7 @@ func taskLogs(rows []gen.TaskLog) []resolute.TaskLog {
 	out := make([]resolute.TaskLog, len(rows))
 	for i, r := range rows {
 		out[i] = resolute.TaskLog{ID: r.ID, TaskID: r.TaskID, AllocationID: r.AllocationID, Time: r.Time, Level: r.Level,
-			StdType: r.Stdtype, Rank: intp(r.Rank), Source: r.Source, Log: r.Log}
+			StdType: r.Stdtype, Rank: intp(r.Rank), Source: r.Source, Log: r.Log, AgentID: r.AgentID, ContainerID: r.ContainerID}
 	}
 	return out
 }

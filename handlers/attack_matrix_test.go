@@ -90,6 +90,7 @@ var (
 		"POST /admin/groups/{id}/delete": true, "POST /admin/groups/{id}/roles": true, "POST /admin/groups/{id}/roles/remove": true,
 		"PUT /api/v1/master/cluster_message": true, "DELETE /api/v1/master/cluster_message": true,
 		"POST /api/v1/agents/{id}/disable": true, "POST /api/v1/agents/{id}/enable": true,
+		"POST /api/v1/agents/{id}/slots/{slotId}/disable": true, "POST /api/v1/agents/{id}/slots/{slotId}/enable": true,
 		"POST /admin/webhooks": true, "POST /admin/webhooks/{id}/delete": true, "POST /admin/webhooks/{id}/test": true,
 		"POST /api/v1/webhooks": true, "PATCH /api/v1/webhooks/{id}": true, "DELETE /api/v1/webhooks/{id}": true,
 		"POST /api/v1/webhooks/{id}/test": true, "POST /api/v1/cleanup_logs": true}

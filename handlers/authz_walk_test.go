@@ -227,10 +227,12 @@ func attacks(v victim) map[string]attack {
 		"PATCH /api/v1/users/{id}":                                {path: "/api/v1/users/" + v.aliceID, body: `{"admin":true}`},
 		"DELETE /api/v1/experiments/{id}/tensorboard-files":       {path: "/api/v1/experiments/" + e + "/tensorboard-files"},
 		// The cluster as a whole: administrators only.
-		"PUT /api/v1/master/cluster_message":    {path: "/api/v1/master/cluster_message", body: `{"message":"bob was here"}`},
-		"DELETE /api/v1/master/cluster_message": {path: "/api/v1/master/cluster_message"},
-		"POST /api/v1/agents/{id}/disable":      {path: "/api/v1/agents/local/disable", body: `{"drain":true}`},
-		"POST /api/v1/agents/{id}/enable":       {path: "/api/v1/agents/local/enable", body: `{}`},
+		"PUT /api/v1/master/cluster_message":              {path: "/api/v1/master/cluster_message", body: `{"message":"bob was here"}`},
+		"DELETE /api/v1/master/cluster_message":           {path: "/api/v1/master/cluster_message"},
+		"POST /api/v1/agents/{id}/disable":                {path: "/api/v1/agents/local/disable", body: `{"drain":true}`},
+		"POST /api/v1/agents/{id}/enable":                 {path: "/api/v1/agents/local/enable", body: `{}`},
+		"POST /api/v1/agents/{id}/slots/{slotId}/disable": {path: "/api/v1/agents/local/slots/0/disable", body: `{"drain":true}`},
+		"POST /api/v1/agents/{id}/slots/{slotId}/enable":  {path: "/api/v1/agents/local/slots/0/enable", body: `{}`},
 		// Webhooks and the log cleanup are the administrators'; an
 		// experiment's log retention its owner's.
 		"POST /admin/webhooks":                     {path: "/admin/webhooks", form: form("name", "bobs", "url", "http://127.0.0.1:9/", "experiment_state", "COMPLETED")},

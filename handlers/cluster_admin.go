@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
 
@@ -86,6 +87,52 @@ func (s *Server) handleAPIAgentDisable(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// handleAPISlotEnable serves POST /api/v1/agents/{id}/slots/{slotId}/enable
+// (administrators).
+func (s *Server) handleAPISlotEnable(w http.ResponseWriter, r *http.Request) {
+	slot, err := slotParam(r)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	out, err := s.svc.Cluster.EnableSlot(r.Context(), actorFrom(r), chi.URLParam(r, "id"), slot)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleAPISlotDisable serves POST /api/v1/agents/{id}/slots/{slotId}/disable
+// [{"drain": true}] (administrators).
+func (s *Server) handleAPISlotDisable(w http.ResponseWriter, r *http.Request) {
+	var req resolute.DisableSlotRequest
+	slot, err := slotParam(r)
+	if err == nil && r.ContentLength != 0 {
+		err = decodeJSON(r, &req)
+	}
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	out, err := s.svc.Cluster.DisableSlot(r.Context(), actorFrom(r), chi.URLParam(r, "id"), slot, req.Drain)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// slotParam reads a slot's number on its agent from the path.
+func slotParam(r *http.Request) (int, error) {
+	v := chi.URLParam(r, "slotId")
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, resolute.Errorf(resolute.EInvalid, "slot id: expected a slot number (det slot list shows them), got %q", v)
+	}
+	return n, nil
 }
 
 // agentsWithStates are the agents with whether each is enabled, and

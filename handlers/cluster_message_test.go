@@ -64,8 +64,9 @@ func TestTheClusterMessageIsABannerOnEveryPageWhileItIsActive(t *testing.T) {
 	}
 }
 
-// TestTheClusterPageNamesDisabledAgents: a disabled agent is named on the
-// Cluster page with what that means and how to enable it, until enabled.
+// TestTheClusterPageNamesDisabledAgents: a disabled agent, and a disabled
+// slot, is named on the Cluster page with what that means and how to
+// enable it, until enabled.
 func TestTheClusterPageNamesDisabledAgents(t *testing.T) {
 	m := handlerstest.Start(t, handlerstest.Options{})
 	admin := login(t, m, "admin", "")
@@ -78,5 +79,16 @@ func TestTheClusterPageNamesDisabledAgents(t *testing.T) {
 	api(t, m, "POST", "/api/v1/agents/local/enable", admin, "", nil)
 	if _, body := get(t, c, m, "/cluster/pools"); strings.Contains(body, "disabled-agent-local") {
 		t.Errorf("an enabled agent is still named disabled")
+	}
+
+	// A disabled slot likewise.
+	if code := api(t, m, "POST", "/api/v1/agents/local/slots/0/disable", admin, "", nil); code != 200 {
+		t.Fatalf("disable slot 0: %d", code)
+	}
+	_, body = get(t, c, m, "/cluster")
+	wants(t, "the cluster page", body, `id="disabled-slot-local-0"`, "nothing runs there", "det slot enable local 0")
+	api(t, m, "POST", "/api/v1/agents/local/slots/0/enable", admin, "", nil)
+	if _, body := get(t, c, m, "/cluster/pools"); strings.Contains(body, "disabled-slot-local-0") {
+		t.Errorf("an enabled slot is still named disabled")
 	}
 }

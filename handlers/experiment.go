@@ -296,8 +296,9 @@ func (s *Server) handleAPITrialKill(w http.ResponseWriter, r *http.Request) {
 
 // handleAPITrialLogs serves GET /api/v1/trials/{id}/logs[?follow=true&
 // level=&search=&limit=&order_by=&timestamp_before=&timestamp_after=&
-// rank_ids=&sources=&stdtypes=] (parseLogQuery): newline-delimited
-// {"result": TaskLog}, following new lines while the trial runs.
+// rank_ids=&agent_ids=&container_ids=&sources=&stdtypes=] (parseLogQuery):
+// newline-delimited {"result": TaskLog}, following new lines while the
+// trial runs.
 func (s *Server) handleAPITrialLogs(w http.ResponseWriter, r *http.Request) {
 	t, err := s.trialParam(r)
 	if err != nil {

@@ -51,7 +51,7 @@ func params(q url.Values, names ...string) []string {
 // parseLogQuery reads the filters of GET /api/v1/trials/{id}/logs and
 // /api/v1/tasks/{id}/logs, as Determined's endpoints take them: level (this
 // level and above), search, timestamp_before and timestamp_after (RFC 3339),
-// rank_ids, sources and stdtypes (repeated), limit (the first lines, or
+// rank_ids, agent_ids, container_ids, sources and stdtypes (repeated), limit (the first lines, or
 // with order_by=ORDER_BY_DESC the last ones; tail=N says the same), follow.
 func parseLogQuery(q url.Values) (logQuery, error) {
 	var lq logQuery
@@ -80,6 +80,8 @@ func parseLogQuery(q url.Values) (logQuery, error) {
 	}
 	f.Sources = params(q, "sources", "source")
 	f.StdTypes = params(q, "stdtypes", "stdtype")
+	f.AgentIDs = params(q, "agent_ids", "agentIds")
+	f.ContainerIDs = params(q, "container_ids", "containerIds")
 	limit, err := optInt(param(q, "limit"), "limit")
 	if err != nil {
 		return lq, err

@@ -172,6 +172,13 @@ func (s *Server) clusterLive(r *http.Request) views.ClusterLive {
 			l.Disabled = append(l.Disabled, states[id])
 		}
 	}
+	if states, err := s.db.SlotStates(r.Context()); err == nil {
+		for _, id := range slices.Sorted(maps.Keys(states)) {
+			for _, slot := range slices.Sorted(maps.Keys(states[id])) {
+				l.DisabledSlots = append(l.DisabledSlots, states[id][slot])
+			}
+		}
+	}
 	return l
 }
 

@@ -253,8 +253,10 @@ func (s *Server) Routes() chi.Router {
 			r.Put("/resource-pools/{name}/workspace-bindings", s.handleAPIPoolBind("replace"))
 			r.Delete("/resource-pools/{name}/workspace-bindings", s.handleAPIPoolBind("unbind"))
 			r.Get("/agents", s.handleAPIAgents)
-			r.Post("/agents/{id}/enable", s.handleAPIAgentEnable)   // administrators (control.Cluster)
-			r.Post("/agents/{id}/disable", s.handleAPIAgentDisable) // administrators
+			r.Post("/agents/{id}/enable", s.handleAPIAgentEnable)                 // administrators (control.Cluster)
+			r.Post("/agents/{id}/disable", s.handleAPIAgentDisable)               // administrators
+			r.Post("/agents/{id}/slots/{slotId}/enable", s.handleAPISlotEnable)   // administrators
+			r.Post("/agents/{id}/slots/{slotId}/disable", s.handleAPISlotDisable) // administrators
 			r.Get("/master/cluster_message", s.handleAPIClusterMessageGet)
 			r.Get("/resources/allocation/aggregated", s.handleAPIAllocationAggregated)
 			r.Put("/master/cluster_message", s.handleAPIClusterMessageSet)      // administrators

@@ -409,12 +409,14 @@ func (m *Manager) followPod(ctx context.Context, a *allocation, pod string, sinc
 	}
 	defer stream.Close()
 	go func() { <-ctx.Done(); stream.Close() }()
+	node := m.nodeOf(a, pod)
 	r := bufio.NewReaderSize(stream, 64<<10)
 	for {
 		line, err := r.ReadSlice('\n')
 		if len(line) > 0 {
-			line = trimNewline(line)
-			m.send(resolute.NewAllocationLog(a.id, "stdout", line, time.Now()))
+			l := resolute.NewAllocationLog(a.id, "stdout", trimNewline(line), time.Now())
+			l.Agent, l.Container = node, pod
+			m.send(l)
 		}
 		if err == bufio.ErrBufferFull {
 			continue
@@ -431,6 +433,22 @@ func (m *Manager) followPod(ctx context.Context, a *allocation, pod string, sinc
 func (m *Manager) podGone(ctx context.Context, namespace, pod string) bool {
 	_, err := m.logClient.CoreV1().Pods(namespace).Get(ctx, pod, metav1.GetOptions{})
 	return apierrors.IsNotFound(err)
+}
+
+// nodeOf is the node a pod of a runs on, as the cache has it once the pod
+// is placed (its output can be read then), else as Launch placed it.
+func (m *Manager) nodeOf(a *allocation, pod string) string {
+	if p, err := m.pods.Pods(a.namespace).Get(pod); err == nil && p.Spec.NodeName != "" {
+		return p.Spec.NodeName
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, pl := range a.pods {
+		if pl.name == pod {
+			return pl.node
+		}
+	}
+	return ""
 }
 
 func trimNewline(b []byte) []byte {

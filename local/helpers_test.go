@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -149,11 +150,18 @@ func logLine(t *testing.T, m *Manager, id, line string) Log {
 }
 
 // logs returns the Log events of one stream, with Time and AllocationID
-// cleared for comparison.
+// cleared for comparison, and Agent and Container too where they name the
+// local agent and the allocation.
 func logs(events []Event, stream string) []Log {
 	var out []Log
 	for _, e := range events {
 		if l, ok := e.(Log); ok && l.Stream == stream {
+			if l.Agent != AgentName || l.Container != l.AllocationID {
+				// Every line says where it came from; when wrong, the
+				// comparison shows it.
+				l.Message += fmt.Sprintf(" [agent %q container %q]", l.Agent, l.Container)
+			}
+			l.Agent, l.Container = "", ""
 			l.Time, l.AllocationID = time.Time{}, ""
 			out = append(out, l)
 		}

@@ -273,7 +273,8 @@ func (m *Manager) start(a *allocation, cmd *exec.Cmd, exitFile *os.File) error {
 	}
 	m.events.push(Started{AllocationID: a.id, PID: pid, Addr: loopback, Time: a.startedAt})
 	for _, note := range a.notes { // queued at once, as Started
-		m.events.add(Log{AllocationID: a.id, Time: a.startedAt, Stream: Stdout, Level: "INFO", Line: note, Message: note}, false)
+		m.events.add(Log{AllocationID: a.id, Time: a.startedAt, Stream: Stdout, Level: "INFO", Line: note, Message: note,
+			Agent: AgentName, Container: a.id}, false)
 	}
 	m.startTailers(a, 0, 0)
 	go m.wait(a, cmd)

@@ -67,7 +67,11 @@ func (m *Manager) tail(a *allocation, stream string, f *os.File, off int64) {
 	read, punched := off, int64(0)
 	wait := minPoll
 	emit := func(line []byte) bool {
-		return m.events.push(resolute.NewAllocationLog(a.id, stream, line, time.Now()))
+		l := resolute.NewAllocationLog(a.id, stream, line, time.Now())
+		// The allocation's process group is its container, named as its
+		// DET_CONTAINER_ID names it.
+		l.Agent, l.Container = AgentName, a.id
+		return m.events.push(l)
 	}
 	for {
 		exited := isClosed(a.exited) // checked before reading: all output is in f then

@@ -355,6 +355,9 @@ type ClusterLive struct {
 	// Disabled are the agents an administrator disabled (det agent
 	// disable), by id.
 	Disabled []resolute.AgentState
+	// DisabledSlots are the slots an administrator disabled (det slot
+	// disable), by agent and slot.
+	DisabledSlots []resolute.SlotState
 }
 
 // topics are the queues of the pools shown.

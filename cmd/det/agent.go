@@ -16,8 +16,8 @@ func (a *app) agentCmd() *cobra.Command {
 }
 
 func (a *app) slotCmd() *cobra.Command {
-	cmd := group("slot", "Show every slot and what holds it", "s")
-	cmd.AddCommand(a.slotListCmd())
+	cmd := group("slot", "Show every slot and what holds it; disable and enable one", "s")
+	cmd.AddCommand(a.slotListCmd(), a.slotStateCmd(true), a.slotStateCmd(false))
 	return cmd
 }
 
@@ -111,9 +111,9 @@ func (a *app) slotListCmd() *cobra.Command {
 				case holder == "" && s.Hidden:
 					holder = "(in use)" // another workspace's, under RBAC
 				}
-				rows[i] = []string{s.Agent, strconv.Itoa(s.ID), s.Device, holder}
+				rows[i] = []string{s.Agent, strconv.Itoa(s.ID), yesNo(s.Enabled), yesNo(s.Draining), s.Device, holder}
 			}
-			return table(lf.out(a.stdout), []string{"Agent ID", "Slot ID", "Type", "Allocation"}, rows)
+			return table(lf.out(a.stdout), []string{"Agent ID", "Slot ID", "Enabled", "Draining", "Type", "Allocation"}, rows)
 		},
 	}
 	lf.add(cmd)

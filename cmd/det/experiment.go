@@ -293,7 +293,7 @@ func (a *app) experimentLogsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return s.TrialLogsQuery(cmd.Context(), trialID, q, lf.printer(a))
+			return lf.print(a, func(fn func(resolute.TaskLog) error) error { return s.TrialLogsQuery(cmd.Context(), trialID, q, fn) })
 		},
 	}
 	lf.add(cmd, "wait for the first trial, then print new lines until it ends")

@@ -276,6 +276,12 @@ func (a *app) followFirstTrial(ctx context.Context, s *session, expID int64) err
 func (a *app) printLog(l resolute.TaskLog) error {
 	var b strings.Builder
 	b.WriteString("[" + l.Time.UTC().Format("2006-01-02T15:04:05.000000Z") + "]")
+	if l.ContainerID != "" {
+		// Determined shows the first 8 characters of a Docker container's
+		// id here; Resolute's container names are short, and shown whole
+		// (the pods of one trial differ only at their ends).
+		b.WriteString(" " + l.ContainerID)
+	}
 	if l.Rank != nil {
 		fmt.Fprintf(&b, " [rank=%d]", *l.Rank)
 	}

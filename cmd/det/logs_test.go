@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"regexp"
 	"strconv"
 	"strings"
@@ -82,5 +83,103 @@ func TestLogFlagsAreFilteredByTheMaster(t *testing.T) {
 		if r := c.run("", append([]string{"trial", "logs", "1"}, args...)...); r.code != 2 {
 			t.Errorf("%s: exit %d, want 2 (usage)\n%s", name, r.code, r.stderr)
 		}
+	}
+}
+
+// TestLogsAreFilteredByTheAgentAndContainerTheyRanIn: a real trial's and a
+// real command's lines record the agent and container they were printed
+// in (on the local resource manager: agent local, the allocation's process
+// group named by its allocation id, the DET_CONTAINER_ID the task saw);
+// --agent-id and --container-id keep them, any other agent or container
+// none, said on stderr; each printed line shows its container.
+func TestLogsAreFilteredByTheAgentAndContainerTheyRanIn(t *testing.T) {
+	t.Parallel()
+	c := newCLI(t, handlerstest.Options{})
+	c.loginAdmin()
+	id := createdID(t, c.ok("", "experiment", "create", writeConfig(t, constConfig), contextDir(t)))
+	c.ok("", "e", "wait", id, "--polling-interval", "0.2")
+	var trials []resolute.Trial
+	if err := json.Unmarshal([]byte(c.ok("", "e", "lt", id, "--json")), &trials); err != nil || len(trials) != 1 {
+		t.Fatalf("trials: %v", err)
+	}
+	tid := itoa64(trials[0].ID)
+	r := c.run("", "cmd", "run", "sh", "-c", `echo "container is $DET_CONTAINER_ID"`)
+	if r.code != 0 {
+		t.Fatalf("det cmd run: %d %s", r.code, r.stderr)
+	}
+	cmdID := regexp.MustCompile(`command-\d+`).FindString(r.stderr)
+	c.ended("cmd", cmdID)
+
+	// What the lines record is where they ran.
+	jsonLines := func(args ...string) []resolute.TaskLog {
+		t.Helper()
+		var out []resolute.TaskLog
+		dec := json.NewDecoder(strings.NewReader(c.ok("", append(args, "--json")...)))
+		for dec.More() {
+			var tl resolute.TaskLog
+			if err := dec.Decode(&tl); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, tl)
+		}
+		return out
+	}
+	for _, task := range []struct{ noun, id, container string }{{"trial", tid, "trial-" + tid + ".1"}, {"task", cmdID, cmdID + ".1"}} {
+		lines := jsonLines(task.noun, "logs", task.id, "--source", "task")
+		if len(lines) == 0 {
+			t.Fatalf("%s %s printed nothing", task.noun, task.id)
+		}
+		for _, l := range lines {
+			if l.AgentID != "local" || l.ContainerID != task.container {
+				t.Errorf("%s: a line of agent %q container %q, want local and %s: %q", task.id, l.AgentID, l.ContainerID, task.container, l.Log)
+			}
+		}
+		for _, l := range jsonLines(task.noun, "logs", task.id, "--source", "master") {
+			if l.AgentID != "" || l.ContainerID != "" {
+				t.Errorf("%s: a master's line of agent %q container %q: %q", task.id, l.AgentID, l.ContainerID, l.Log)
+			}
+		}
+	}
+	if out := c.ok("", "cmd", "logs", cmdID); !strings.Contains(out, "container is "+cmdID+".1") || !strings.Contains(out, "] "+cmdID+".1 || container is") {
+		t.Errorf("the command's logs do not show its container as the task saw it:\n%s", out)
+	}
+
+	// The filters keep the lines of where they ran, and nothing else.
+	trialLine := "validation_loss" // the example prints its metrics
+	tests := map[string]struct {
+		args []string
+		want string // a text the lines have; "" for none
+	}{
+		"det trial logs by the agent":                       {[]string{"trial", "logs", tid, "--agent-id", "local"}, trialLine},
+		"det trial logs by the container":                   {[]string{"trial", "logs", tid, "--container-id", "trial-" + tid + ".1"}, trialLine},
+		"det experiment logs by agent and container":        {[]string{"experiment", "logs", id, "--agent-id", "local", "--container-id", "trial-" + tid + ".1"}, trialLine},
+		"det task logs of the command by its container":     {[]string{"task", "logs", cmdID, "--container-id", cmdID + ".1"}, "container is " + cmdID},
+		"det cmd logs by one of two agents":                 {[]string{"cmd", "logs", cmdID, "--agent-id", "node-9", "--agent-id", "local"}, "container is " + cmdID},
+		"det trial logs of another agent":                   {[]string{"trial", "logs", tid, "--agent-id", "node-9"}, ""},
+		"det trial logs of another container":               {[]string{"trial", "logs", tid, "--container-id", "trial-" + tid + ".2"}, ""},
+		"det experiment logs of another container":          {[]string{"experiment", "logs", id, "--container-id", cmdID + ".1"}, ""},
+		"det task logs of the right agent, wrong container": {[]string{"task", "logs", cmdID, "--agent-id", "local", "--container-id", "trial-" + tid + ".1"}, ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := c.run("", tc.args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			if tc.want == "" {
+				if strings.TrimSpace(r.stdout) != "" || !strings.Contains(r.stderr, "No log lines match --") {
+					t.Errorf("want no lines and a note on stderr:\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
+				}
+				return
+			}
+			if !strings.Contains(r.stdout, tc.want) || r.stderr != "" {
+				t.Errorf("want lines with %q:\nstdout: %s\nstderr: %s", tc.want, r.stdout, r.stderr)
+			}
+			for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+				if !strings.Contains(l, ".1 ") {
+					t.Errorf("a line without its container: %q", l)
+				}
+			}
+		})
 	}
 }

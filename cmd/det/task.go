@@ -173,7 +173,7 @@ func (a *app) taskLogsCmd(k taskKind) *cobra.Command {
 			if _, err := s.Task(cmd.Context(), k.typ, argv[0]); err != nil {
 				return err
 			}
-			return s.TaskLogsQuery(cmd.Context(), argv[0], q, lf.printer(a))
+			return lf.print(a, func(fn func(resolute.TaskLog) error) error { return s.TaskLogsQuery(cmd.Context(), argv[0], q, fn) })
 		},
 	}
 	lf.add(cmd, "print new lines until the "+k.noun+" ends")

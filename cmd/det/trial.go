@@ -144,7 +144,7 @@ func (a *app) trialLogsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return s.TrialLogsQuery(cmd.Context(), id, q, lf.printer(a))
+			return lf.print(a, func(fn func(resolute.TaskLog) error) error { return s.TrialLogsQuery(cmd.Context(), id, q, fn) })
 		},
 	}
 	lf.add(cmd, "follow the logs of a running trial, similar to tail -f")

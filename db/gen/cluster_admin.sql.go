@@ -123,12 +123,62 @@ func (q *Queries) DisableAgent(ctx context.Context, arg DisableAgentParams) (Age
 	return i, err
 }
 
+const disableSlot = `-- name: DisableSlot :one
+INSERT INTO slot_states (agent_id, slot_id, draining, disabled_by)
+VALUES ($1, $2, $3, $4)
+ON CONFLICT (agent_id, slot_id) DO UPDATE
+SET draining = EXCLUDED.draining, disabled_by = EXCLUDED.disabled_by, disabled_at = now()
+RETURNING agent_id, slot_id, draining, disabled_by, disabled_at
+`
+
+type DisableSlotParams struct {
+	AgentID    string
+	SlotID     int32
+	Draining   bool
+	DisabledBy *int64
+}
+
+func (q *Queries) DisableSlot(ctx context.Context, arg DisableSlotParams) (SlotState, error) {
+	row := q.db.QueryRow(ctx, disableSlot,
+		arg.AgentID,
+		arg.SlotID,
+		arg.Draining,
+		arg.DisabledBy,
+	)
+	var i SlotState
+	err := row.Scan(
+		&i.AgentID,
+		&i.SlotID,
+		&i.Draining,
+		&i.DisabledBy,
+		&i.DisabledAt,
+	)
+	return i, err
+}
+
 const enableAgent = `-- name: EnableAgent :execrows
 DELETE FROM agent_states WHERE agent_id = $1
 `
 
 func (q *Queries) EnableAgent(ctx context.Context, agentID string) (int64, error) {
 	result, err := q.db.Exec(ctx, enableAgent, agentID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const enableSlot = `-- name: EnableSlot :execrows
+DELETE FROM slot_states WHERE agent_id = $1 AND slot_id = $2
+`
+
+type EnableSlotParams struct {
+	AgentID string
+	SlotID  int32
+}
+
+func (q *Queries) EnableSlot(ctx context.Context, arg EnableSlotParams) (int64, error) {
+	result, err := q.db.Exec(ctx, enableSlot, arg.AgentID, arg.SlotID)
 	if err != nil {
 		return 0, err
 	}
@@ -168,6 +218,36 @@ func (q *Queries) ListAgentStates(ctx context.Context) ([]AgentState, error) {
 		var i AgentState
 		if err := rows.Scan(
 			&i.AgentID,
+			&i.Draining,
+			&i.DisabledBy,
+			&i.DisabledAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listSlotStates = `-- name: ListSlotStates :many
+SELECT agent_id, slot_id, draining, disabled_by, disabled_at FROM slot_states ORDER BY agent_id, slot_id
+`
+
+func (q *Queries) ListSlotStates(ctx context.Context) ([]SlotState, error) {
+	rows, err := q.db.Query(ctx, listSlotStates)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []SlotState
+	for rows.Next() {
+		var i SlotState
+		if err := rows.Scan(
+			&i.AgentID,
+			&i.SlotID,
 			&i.Draining,
 			&i.DisabledBy,
 			&i.DisabledAt,

@@ -105,7 +105,7 @@ func (q *Queries) ListExperimentLatestMetricNames(ctx context.Context, experimen
 }
 
 const listExperimentLogs = `-- name: ListExperimentLogs :many
-SELECT id, task_id, allocation_id, time, level, stdtype, rank, source, log FROM task_logs
+SELECT id, task_id, allocation_id, time, level, stdtype, rank, source, log, agent_id, container_id FROM task_logs
 WHERE task_id = ANY($1::text[]) AND id > $2
   AND ($3::text[] IS NULL OR level = ANY($3::text[]))
   AND ($4::text IS NULL OR log ILIKE '%' || $4 || '%')
@@ -148,6 +148,8 @@ func (q *Queries) ListExperimentLogs(ctx context.Context, arg ListExperimentLogs
 			&i.Rank,
 			&i.Source,
 			&i.Log,
+			&i.AgentID,
+			&i.ContainerID,
 		); err != nil {
 			return nil, err
 		}
@@ -160,7 +162,7 @@ func (q *Queries) ListExperimentLogs(ctx context.Context, arg ListExperimentLogs
 }
 
 const listExperimentLogsTail = `-- name: ListExperimentLogsTail :many
-SELECT id, task_id, allocation_id, time, level, stdtype, rank, source, log FROM task_logs
+SELECT id, task_id, allocation_id, time, level, stdtype, rank, source, log, agent_id, container_id FROM task_logs
 WHERE task_id = ANY($1::text[])
   AND ($2::text[] IS NULL OR level = ANY($2::text[]))
   AND ($3::text IS NULL OR log ILIKE '%' || $3 || '%')
@@ -200,6 +202,8 @@ func (q *Queries) ListExperimentLogsTail(ctx context.Context, arg ListExperiment
 			&i.Rank,
 			&i.Source,
 			&i.Log,
+			&i.AgentID,
+			&i.ContainerID,
 		); err != nil {
 			return nil, err
 		}

@@ -344,6 +344,14 @@ type Session struct {
 	ExpiresAt time.Time
 }
 
+type SlotState struct {
+	AgentID    string
+	SlotID     int32
+	Draining   bool
+	DisabledBy *int64
+	DisabledAt time.Time
+}
+
 type SystemMetric struct {
 	ID         int64
 	TrialID    int64
@@ -395,6 +403,8 @@ type TaskLog struct {
 	Rank         *int32
 	Source       string
 	Log          string
+	AgentID      string
+	ContainerID  string
 }
 
 type TaskSession struct {

@@ -303,7 +303,7 @@ func (q *Queries) ListExperimentMetricSeries(ctx context.Context, arg ListExperi
 }
 
 const listTaskLogs = `-- name: ListTaskLogs :many
-SELECT id, task_id, allocation_id, time, level, stdtype, rank, source, log FROM task_logs
+SELECT id, task_id, allocation_id, time, level, stdtype, rank, source, log, agent_id, container_id FROM task_logs
 WHERE task_id = $1 AND id > $2
   AND ($4::text[] IS NULL OR level = ANY($4::text[]))
   AND ($5::text IS NULL OR log ILIKE '%' || $5 || '%')
@@ -312,21 +312,25 @@ WHERE task_id = $1 AND id > $2
   AND ($8::int[] IS NULL OR rank = ANY($8::int[]))
   AND ($9::text[] IS NULL OR source = ANY($9::text[]))
   AND ($10::text[] IS NULL OR stdtype = ANY($10::text[]))
+  AND ($11::text[] IS NULL OR agent_id = ANY($11::text[]))
+  AND ($12::text[] IS NULL OR container_id = ANY($12::text[]))
 ORDER BY id
 LIMIT $3
 `
 
 type ListTaskLogsParams struct {
-	TaskID     string
-	ID         int64
-	Limit      int32
-	Levels     []string
-	Search     *string
-	AfterTime  *time.Time
-	BeforeTime *time.Time
-	Ranks      []int32
-	Sources    []string
-	Stdtypes   []string
+	TaskID       string
+	ID           int64
+	Limit        int32
+	Levels       []string
+	Search       *string
+	AfterTime    *time.Time
+	BeforeTime   *time.Time
+	Ranks        []int32
+	Sources      []string
+	Stdtypes     []string
+	AgentIds     []string
+	ContainerIds []string
 }
 
 func (q *Queries) ListTaskLogs(ctx context.Context, arg ListTaskLogsParams) ([]TaskLog, error) {
@@ -341,6 +345,8 @@ func (q *Queries) ListTaskLogs(ctx context.Context, arg ListTaskLogsParams) ([]T
 		arg.Ranks,
 		arg.Sources,
 		arg.Stdtypes,
+		arg.AgentIds,
+		arg.ContainerIds,
 	)
 	if err != nil {
 		return nil, err
@@ -359,6 +365,8 @@ func (q *Queries) ListTaskLogs(ctx context.Context, arg ListTaskLogsParams) ([]T
 			&i.Rank,
 			&i.Source,
 			&i.Log,
+			&i.AgentID,
+			&i.ContainerID,
 		); err != nil {
 			return nil, err
 		}
@@ -371,7 +379,7 @@ func (q *Queries) ListTaskLogs(ctx context.Context, arg ListTaskLogsParams) ([]T
 }
 
 const listTaskLogsTail = `-- name: ListTaskLogsTail :many
-SELECT id, task_id, allocation_id, time, level, stdtype, rank, source, log FROM task_logs
+SELECT id, task_id, allocation_id, time, level, stdtype, rank, source, log, agent_id, container_id FROM task_logs
 WHERE task_id = $1
   AND ($2::text[] IS NULL OR level = ANY($2::text[]))
   AND ($3::text IS NULL OR log ILIKE '%' || $3 || '%')
@@ -380,20 +388,24 @@ WHERE task_id = $1
   AND ($6::int[] IS NULL OR rank = ANY($6::int[]))
   AND ($7::text[] IS NULL OR source = ANY($7::text[]))
   AND ($8::text[] IS NULL OR stdtype = ANY($8::text[]))
+  AND ($9::text[] IS NULL OR agent_id = ANY($9::text[]))
+  AND ($10::text[] IS NULL OR container_id = ANY($10::text[]))
 ORDER BY id DESC
-LIMIT $9
+LIMIT $11
 `
 
 type ListTaskLogsTailParams struct {
-	TaskID     string
-	Levels     []string
-	Search     *string
-	AfterTime  *time.Time
-	BeforeTime *time.Time
-	Ranks      []int32
-	Sources    []string
-	Stdtypes   []string
-	Lim        int32
+	TaskID       string
+	Levels       []string
+	Search       *string
+	AfterTime    *time.Time
+	BeforeTime   *time.Time
+	Ranks        []int32
+	Sources      []string
+	Stdtypes     []string
+	AgentIds     []string
+	ContainerIds []string
+	Lim          int32
 }
 
 // The last lines of a task under the same filters as ListTaskLogs, newest
@@ -409,6 +421,8 @@ func (q *Queries) ListTaskLogsTail(ctx context.Context, arg ListTaskLogsTailPara
 		arg.Ranks,
 		arg.Sources,
 		arg.Stdtypes,
+		arg.AgentIds,
+		arg.ContainerIds,
 		arg.Lim,
 	)
 	if err != nil {
@@ -428,6 +442,8 @@ func (q *Queries) ListTaskLogsTail(ctx context.Context, arg ListTaskLogsTailPara
 			&i.Rank,
 			&i.Source,
 			&i.Log,
+			&i.AgentID,
+			&i.ContainerID,
 		); err != nil {
 			return nil, err
 		}

@@ -55,3 +55,16 @@ JOIN users u ON u.id = used.user_id
 JOIN workspaces w ON w.id = used.workspace_id
 GROUP BY p.period_start, u.username, used.pool, w.name
 ORDER BY p.period_start, u.username, used.pool, w.name;
+
+-- name: ListSlotStates :many
+SELECT * FROM slot_states ORDER BY agent_id, slot_id;
+
+-- name: DisableSlot :one
+INSERT INTO slot_states (agent_id, slot_id, draining, disabled_by)
+VALUES (sqlc.arg(agent_id), sqlc.arg(slot_id), sqlc.arg(draining), sqlc.narg(disabled_by))
+ON CONFLICT (agent_id, slot_id) DO UPDATE
+SET draining = EXCLUDED.draining, disabled_by = EXCLUDED.disabled_by, disabled_at = now()
+RETURNING *;
+
+-- name: EnableSlot :execrows
+DELETE FROM slot_states WHERE agent_id = $1 AND slot_id = $2;

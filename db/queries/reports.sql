@@ -45,6 +45,8 @@ WHERE task_id = $1 AND id > $2
   AND (sqlc.narg(ranks)::int[] IS NULL OR rank = ANY(sqlc.narg(ranks)::int[]))
   AND (sqlc.narg(sources)::text[] IS NULL OR source = ANY(sqlc.narg(sources)::text[]))
   AND (sqlc.narg(stdtypes)::text[] IS NULL OR stdtype = ANY(sqlc.narg(stdtypes)::text[]))
+  AND (sqlc.narg(agent_ids)::text[] IS NULL OR agent_id = ANY(sqlc.narg(agent_ids)::text[]))
+  AND (sqlc.narg(container_ids)::text[] IS NULL OR container_id = ANY(sqlc.narg(container_ids)::text[]))
 ORDER BY id
 LIMIT $3;
 
@@ -61,6 +63,8 @@ WHERE task_id = sqlc.arg(task_id)
   AND (sqlc.narg(ranks)::int[] IS NULL OR rank = ANY(sqlc.narg(ranks)::int[]))
   AND (sqlc.narg(sources)::text[] IS NULL OR source = ANY(sqlc.narg(sources)::text[]))
   AND (sqlc.narg(stdtypes)::text[] IS NULL OR stdtype = ANY(sqlc.narg(stdtypes)::text[]))
+  AND (sqlc.narg(agent_ids)::text[] IS NULL OR agent_id = ANY(sqlc.narg(agent_ids)::text[]))
+  AND (sqlc.narg(container_ids)::text[] IS NULL OR container_id = ANY(sqlc.narg(container_ids)::text[]))
 ORDER BY id DESC
 LIMIT sqlc.arg(lim);
 
