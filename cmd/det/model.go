@@ -419,11 +419,7 @@ func (a *app) modelMoveCmd() *cobra.Command {
 		Use: "move NAME WORKSPACE", Short: "Move a model to another workspace", Args: args(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, argv[1])
+			s, ws, err := a.loginWorkspace(ctx, argv[1])
 			if err != nil {
 				return err
 			}

@@ -126,11 +126,7 @@ func (a *app) projectCreateCmd() *cobra.Command {
 		Args:  args(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, args[0])
+			s, ws, err := a.loginWorkspace(ctx, args[0])
 			if err != nil {
 				return err
 			}

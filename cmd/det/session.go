@@ -94,3 +94,17 @@ func (a *app) login(ctx context.Context) (*session, error) {
 	}
 	return &session{Client: a.withToken(resp.Token), username: user}, nil
 }
+
+// loginWorkspace logs in (login) and finds the workspace named name: how
+// each command about one workspace begins.
+func (a *app) loginWorkspace(ctx context.Context, name string) (*session, resolute.Workspace, error) {
+	s, err := a.login(ctx)
+	if err != nil {
+		return nil, resolute.Workspace{}, err
+	}
+	ws, err := s.WorkspaceByName(ctx, name)
+	if err != nil {
+		return nil, resolute.Workspace{}, err
+	}
+	return s, ws, nil
+}

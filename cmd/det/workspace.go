@@ -107,11 +107,7 @@ func (a *app) workspaceDescribeCmd() *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, args[0])
+			s, ws, err := a.loginWorkspace(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -140,11 +136,7 @@ func (a *app) workspaceArchiveCmd(verb string, archive bool) *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, args[0])
+			s, ws, err := a.loginWorkspace(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -170,11 +162,7 @@ func (a *app) workspaceDeleteCmd() *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, args[0])
+			s, ws, err := a.loginWorkspace(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -218,11 +206,7 @@ func (a *app) workspaceEditCmd() *cobra.Command {
 			if reflect.ValueOf(req).IsZero() {
 				return usageError{fmt.Errorf("nothing to change: give --name or a setting (see --help)")}
 			}
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, args[0])
+			s, ws, err := a.loginWorkspace(ctx, args[0])
 			if err != nil {
 				return err
 			}
