@@ -85,7 +85,7 @@ func ExperimentView(p ExperimentPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if p.Live.Chart != nil || (p.HParams != nil && p.HParams.Chart != nil) {
-				templ_7745c5c3_Err = chartScripts(p.Shell).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = chartScripts(p.Shell, true).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -173,7 +173,7 @@ func TrialView(p TrialPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if p.Live.Charts != nil || (p.Live.Tab == "system" && p.Live.System != nil) {
-				templ_7745c5c3_Err = chartScripts(p.Shell).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = chartScripts(p.Shell, false).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
