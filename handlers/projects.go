@@ -47,13 +47,9 @@ func (s *Server) handleAPIProjectList(w http.ResponseWriter, r *http.Request) {
 
 // handleAPIProjectCreate serves POST /api/v1/workspaces/{id}/projects.
 func (s *Server) handleAPIProjectCreate(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
 	var req resolute.ProjectRequest
-	if err := decodeJSON(r, &req); err != nil {
+	id, err := idAndJSON(r, &req)
+	if err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -96,13 +92,9 @@ func (s *Server) handleAPIProjectGet(w http.ResponseWriter, r *http.Request) {
 
 // handleAPIProjectPatch serves PATCH /api/v1/projects/{id}.
 func (s *Server) handleAPIProjectPatch(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
 	var req resolute.ProjectRequest
-	if err := decodeJSON(r, &req); err != nil {
+	id, err := idAndJSON(r, &req)
+	if err != nil {
 		s.error(w, r, err)
 		return
 	}

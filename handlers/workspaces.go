@@ -101,13 +101,9 @@ func (s *Server) handleAPIWorkspaceGet(w http.ResponseWriter, r *http.Request) {
 // handleAPIWorkspacePatch serves PATCH /api/v1/workspaces/{id}: its name
 // and settings (Determined's PatchWorkspace).
 func (s *Server) handleAPIWorkspacePatch(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
 	var req resolute.WorkspaceRequest
-	if err := decodeJSON(r, &req); err != nil {
+	id, err := idAndJSON(r, &req)
+	if err != nil {
 		s.error(w, r, err)
 		return
 	}
