@@ -109,11 +109,7 @@ func (a *app) experimentListCheckpointsCmd() *cobra.Command {
 			if err := lf.check(); err != nil {
 				return err
 			}
-			id, err := parseID("experiment", argv[0])
-			if err != nil {
-				return err
-			}
-			s, err := a.login(cmd.Context())
+			s, id, err := a.loginWithID(cmd.Context(), "experiment", argv[0])
 			if err != nil {
 				return err
 			}

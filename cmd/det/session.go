@@ -108,3 +108,18 @@ func (a *app) loginWorkspace(ctx context.Context, name string) (*session, resolu
 	}
 	return s, ws, nil
 }
+
+// loginWithID reads the id of the object a command is about (what names
+// it in the usage error), then logs in (login): a bad id is told before
+// anything is asked of the master.
+func (a *app) loginWithID(ctx context.Context, what, arg string) (*session, int64, error) {
+	id, err := parseID(what, arg)
+	if err != nil {
+		return nil, 0, err
+	}
+	s, err := a.login(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s, id, nil
+}
