@@ -139,10 +139,7 @@ func (s *Server) handleAPIProjectArchive(archived bool) http.HandlerFunc {
 
 // handleProjectCreateForm serves POST /workspaces/{id}/projects.
 func (s *Server) handleProjectCreateForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = parseForm(r)
-	}
+	id, err := idAndForm(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -195,10 +192,7 @@ func (s *Server) handleProjectPage(w http.ResponseWriter, r *http.Request) {
 
 // handleProjectEditForm serves POST /projects/{id}.
 func (s *Server) handleProjectEditForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = parseForm(r)
-	}
+	id, err := idAndForm(r)
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -179,10 +179,7 @@ func (s *Server) handleUserEditPage(w http.ResponseWriter, r *http.Request) {
 
 // handleUserEditForm serves POST /admin/users/{id}.
 func (s *Server) handleUserEditForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = parseForm(r)
-	}
+	id, err := idAndForm(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -208,10 +205,7 @@ func (s *Server) handleUserEditForm(w http.ResponseWriter, r *http.Request) {
 
 // handleUserPasswordForm serves POST /admin/users/{id}/password.
 func (s *Server) handleUserPasswordForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = parseForm(r)
-	}
+	id, err := idAndForm(r)
 	if err != nil {
 		s.error(w, r, err)
 		return

@@ -250,10 +250,7 @@ func (s *Server) renderWorkspace(w http.ResponseWriter, r *http.Request, status 
 
 // handleWorkspaceRenameForm serves POST /workspaces/{id}/rename.
 func (s *Server) handleWorkspaceRenameForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = parseForm(r)
-	}
+	id, err := idAndForm(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
