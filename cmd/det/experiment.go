@@ -403,11 +403,7 @@ func (a *app) experimentListTrialsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			trials = page(lf, trials)
-			if lf.asJSON {
-				return printJSON(a.stdout, trials)
-			}
-			return trialTable(lf.out(a.stdout), trials)
+			return printList(a.stdout, lf, trials, trialTable)
 		},
 	}
 	lf.add(cmd)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"reflect"
 
 	"github.com/spf13/cobra"
@@ -49,11 +50,7 @@ func (a *app) workspaceListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list = page(lf, list)
-			if lf.asJSON {
-				return printJSON(a.stdout, list)
-			}
-			return workspaceSettingsTable(lf.out(a.stdout), list, false)
+			return printList(a.stdout, lf, list, func(w io.Writer, l []resolute.Workspace) error { return workspaceSettingsTable(w, l, false) })
 		},
 	}
 	lf.add(cmd)
