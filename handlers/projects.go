@@ -72,17 +72,22 @@ func deref(s *string) string {
 	return *s
 }
 
-// handleAPIProjectGet serves GET /api/v1/projects/{id}.
-func (s *Server) handleAPIProjectGet(w http.ResponseWriter, r *http.Request) {
+// projectParam loads the project of {id}, if the requester may see it.
+func (s *Server) projectParam(r *http.Request) (resolute.Project, error) {
 	id, err := idParam(r, "id")
 	if err != nil {
-		s.error(w, r, err)
-		return
+		return resolute.Project{}, err
 	}
 	p, err := s.db.Project(r.Context(), id)
-	if err == nil {
-		err = readable(r, authz.Project(p, 0))
+	if err != nil {
+		return p, err
 	}
+	return p, readable(r, authz.Project(p, 0))
+}
+
+// handleAPIProjectGet serves GET /api/v1/projects/{id}.
+func (s *Server) handleAPIProjectGet(w http.ResponseWriter, r *http.Request) {
+	p, err := s.projectParam(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -164,19 +169,12 @@ func (s *Server) handleProjectCreateForm(w http.ResponseWriter, r *http.Request)
 // handleProjectPage serves GET /projects/{id}[?…the experiment list's
 // query]: the project, how busy it is, and its experiments.
 func (s *Server) handleProjectPage(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
+	p, err := s.projectParam(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	p, err := s.db.Project(r.Context(), id)
-	if err == nil {
-		err = readable(r, authz.Project(p, 0))
-	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
+	id := p.ID
 	b, ok := s.experimentBrowser(w, r, views.ExperimentQuery{Path: "/projects/" + itoa(id), ProjectID: id})
 	if !ok {
 		return

@@ -31,17 +31,10 @@ func (s *Server) handleWorkspaceMembersPage(w http.ResponseWriter, r *http.Reque
 }
 
 func (s *Server) renderMembers(w http.ResponseWriter, r *http.Request, status int, form views.MemberForm) {
-	id, err := idParam(r, "id")
-	var ws resolute.Workspace
-	if err == nil {
-		ws, err = s.db.Workspace(r.Context(), id)
-	}
-	if err == nil {
-		err = readable(r, authz.Workspace(ws))
-	}
+	ws, err := s.workspaceParam(r)
 	var members []resolute.RoleAssignment
 	if err == nil {
-		members, err = s.svc.Roles.Members(r.Context(), actorFrom(r), id)
+		members, err = s.svc.Roles.Members(r.Context(), actorFrom(r), ws.ID)
 	}
 	if err != nil {
 		s.error(w, r, err)
