@@ -121,17 +121,23 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	return nil
 }
 
-// send performs a request and returns a response with a 2xx status; any
-// other status becomes an error read from the body.
+// send performs a request with in, if not nil, as its JSON body, and
+// returns a response with a 2xx status; any other status becomes an error
+// read from the body.
 func (c *Client) send(ctx context.Context, hc *http.Client, method, path string, query url.Values, in any) (*http.Response, error) {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return nil, fmt.Errorf("%s %s: encode request: %w", method, path, err)
-		}
-		body = bytes.NewReader(b)
+	if in == nil {
+		return c.sendBody(ctx, hc, method, path, query, "", nil)
 	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: encode request: %w", method, path, err)
+	}
+	return c.sendBody(ctx, hc, method, path, query, "application/json", bytes.NewReader(b))
+}
+
+// sendBody is send for any body: it streams body with the given content
+// type ("": no body, none).
+func (c *Client) sendBody(ctx context.Context, hc *http.Client, method, path string, query url.Values, contentType string, body io.Reader) (*http.Response, error) {
 	u := c.base + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
@@ -140,8 +146,8 @@ func (c *Client) send(ctx context.Context, hc *http.Client, method, path string,
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)

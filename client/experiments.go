@@ -99,37 +99,6 @@ func (r *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// sendBody is send for bodies that are not JSON: it streams body with the
-// given content type.
-func (c *Client) sendBody(ctx context.Context, hc *http.Client, method, path string, query url.Values, contentType string, body io.Reader) (*http.Response, error) {
-	u := c.base + path
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	req.Header.Set("Content-Type", contentType)
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", c.userAgent)
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("cannot reach the master at %s: %w", c.base, unwrapURLError(err))
-	}
-	if resp.StatusCode/100 != 2 {
-		defer resp.Body.Close()
-		return nil, errorFrom(resp)
-	}
-	return resp, nil
-}
-
 // ExperimentFilter narrows Experiments; the zero value lists all of them.
 type ExperimentFilter struct {
 	ProjectID int64    // 0 means every project

@@ -2,10 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -47,35 +43,9 @@ func (c *Client) MasterLogs(ctx context.Context, follow bool, limit int, fn func
 		return err
 	}
 	defer resp.Body.Close()
-	err = readStream(resp.Body, fn)
+	err = readResults(resp.Body, fn)
 	if follow && ctx.Err() != nil {
 		return nil
 	}
 	return err
-}
-
-// readStream decodes newline-delimited {"result": ...} or {"error": ...}
-// objects until the end of r.
-func readStream(r io.Reader, fn func(resolute.LogEntry) error) error {
-	dec := json.NewDecoder(r)
-	for {
-		var msg struct {
-			Result *resolute.LogEntry  `json:"result"`
-			Error  *resolute.ErrorBody `json:"error"`
-		}
-		err := dec.Decode(&msg)
-		if errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("read log stream: %w", err)
-		}
-		switch {
-		case msg.Error != nil:
-			return &resolute.Error{Code: msg.Error.Code, Message: msg.Error.Message}
-		case msg.Result != nil:
-			if err := fn(*msg.Result); err != nil {
-				return err
-			}
-		}
-	}
 }

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 
 	"github.com/coder/websocket"
@@ -40,24 +38,9 @@ const (
 
 // OpenTerminal opens a new terminal into shell id.
 func (c *Client) OpenTerminal(ctx context.Context, id string) (*Terminal, error) {
-	u, err := url.Parse(c.base + "/tasks/" + url.PathEscape(id) + "/terminal/ws")
+	conn, err := c.dial(ctx, "/tasks/"+url.PathEscape(id)+"/terminal/ws", nil, "a terminal")
 	if err != nil {
 		return nil, err
-	}
-	u.Scheme = strings.Replace(u.Scheme, "http", "ws", 1) // http→ws, https→wss
-	h := http.Header{"User-Agent": {c.userAgent}}
-	if c.token != "" {
-		h.Set("Authorization", "Bearer "+c.token)
-	}
-	conn, resp, err := websocket.Dial(ctx, u.String(), &websocket.DialOptions{HTTPClient: c.stream, HTTPHeader: h})
-	if err != nil {
-		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
-			return nil, errorFrom(resp)
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, resolute.Errorf(resolute.EUnavailable, "cannot open a terminal at %s: %v", c.base, err)
 	}
 	conn.SetReadLimit(4 << 20)
 	tctx, cancel := context.WithCancel(context.Background())

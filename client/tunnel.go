@@ -26,12 +26,27 @@ func (c *Client) ShellSSHKeys(ctx context.Context, id string) (resolute.TaskSSHK
 // task's proxy_ports. Closing the connection ends the tunnel; ctx bounds
 // only the opening.
 func (c *Client) Tunnel(ctx context.Context, id string, port int) (net.Conn, error) {
-	u, err := url.Parse(c.base + "/api/v1/tasks/" + url.PathEscape(id) + "/tunnel")
+	var q url.Values
+	if port != 0 {
+		q = url.Values{"port": {strconv.Itoa(port)}}
+	}
+	conn, err := c.dial(ctx, "/api/v1/tasks/"+url.PathEscape(id)+"/tunnel", q, "a tunnel")
 	if err != nil {
 		return nil, err
 	}
-	if port != 0 {
-		u.RawQuery = "port=" + strconv.Itoa(port)
+	conn.SetReadLimit(1 << 20)
+	return websocket.NetConn(context.Background(), conn, websocket.MessageBinary), nil
+}
+
+// dial opens a WebSocket to path (and query) on the master as the
+// session; what names it when the master cannot be reached ("a tunnel").
+func (c *Client) dial(ctx context.Context, path string, query url.Values, what string) (*websocket.Conn, error) {
+	u, err := url.Parse(c.base + path)
+	if err != nil {
+		return nil, err
+	}
+	if len(query) > 0 {
+		u.RawQuery = query.Encode()
 	}
 	u.Scheme = strings.Replace(u.Scheme, "http", "ws", 1) // http→ws, https→wss
 	h := http.Header{"User-Agent": {c.userAgent}}
@@ -46,8 +61,7 @@ func (c *Client) Tunnel(ctx context.Context, id string, port int) (net.Conn, err
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, resolute.Errorf(resolute.EUnavailable, "cannot open a tunnel at %s: %v", c.base, err)
+		return nil, resolute.Errorf(resolute.EUnavailable, "cannot open %s at %s: %v", what, c.base, err)
 	}
-	conn.SetReadLimit(1 << 20)
-	return websocket.NetConn(context.Background(), conn, websocket.MessageBinary), nil
+	return conn, nil
 }

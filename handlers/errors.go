@@ -197,6 +197,26 @@ func idParam(r *http.Request, name string) (int64, error) {
 	return positiveID(name, chi.URLParam(r, name))
 }
 
+// idAndJSON reads the {id} of the path, then the JSON body into v: how
+// the API's changes to one object begin.
+func idAndJSON(r *http.Request, v any) (int64, error) {
+	id, err := idParam(r, "id")
+	if err != nil {
+		return 0, err
+	}
+	return id, decodeJSON(r, v)
+}
+
+// idAndForm reads the {id} of the path, then the posted form: how the
+// pages' forms about one object begin.
+func idAndForm(r *http.Request) (int64, error) {
+	id, err := idParam(r, "id")
+	if err == nil {
+		err = parseForm(r)
+	}
+	return id, err
+}
+
 // apiByID runs fn with the {id} of the path and answers {} or the error:
 // the shape of every API action on one object (archive, delete...).
 func (s *Server) apiByID(w http.ResponseWriter, r *http.Request, fn func(ctx context.Context, id int64) error) {

@@ -67,11 +67,8 @@ func (s *Server) handleAPIExperimentDelete(w http.ResponseWriter, r *http.Reques
 
 // handleAPIExperimentMove serves POST /api/v1/experiments/{id}/move.
 func (s *Server) handleAPIExperimentMove(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
 	var req resolute.MoveRequest
-	if err == nil {
-		err = decodeJSON(r, &req)
-	}
+	id, err := idAndJSON(r, &req)
 	if err == nil {
 		err = s.svc.Experiments.Move(r.Context(), actorFrom(r), id, req.DestinationProjectID)
 	}
@@ -84,11 +81,8 @@ func (s *Server) handleAPIExperimentMove(w http.ResponseWriter, r *http.Request)
 
 // handleAPIExperimentPatch serves PATCH /api/v1/experiments/{id}.
 func (s *Server) handleAPIExperimentPatch(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
 	var req resolute.PatchExperimentRequest
-	if err == nil {
-		err = decodeJSON(r, &req)
-	}
+	id, err := idAndJSON(r, &req)
 	var e resolute.Experiment
 	if err == nil {
 		e, err = s.svc.Experiments.Patch(r.Context(), actorFrom(r), id, req)

@@ -19,11 +19,7 @@ import (
 // handleModelVersionPage serves GET /models/{name}/versions/{num} ({num}
 // may be latest or @alias).
 func (s *Server) handleModelVersionPage(w http.ResponseWriter, r *http.Request) {
-	m, err := s.modelParam(r)
-	var v resolute.ModelVersion
-	if err == nil {
-		v, err = s.versionParam(r, m)
-	}
+	m, v, err := s.modelVersionParam(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -61,11 +57,7 @@ func (s *Server) renderModelVersion(w http.ResponseWriter, r *http.Request, stat
 // handleModelVersionEditForm serves POST /models/{name}/versions/{num}/edit:
 // name, comment, notes and metadata.
 func (s *Server) handleModelVersionEditForm(w http.ResponseWriter, r *http.Request) {
-	m, err := s.modelParam(r)
-	var v resolute.ModelVersion
-	if err == nil {
-		v, err = s.versionParam(r, m)
-	}
+	m, v, err := s.modelVersionParam(r)
 	if err == nil {
 		err = parseForm(r)
 	}
@@ -92,11 +84,7 @@ func (s *Server) handleModelVersionEditForm(w http.ResponseWriter, r *http.Reque
 // handleModelVersionDeleteForm serves POST
 // /models/{name}/versions/{num}/delete; the checkpoint stays.
 func (s *Server) handleModelVersionDeleteForm(w http.ResponseWriter, r *http.Request) {
-	m, err := s.modelParam(r)
-	var v resolute.ModelVersion
-	if err == nil {
-		v, err = s.versionParam(r, m)
-	}
+	m, v, err := s.modelVersionParam(r)
 	if err == nil {
 		_, err = s.svc.Models.DeleteVersion(r.Context(), actorFrom(r), m.Name, v.Version)
 	}

@@ -33,6 +33,16 @@ func (s *Server) versionParam(r *http.Request, m resolute.Model) (resolute.Model
 	return v, err
 }
 
+// modelVersionParam loads the model of {name} and its version {num}.
+func (s *Server) modelVersionParam(r *http.Request) (resolute.Model, resolute.ModelVersion, error) {
+	m, err := s.modelParam(r)
+	if err != nil {
+		return m, resolute.ModelVersion{}, err
+	}
+	v, err := s.versionParam(r, m)
+	return m, v, err
+}
+
 // handleAPIModelVersions serves GET /api/v1/models/{name}/versions.
 func (s *Server) handleAPIModelVersions(w http.ResponseWriter, r *http.Request) {
 	m, err := s.modelParam(r)
@@ -65,11 +75,7 @@ func (s *Server) handleAPIModelVersionCreate(w http.ResponseWriter, r *http.Requ
 // handleAPIModelVersionGet serves GET /api/v1/models/{name}/versions/{num}
 // ({num} may be latest or @alias).
 func (s *Server) handleAPIModelVersionGet(w http.ResponseWriter, r *http.Request) {
-	m, err := s.modelParam(r)
-	var v resolute.ModelVersion
-	if err == nil {
-		v, err = s.versionParam(r, m)
-	}
+	_, v, err := s.modelVersionParam(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -79,12 +85,8 @@ func (s *Server) handleAPIModelVersionGet(w http.ResponseWriter, r *http.Request
 
 // handleAPIModelVersionPatch serves PATCH /api/v1/models/{name}/versions/{num}.
 func (s *Server) handleAPIModelVersionPatch(w http.ResponseWriter, r *http.Request) {
-	m, err := s.modelParam(r)
-	var v resolute.ModelVersion
+	m, v, err := s.modelVersionParam(r)
 	var req resolute.ModelVersionRequest
-	if err == nil {
-		v, err = s.versionParam(r, m)
-	}
 	if err == nil {
 		err = decodeJSON(r, &req)
 	}
@@ -100,11 +102,7 @@ func (s *Server) handleAPIModelVersionPatch(w http.ResponseWriter, r *http.Reque
 
 // handleAPIModelVersionDelete serves DELETE /api/v1/models/{name}/versions/{num}.
 func (s *Server) handleAPIModelVersionDelete(w http.ResponseWriter, r *http.Request) {
-	m, err := s.modelParam(r)
-	var v resolute.ModelVersion
-	if err == nil {
-		v, err = s.versionParam(r, m)
-	}
+	m, v, err := s.modelVersionParam(r)
 	if err == nil {
 		_, err = s.svc.Models.DeleteVersion(r.Context(), actorFrom(r), m.Name, v.Version)
 	}
@@ -119,12 +117,8 @@ func (s *Server) handleAPIModelVersionDelete(w http.ResponseWriter, r *http.Requ
 // /api/v1/models/{name}/versions/{num}/metrics: the validation metrics of
 // the checkpoint's trial.
 func (s *Server) handleAPIModelVersionMetrics(w http.ResponseWriter, r *http.Request) {
-	m, err := s.modelParam(r)
-	var v resolute.ModelVersion
+	_, v, err := s.modelVersionParam(r)
 	var list []resolute.MetricsReport
-	if err == nil {
-		v, err = s.versionParam(r, m)
-	}
 	if err == nil {
 		list, err = s.db.TrialMetrics(r.Context(), v.TrialID, "validation")
 	}

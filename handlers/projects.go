@@ -47,13 +47,9 @@ func (s *Server) handleAPIProjectList(w http.ResponseWriter, r *http.Request) {
 
 // handleAPIProjectCreate serves POST /api/v1/workspaces/{id}/projects.
 func (s *Server) handleAPIProjectCreate(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
 	var req resolute.ProjectRequest
-	if err := decodeJSON(r, &req); err != nil {
+	id, err := idAndJSON(r, &req)
+	if err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -76,17 +72,22 @@ func deref(s *string) string {
 	return *s
 }
 
-// handleAPIProjectGet serves GET /api/v1/projects/{id}.
-func (s *Server) handleAPIProjectGet(w http.ResponseWriter, r *http.Request) {
+// projectParam loads the project of {id}, if the requester may see it.
+func (s *Server) projectParam(r *http.Request) (resolute.Project, error) {
 	id, err := idParam(r, "id")
 	if err != nil {
-		s.error(w, r, err)
-		return
+		return resolute.Project{}, err
 	}
 	p, err := s.db.Project(r.Context(), id)
-	if err == nil {
-		err = readable(r, authz.Project(p, 0))
+	if err != nil {
+		return p, err
 	}
+	return p, readable(r, authz.Project(p, 0))
+}
+
+// handleAPIProjectGet serves GET /api/v1/projects/{id}.
+func (s *Server) handleAPIProjectGet(w http.ResponseWriter, r *http.Request) {
+	p, err := s.projectParam(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -96,13 +97,9 @@ func (s *Server) handleAPIProjectGet(w http.ResponseWriter, r *http.Request) {
 
 // handleAPIProjectPatch serves PATCH /api/v1/projects/{id}.
 func (s *Server) handleAPIProjectPatch(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
 	var req resolute.ProjectRequest
-	if err := decodeJSON(r, &req); err != nil {
+	id, err := idAndJSON(r, &req)
+	if err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -147,10 +144,7 @@ func (s *Server) handleAPIProjectArchive(archived bool) http.HandlerFunc {
 
 // handleProjectCreateForm serves POST /workspaces/{id}/projects.
 func (s *Server) handleProjectCreateForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = parseForm(r)
-	}
+	id, err := idAndForm(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -175,19 +169,12 @@ func (s *Server) handleProjectCreateForm(w http.ResponseWriter, r *http.Request)
 // handleProjectPage serves GET /projects/{id}[?…the experiment list's
 // query]: the project, how busy it is, and its experiments.
 func (s *Server) handleProjectPage(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
+	p, err := s.projectParam(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	p, err := s.db.Project(r.Context(), id)
-	if err == nil {
-		err = readable(r, authz.Project(p, 0))
-	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
+	id := p.ID
 	b, ok := s.experimentBrowser(w, r, views.ExperimentQuery{Path: "/projects/" + itoa(id), ProjectID: id})
 	if !ok {
 		return
@@ -203,10 +190,7 @@ func (s *Server) handleProjectPage(w http.ResponseWriter, r *http.Request) {
 
 // handleProjectEditForm serves POST /projects/{id}.
 func (s *Server) handleProjectEditForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = parseForm(r)
-	}
+	id, err := idAndForm(r)
 	if err != nil {
 		s.error(w, r, err)
 		return

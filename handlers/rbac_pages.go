@@ -31,17 +31,10 @@ func (s *Server) handleWorkspaceMembersPage(w http.ResponseWriter, r *http.Reque
 }
 
 func (s *Server) renderMembers(w http.ResponseWriter, r *http.Request, status int, form views.MemberForm) {
-	id, err := idParam(r, "id")
-	var ws resolute.Workspace
-	if err == nil {
-		ws, err = s.db.Workspace(r.Context(), id)
-	}
-	if err == nil {
-		err = readable(r, authz.Workspace(ws))
-	}
+	ws, err := s.workspaceParam(r)
 	var members []resolute.RoleAssignment
 	if err == nil {
-		members, err = s.svc.Roles.Members(r.Context(), actorFrom(r), id)
+		members, err = s.svc.Roles.Members(r.Context(), actorFrom(r), ws.ID)
 	}
 	if err != nil {
 		s.error(w, r, err)
@@ -76,10 +69,7 @@ func (s *Server) principal(r *http.Request, kind, name string) (userID, groupID 
 // handleWorkspaceMemberAddForm serves POST /workspaces/{id}/members: grant
 // a role in the workspace to a user or group named in the form.
 func (s *Server) handleWorkspaceMemberAddForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = parseForm(r)
-	}
+	id, err := idAndForm(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -104,10 +94,7 @@ func (s *Server) handleWorkspaceMemberAddForm(w http.ResponseWriter, r *http.Req
 // handleWorkspaceMemberRemoveForm serves POST /workspaces/{id}/members/remove:
 // revoke one assignment in the workspace.
 func (s *Server) handleWorkspaceMemberRemoveForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = parseForm(r)
-	}
+	id, err := idAndForm(r)
 	a := control.Assignment{Role: r.PostFormValue("role"), WorkspaceID: id}
 	if err == nil && r.PostFormValue("user_id") != "" {
 		a.UserID, err = positiveID("user_id", r.PostFormValue("user_id"))
@@ -186,10 +173,7 @@ func (s *Server) renderGroup(w http.ResponseWriter, r *http.Request, status int,
 
 // handleGroupRenameForm serves POST /admin/groups/{id}.
 func (s *Server) handleGroupRenameForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = parseForm(r)
-	}
+	id, err := idAndForm(r)
 	if err == nil {
 		_, err = s.svc.Groups.Update(r.Context(), actorFrom(r), id, strings.TrimSpace(r.PostFormValue("name")), nil, nil)
 	}
@@ -204,10 +188,7 @@ func (s *Server) handleGroupRenameForm(w http.ResponseWriter, r *http.Request) {
 // /members/remove: add or remove the user the form names.
 func (s *Server) handleGroupMemberForm(add bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := idParam(r, "id")
-		if err == nil {
-			err = parseForm(r)
-		}
+		id, err := idAndForm(r)
 		name := strings.TrimSpace(r.PostFormValue("username"))
 		var uid int64
 		if err == nil {
@@ -237,10 +218,7 @@ func (s *Server) handleGroupDeleteForm(w http.ResponseWriter, r *http.Request) {
 // /roles/remove: grant or revoke a cluster-wide role of the group.
 func (s *Server) handleGroupRoleForm(grant bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := idParam(r, "id")
-		if err == nil {
-			err = parseForm(r)
-		}
+		id, err := idAndForm(r)
 		a := []control.Assignment{{Role: r.PostFormValue("role"), GroupID: id}}
 		msg := "Granted " + a[0].Role + " cluster-wide."
 		if err == nil && grant {

@@ -26,13 +26,9 @@ func (s *Server) handleRunMetadataGet(w http.ResponseWriter, r *http.Request) {
 // {"metadata": {...}}: replaces the run's metadata and answers it; the
 // trial's own task, the experiment's owner or an administrator.
 func (s *Server) handleRunMetadataPost(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
 	var req resolute.RunMetadataRequest
-	if err := decodeJSON(r, &req); err != nil {
+	id, err := idAndJSON(r, &req)
+	if err != nil {
 		s.error(w, r, err)
 		return
 	}

@@ -42,13 +42,9 @@ type metricsBody struct {
 // stored as the strings "NaN", "Infinity", "-Infinity" (JSON has no such
 // numbers); the searcher ranks NaN worst.
 func (s *Server) handleTaskMetrics(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
 	var body metricsBody
-	if err := decodeJSON(r, &body); err != nil {
+	id, err := idAndJSON(r, &body)
+	if err != nil {
 		s.error(w, r, err)
 		return
 	}

@@ -40,10 +40,7 @@ func agentFormOf(g *resolute.AgentUserGroup) views.AgentUserForm {
 // handleUserAgentForm serves POST /admin/users/{id}/agent-user: all four
 // fields link the user, all four empty unlink them.
 func (s *Server) handleUserAgentForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = parseForm(r)
-	}
+	id, err := idAndForm(r)
 	if err != nil {
 		s.error(w, r, err)
 		return

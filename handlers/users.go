@@ -68,13 +68,9 @@ func (s *Server) handleAPIUserCreate(w http.ResponseWriter, r *http.Request) {
 
 // handleAPIUserPatch serves PATCH /api/v1/users/{id} (administrators).
 func (s *Server) handleAPIUserPatch(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
 	var req resolute.PatchUserRequest
-	if err := decodeJSON(r, &req); err != nil {
+	id, err := idAndJSON(r, &req)
+	if err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -90,13 +86,9 @@ func (s *Server) handleAPIUserPatch(w http.ResponseWriter, r *http.Request) {
 // {"password": ..., "oldPassword": ...} or, as Determined's CLI sends it, a
 // bare JSON string (accepted for administrators resetting a password).
 func (s *Server) handleAPIUserPassword(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
 	var raw json.RawMessage
-	if err := decodeJSON(r, &raw); err != nil {
+	id, err := idAndJSON(r, &raw)
+	if err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -187,10 +179,7 @@ func (s *Server) handleUserEditPage(w http.ResponseWriter, r *http.Request) {
 
 // handleUserEditForm serves POST /admin/users/{id}.
 func (s *Server) handleUserEditForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = parseForm(r)
-	}
+	id, err := idAndForm(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -216,10 +205,7 @@ func (s *Server) handleUserEditForm(w http.ResponseWriter, r *http.Request) {
 
 // handleUserPasswordForm serves POST /admin/users/{id}/password.
 func (s *Server) handleUserPasswordForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = parseForm(r)
-	}
+	id, err := idAndForm(r)
 	if err != nil {
 		s.error(w, r, err)
 		return

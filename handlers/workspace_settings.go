@@ -99,13 +99,9 @@ func (s *Server) handleAPINamespaceBindingsGet(w http.ResponseWriter, r *http.Re
 // handleAPINamespaceBindingsSet serves POST
 // /api/v1/workspaces/{id}/namespace-bindings: the workspace's namespace.
 func (s *Server) handleAPINamespaceBindingsSet(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
 	var req resolute.SetNamespaceBindingsRequest
-	if err := decodeJSON(r, &req); err != nil {
+	id, err := idAndJSON(r, &req)
+	if err != nil {
 		s.error(w, r, err)
 		return
 	}

@@ -98,10 +98,7 @@ var settingsFields = map[string]string{"defaultComputePool": "default_compute_po
 // administrators' fields are sent only by administrators' forms; a form
 // without them leaves them as they are.
 func (s *Server) handleWorkspaceSettingsForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = parseForm(r)
-	}
+	id, err := idAndForm(r)
 	if err != nil {
 		s.error(w, r, err)
 		return

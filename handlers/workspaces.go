@@ -80,17 +80,22 @@ func (s *Server) handleAPIWorkspaceCreate(w http.ResponseWriter, r *http.Request
 	writeJSON(w, http.StatusOK, resolute.WorkspaceResponse{Workspace: ws})
 }
 
-// handleAPIWorkspaceGet serves GET /api/v1/workspaces/{id}.
-func (s *Server) handleAPIWorkspaceGet(w http.ResponseWriter, r *http.Request) {
+// workspaceParam loads the workspace of {id}, if the requester may see it.
+func (s *Server) workspaceParam(r *http.Request) (resolute.Workspace, error) {
 	id, err := idParam(r, "id")
 	if err != nil {
-		s.error(w, r, err)
-		return
+		return resolute.Workspace{}, err
 	}
 	ws, err := s.db.Workspace(r.Context(), id)
-	if err == nil {
-		err = readable(r, authz.Workspace(ws))
+	if err != nil {
+		return ws, err
 	}
+	return ws, readable(r, authz.Workspace(ws))
+}
+
+// handleAPIWorkspaceGet serves GET /api/v1/workspaces/{id}.
+func (s *Server) handleAPIWorkspaceGet(w http.ResponseWriter, r *http.Request) {
+	ws, err := s.workspaceParam(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -101,13 +106,9 @@ func (s *Server) handleAPIWorkspaceGet(w http.ResponseWriter, r *http.Request) {
 // handleAPIWorkspacePatch serves PATCH /api/v1/workspaces/{id}: its name
 // and settings (Determined's PatchWorkspace).
 func (s *Server) handleAPIWorkspacePatch(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
 	var req resolute.WorkspaceRequest
-	if err := decodeJSON(r, &req); err != nil {
+	id, err := idAndJSON(r, &req)
+	if err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -141,19 +142,12 @@ func (s *Server) handleAPIWorkspaceArchive(archived bool) http.HandlerFunc {
 
 // handleAPIWorkspaceProjects serves GET /api/v1/workspaces/{id}/projects.
 func (s *Server) handleAPIWorkspaceProjects(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
+	ws, err := s.workspaceParam(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	ws, err := s.db.Workspace(r.Context(), id)
-	if err == nil {
-		err = readable(r, authz.Workspace(ws))
-	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
+	id := ws.ID
 	s.writeProjects(w, r, db.ProjectFilter{WorkspaceID: &id})
 }
 
@@ -209,19 +203,12 @@ func (s *Server) handleWorkspacePage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) renderWorkspace(w http.ResponseWriter, r *http.Request, status int, form views.ProjectForm, rename views.WorkspaceForm) {
-	id, err := idParam(r, "id")
+	ws, err := s.workspaceParam(r)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	ws, err := s.db.Workspace(r.Context(), id)
-	if err == nil {
-		err = readable(r, authz.Workspace(ws))
-	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
+	id := ws.ID
 	projects, err := s.db.Projects(r.Context(), db.ProjectFilter{WorkspaceID: &id})
 	if err != nil {
 		s.error(w, r, err)
@@ -254,10 +241,7 @@ func (s *Server) renderWorkspace(w http.ResponseWriter, r *http.Request, status 
 
 // handleWorkspaceRenameForm serves POST /workspaces/{id}/rename.
 func (s *Server) handleWorkspaceRenameForm(w http.ResponseWriter, r *http.Request) {
-	id, err := idParam(r, "id")
-	if err == nil {
-		err = parseForm(r)
-	}
+	id, err := idAndForm(r)
 	if err != nil {
 		s.error(w, r, err)
 		return

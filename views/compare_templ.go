@@ -71,7 +71,7 @@ func CompareView(p ComparePage) templ.Component {
 			}
 			ctx = templ.InitializeContext(ctx)
 			if p.Chart != nil {
-				templ_7745c5c3_Err = chartScripts(p.Shell).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = chartScripts(p.Shell, true).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -207,3 +207,15 @@ func jobHref(j resolute.Job) string {
 	}
 	return "/tasks/" + j.EntityID
 }
+
+// columnChoices are the boxes of the experiment list's column chooser:
+// the ChoosableColumns, in ExperimentColumns' order.
+func (q ExperimentQuery) columnChoices() []columnChoice {
+	var out []columnChoice
+	for _, c := range ExperimentColumns {
+		if slices.Contains(ChoosableColumns, c[0]) {
+			out = append(out, columnChoice{c[0], c[1], q.Shows(c[0])})
+		}
+	}
+	return out
+}

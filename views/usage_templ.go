@@ -44,7 +44,7 @@ func UsagePageView(u UsagePage) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = chartScripts(u.Shell).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = chartScripts(u.Shell, false).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -45,11 +45,7 @@ func (a *app) agentListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			agents = page(lf, agents)
-			if lf.asJSON {
-				return printJSON(a.stdout, agents)
-			}
-			return agentTable(lf.out(a.stdout), agents)
+			return printList(a.stdout, lf, agents, agentTable)
 		},
 	}
 	lf.add(cmd)

@@ -109,11 +109,7 @@ func (a *app) experimentListCheckpointsCmd() *cobra.Command {
 			if err := lf.check(); err != nil {
 				return err
 			}
-			id, err := parseID("experiment", argv[0])
-			if err != nil {
-				return err
-			}
-			s, err := a.login(cmd.Context())
+			s, id, err := a.loginWithID(cmd.Context(), "experiment", argv[0])
 			if err != nil {
 				return err
 			}
@@ -132,11 +128,7 @@ func (a *app) experimentListCheckpointsCmd() *cobra.Command {
 				}
 				list = bestCheckpoints(list, m, smaller, best, false)
 			}
-			list = page(lf, list)
-			if lf.asJSON {
-				return printJSON(a.stdout, list)
-			}
-			return checkpointTable(lf.out(a.stdout), list, m)
+			return printList(a.stdout, lf, list, func(w io.Writer, l []resolute.Checkpoint) error { return checkpointTable(w, l, m) })
 		},
 	}
 	cmd.Flags().IntVar(&best, "best", 0, "only the N best checkpoints by the searcher's metric")

@@ -126,11 +126,7 @@ func (a *app) experimentDescribeCmd() *cobra.Command {
 		Use: "describe ID [--metrics] [--csv | --json] [--outdir DIR]", Short: "Show an experiment and its trials; --metrics, --csv or --outdir: Determined's tables",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID("experiment", argv[0])
-			if err != nil {
-				return err
-			}
-			s, err := a.login(cmd.Context())
+			s, id, err := a.loginWithID(cmd.Context(), "experiment", argv[0])
 			if err != nil {
 				return err
 			}
@@ -204,11 +200,7 @@ func (a *app) experimentConfigCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "config ID", Short: "Print an experiment's expanded config as YAML", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID("experiment", argv[0])
-			if err != nil {
-				return err
-			}
-			s, err := a.login(cmd.Context())
+			s, id, err := a.loginWithID(cmd.Context(), "experiment", argv[0])
 			if err != nil {
 				return err
 			}
@@ -305,11 +297,7 @@ func (a *app) experimentActionCmd(action, done string, aliases ...string) *cobra
 		Use: action + " ID", Aliases: aliases, Short: capitalize(action) + " an experiment",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID("experiment", argv[0])
-			if err != nil {
-				return err
-			}
-			s, err := a.login(cmd.Context())
+			s, id, err := a.loginWithID(cmd.Context(), "experiment", argv[0])
 			if err != nil {
 				return err
 			}
@@ -326,11 +314,7 @@ func (a *app) experimentArchiveCmd(verb string, archive bool) *cobra.Command {
 	return &cobra.Command{
 		Use: verb + " ID", Short: capitalize(verb) + " an experiment", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID("experiment", argv[0])
-			if err != nil {
-				return err
-			}
-			s, err := a.login(cmd.Context())
+			s, id, err := a.loginWithID(cmd.Context(), "experiment", argv[0])
 			if err != nil {
 				return err
 			}
@@ -353,11 +337,7 @@ func (a *app) experimentDeleteCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "delete ID [--yes]", Short: "Delete a finished experiment and everything it reported", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID("experiment", argv[0])
-			if err != nil {
-				return err
-			}
-			s, err := a.login(cmd.Context())
+			s, id, err := a.loginWithID(cmd.Context(), "experiment", argv[0])
 			if err != nil {
 				return err
 			}
@@ -390,11 +370,7 @@ func (a *app) experimentMoveCmd() *cobra.Command {
 		Use:   "move ID (PROJECT_ID | WORKSPACE_NAME PROJECT_NAME)",
 		Short: "Move an experiment to another project", Args: args(cobra.RangeArgs(2, 3)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID("experiment", argv[0])
-			if err != nil {
-				return err
-			}
-			s, err := a.login(cmd.Context())
+			s, id, err := a.loginWithID(cmd.Context(), "experiment", argv[0])
 			if err != nil {
 				return err
 			}
@@ -419,11 +395,7 @@ func (a *app) experimentListTrialsCmd() *cobra.Command {
 			if err := lf.check(); err != nil {
 				return err
 			}
-			id, err := parseID("experiment", argv[0])
-			if err != nil {
-				return err
-			}
-			s, err := a.login(cmd.Context())
+			s, id, err := a.loginWithID(cmd.Context(), "experiment", argv[0])
 			if err != nil {
 				return err
 			}
@@ -431,11 +403,7 @@ func (a *app) experimentListTrialsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			trials = page(lf, trials)
-			if lf.asJSON {
-				return printJSON(a.stdout, trials)
-			}
-			return trialTable(lf.out(a.stdout), trials)
+			return printList(a.stdout, lf, trials, trialTable)
 		},
 	}
 	lf.add(cmd)

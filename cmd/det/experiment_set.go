@@ -148,11 +148,7 @@ func (a *app) experimentLabelCmd() *cobra.Command {
 		cmd.AddCommand(&cobra.Command{
 			Use: verb + " ID LABEL", Short: capitalize(verb) + " a label", Args: args(cobra.ExactArgs(2)),
 			RunE: func(cmd *cobra.Command, argv []string) error {
-				id, err := parseID("experiment", argv[0])
-				if err != nil {
-					return err
-				}
-				s, err := a.login(cmd.Context())
+				s, id, err := a.loginWithID(cmd.Context(), "experiment", argv[0])
 				if err != nil {
 					return err
 				}

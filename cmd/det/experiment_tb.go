@@ -13,11 +13,7 @@ func (a *app) experimentDeleteTBFilesCmd() *cobra.Command {
 		Use: "delete-tb-files ID", Short: "Delete the TensorBoard files of an experiment that has ended from its checkpoint storage",
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID("experiment", argv[0])
-			if err != nil {
-				return err
-			}
-			s, err := a.login(cmd.Context())
+			s, id, err := a.loginWithID(cmd.Context(), "experiment", argv[0])
 			if err != nil {
 				return err
 			}

@@ -37,11 +37,7 @@ func (a *app) jobListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			jobs = page(lf, jobs)
-			if lf.asJSON {
-				return printJSON(a.stdout, jobs)
-			}
-			return jobTable(lf.out(a.stdout), jobs)
+			return printList(a.stdout, lf, jobs, jobTable)
 		},
 	}
 	cmd.Flags().StringVarP(&pool, "resource-pool", "p", "", "only the jobs of this resource pool")

@@ -209,11 +209,7 @@ func (a *app) modelListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list = page(lf, list)
-			if lf.asJSON {
-				return printJSON(a.stdout, list)
-			}
-			return modelTable(lf.out(a.stdout), list)
+			return printList(a.stdout, lf, list, modelTable)
 		},
 	}
 	lf.add(cmd)
@@ -285,11 +281,7 @@ func (a *app) modelListVersionsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			mv.ModelVersions = page(lf, mv.ModelVersions)
-			if lf.asJSON {
-				return printJSON(a.stdout, mv.ModelVersions)
-			}
-			return versionTable(lf.out(a.stdout), mv.ModelVersions)
+			return printList(a.stdout, lf, mv.ModelVersions, versionTable)
 		},
 	}
 	lf.add(cmd)
@@ -419,11 +411,7 @@ func (a *app) modelMoveCmd() *cobra.Command {
 		Use: "move NAME WORKSPACE", Short: "Move a model to another workspace", Args: args(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
 			ctx := cmd.Context()
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, argv[1])
+			s, ws, err := a.loginWorkspace(ctx, argv[1])
 			if err != nil {
 				return err
 			}

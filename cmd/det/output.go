@@ -124,6 +124,16 @@ func page[T any](f listFlags, list []T) []T {
 	return list
 }
 
+// printList pages list (page) and prints it to w: as JSON with --json,
+// else by tab, a table or with --csv CSV (listFlags.out).
+func printList[T any](w io.Writer, f listFlags, list []T, tab func(io.Writer, []T) error) error {
+	list = page(f, list)
+	if f.asJSON {
+		return printJSON(w, list)
+	}
+	return tab(f.out(w), list)
+}
+
 // csvOut is a writer that table writes CSV to, a header row then a row
 // each (RFC 4180), instead of aligned columns.
 type csvOut struct{ io.Writer }

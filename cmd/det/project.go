@@ -60,11 +60,7 @@ func (a *app) listProjects(cmd *cobra.Command, workspace string, lf listFlags, a
 	if err != nil {
 		return err
 	}
-	list = page(lf, list)
-	if lf.asJSON {
-		return printJSON(a.stdout, list)
-	}
-	return projectTable(lf.out(a.stdout), list, workspace == "")
+	return printList(a.stdout, lf, list, func(w io.Writer, l []resolute.Project) error { return projectTable(w, l, workspace == "") })
 }
 
 func (a *app) projectListCmd() *cobra.Command {
@@ -126,11 +122,7 @@ func (a *app) projectCreateCmd() *cobra.Command {
 		Args:  args(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, args[0])
+			s, ws, err := a.loginWorkspace(ctx, args[0])
 			if err != nil {
 				return err
 			}

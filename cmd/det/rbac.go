@@ -467,58 +467,51 @@ func (a *app) rbacMyPermissionsCmd() *cobra.Command {
 	return cmd
 }
 
+// rbacListUsersRolesCmd is `det rbac list-users-roles USERNAME`.
 func (a *app) rbacListUsersRolesCmd() *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "list-users-roles USERNAME",
-		Short: "List the roles assigned to a user (not through groups)",
-		Args:  args(cobra.ExactArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := a.login(cmd.Context())
+	return a.rbacRolesOfCmd("list-users-roles USERNAME", "List the roles assigned to a user (not through groups)",
+		func(ctx context.Context, s *session, name string) ([]resolute.RoleWithAssignments, error) {
+			u, err := s.UserByName(ctx, name)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			u, err := s.UserByName(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			roles, err := s.RolesOfUser(cmd.Context(), u.ID)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(a.stdout, roles)
-			}
-			return table(a.stdout, []string{"Role", "Kind", "Name", "Workspace"}, assignmentRows(roles, workspaceNamer(cmd.Context(), s.Client)))
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+			return s.RolesOfUser(ctx, u.ID)
+		})
 }
 
+// rbacListGroupsRolesCmd is `det rbac list-groups-roles GROUP_NAME`.
 func (a *app) rbacListGroupsRolesCmd() *cobra.Command {
+	return a.rbacRolesOfCmd("list-groups-roles GROUP_NAME", "List the roles assigned to a group",
+		func(ctx context.Context, s *session, name string) ([]resolute.RoleWithAssignments, error) {
+			g, err := s.GroupByName(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			return s.RolesOfGroup(ctx, g.GroupID)
+		})
+}
+
+// rbacRolesOfCmd lists the roles assigned to one user or group, which
+// roles finds by the name given.
+func (a *app) rbacRolesOfCmd(use, short string, roles func(context.Context, *session, string) ([]resolute.RoleWithAssignments, error)) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "list-groups-roles GROUP_NAME",
-		Short: "List the roles assigned to a group",
+		Use:   use,
+		Short: short,
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := a.login(cmd.Context())
 			if err != nil {
 				return err
 			}
-			g, err := s.GroupByName(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			roles, err := s.RolesOfGroup(cmd.Context(), g.GroupID)
+			list, err := roles(cmd.Context(), s, args[0])
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return printJSON(a.stdout, roles)
+				return printJSON(a.stdout, list)
 			}
-			return table(a.stdout, []string{"Role", "Kind", "Name", "Workspace"}, assignmentRows(roles, workspaceNamer(cmd.Context(), s.Client)))
+			return table(a.stdout, []string{"Role", "Kind", "Name", "Workspace"}, assignmentRows(list, workspaceNamer(cmd.Context(), s.Client)))
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -29,6 +29,9 @@ func TestRBACVerbs(t *testing.T) {
 	if out := c.ok("", "rbac", "list-groups-roles", "Traffic Team"); !strings.Contains(out, "Editor") || !strings.Contains(out, "Traffic Lights") {
 		t.Errorf("list-groups-roles =\n%s", out)
 	}
+	if out := c.ok("", "rbac", "list-users-roles", "mle-stop"); !strings.Contains(out, "WorkspaceAdmin") || !strings.Contains(out, "Stop Signs") || strings.Contains(out, "Editor") {
+		t.Errorf("list-users-roles =\n%s", out)
+	}
 	if out := c.ok("", "rbac", "describe-role", "WorkspaceAdmin"); !strings.Contains(out, "mle-stop") || !strings.Contains(out, "PERMISSION_TYPE_ASSIGN_ROLES") {
 		t.Errorf("describe-role =\n%s", out)
 	}

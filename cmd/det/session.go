@@ -94,3 +94,32 @@ func (a *app) login(ctx context.Context) (*session, error) {
 	}
 	return &session{Client: a.withToken(resp.Token), username: user}, nil
 }
+
+// loginWorkspace logs in (login) and finds the workspace named name: how
+// each command about one workspace begins.
+func (a *app) loginWorkspace(ctx context.Context, name string) (*session, resolute.Workspace, error) {
+	s, err := a.login(ctx)
+	if err != nil {
+		return nil, resolute.Workspace{}, err
+	}
+	ws, err := s.WorkspaceByName(ctx, name)
+	if err != nil {
+		return nil, resolute.Workspace{}, err
+	}
+	return s, ws, nil
+}
+
+// loginWithID reads the id of the object a command is about (what names
+// it in the usage error), then logs in (login): a bad id is told before
+// anything is asked of the master.
+func (a *app) loginWithID(ctx context.Context, what, arg string) (*session, int64, error) {
+	id, err := parseID(what, arg)
+	if err != nil {
+		return nil, 0, err
+	}
+	s, err := a.login(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s, id, nil
+}

@@ -69,14 +69,7 @@ func (a *app) taskListCmd(k taskKind) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list = page(lf, list)
-			if lf.asJSON {
-				if list == nil {
-					list = []resolute.Task{}
-				}
-				return printJSON(a.stdout, list)
-			}
-			return taskTable(lf.out(a.stdout), list, k.typ == "")
+			return printList(a.stdout, lf, list, func(w io.Writer, l []resolute.Task) error { return taskTable(w, l, k.typ == "") })
 		},
 	}
 	cmd.Flags().BoolVarP(&all, "all", "a", false, "also list the "+k.plural()+" that ended")

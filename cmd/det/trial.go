@@ -155,11 +155,7 @@ func (a *app) trialKillCmd() *cobra.Command {
 	return &cobra.Command{
 		Use: "kill ID", Short: "Kill a trial", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID("trial", argv[0])
-			if err != nil {
-				return err
-			}
-			s, err := a.login(cmd.Context())
+			s, id, err := a.loginWithID(cmd.Context(), "trial", argv[0])
 			if err != nil {
 				return err
 			}

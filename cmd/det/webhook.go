@@ -117,11 +117,7 @@ func (a *app) webhookDeleteCmd() *cobra.Command {
 	return &cobra.Command{
 		Use: "delete ID", Short: "Delete a webhook", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID("webhook", argv[0])
-			if err != nil {
-				return err
-			}
-			s, err := a.login(cmd.Context())
+			s, id, err := a.loginWithID(cmd.Context(), "webhook", argv[0])
 			if err != nil {
 				return err
 			}
@@ -138,11 +134,7 @@ func (a *app) webhookTestCmd() *cobra.Command {
 	return &cobra.Command{
 		Use: "test ID", Short: "Send a test event to a webhook now", Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			id, err := parseID("webhook", argv[0])
-			if err != nil {
-				return err
-			}
-			s, err := a.login(cmd.Context())
+			s, id, err := a.loginWithID(cmd.Context(), "webhook", argv[0])
 			if err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"reflect"
 
 	"github.com/spf13/cobra"
@@ -49,11 +50,7 @@ func (a *app) workspaceListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list = page(lf, list)
-			if lf.asJSON {
-				return printJSON(a.stdout, list)
-			}
-			return workspaceSettingsTable(lf.out(a.stdout), list, false)
+			return printList(a.stdout, lf, list, func(w io.Writer, l []resolute.Workspace) error { return workspaceSettingsTable(w, l, false) })
 		},
 	}
 	lf.add(cmd)
@@ -107,11 +104,7 @@ func (a *app) workspaceDescribeCmd() *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, args[0])
+			s, ws, err := a.loginWorkspace(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -140,11 +133,7 @@ func (a *app) workspaceArchiveCmd(verb string, archive bool) *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, args[0])
+			s, ws, err := a.loginWorkspace(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -170,11 +159,7 @@ func (a *app) workspaceDeleteCmd() *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, args[0])
+			s, ws, err := a.loginWorkspace(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -218,11 +203,7 @@ func (a *app) workspaceEditCmd() *cobra.Command {
 			if reflect.ValueOf(req).IsZero() {
 				return usageError{fmt.Errorf("nothing to change: give --name or a setting (see --help)")}
 			}
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, args[0])
+			s, ws, err := a.loginWorkspace(ctx, args[0])
 			if err != nil {
 				return err
 			}

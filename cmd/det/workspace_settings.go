@@ -124,11 +124,7 @@ func (a *app) workspaceListPoolsCmd() *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, args[0])
+			s, ws, err := a.loginWorkspace(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -167,11 +163,7 @@ func (a *app) workspaceBindingsCmd() *cobra.Command {
 				return usageError{fmt.Errorf("must provide --namespace NAMESPACE")}
 			}
 			ctx := cmd.Context()
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, args[0])
+			s, ws, err := a.loginWorkspace(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -192,11 +184,7 @@ func (a *app) workspaceBindingsCmd() *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, args[0])
+			s, ws, err := a.loginWorkspace(ctx, args[0])
 			if err != nil {
 				return err
 			}
@@ -213,11 +201,7 @@ func (a *app) workspaceBindingsCmd() *cobra.Command {
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			s, err := a.login(ctx)
-			if err != nil {
-				return err
-			}
-			ws, err := s.WorkspaceByName(ctx, args[0])
+			s, ws, err := a.loginWorkspace(ctx, args[0])
 			if err != nil {
 				return err
 			}

@@ -14,12 +14,11 @@
 // PANEL a panel's metric.
 //
 // A grid whose source is brushable (the experiment's, a line per trial)
-// draws the trials brushed on the hyperparameters tab (app.js's
-// brushedTrials, the fragment's brushed=ids) at full strength and the
-// others faded, with a note to clear the brush; it follows the brush as
-// it changes. The element keeps its grid (el.chartGrid), and each panel
-// says how many lines it draws highlighted and faded (data-highlighted,
-// data-faded).
+// follows the brush where brush.js is loaded (before charts.js): it sets
+// the grid's brushed (a Set of trial ids, null when none) and the panels
+// draw those trials at full strength, the others faded. The element
+// keeps its grid (el.chartGrid), and each panel says how many lines it
+// draws highlighted and faded (data-highlighted, data-faded).
 (() => {
   const palette = ["#2b6cb0", "#b42318", "#1e7a46", "#9a6700", "#6b46c1", "#0e7490", "#be185d", "#4d7c0f", "#475569", "#c2410c",
     "#1d4ed8", "#991b1b", "#15803d", "#a16207", "#7e22ce", "#0f766e", "#9d174d", "#3f6212", "#334155", "#9a3412"];
@@ -340,16 +339,7 @@
       el.append(this.bar, this.body);
       el.chartGrid = this;
       this.brushed = null;
-      if (src.brushable && window.brushedTrials) {
-        this.brushNote = mk("p", "notice chart-brushed");
-        this.brushNote.hidden = true;
-        this.bar.after(this.brushNote);
-        this.brush(window.brushedTrials.ids());
-        // The brush as it changes: cleared (here or on another tab's
-        // page), or dragged on the hyperparameters tab.
-        document.addEventListener("brushed:changed", (e) => this.brush(e.detail));
-        document.addEventListener("hparams:brushed", (e) => this.brush(e.detail));
-      }
+      if (src.brushable && window.chartBrush) window.chartBrush.follow(this);
       this.empty = el.querySelector(".chart-empty");
       this.xsel.addEventListener("change", () => {
         this.xmode = this.wantX = this.xsel.value;
@@ -358,32 +348,6 @@
       });
       this.seen = new IntersectionObserver((es) => es.forEach((e) => e.isIntersecting && this.visibleNow(e.target)), { rootMargin: "200px" });
       this.xmodes();
-    }
-
-    // brush draws the trials of on (a Set of trial ids; null: none
-    // brushed) highlighted, the others faded.
-    brush(on) {
-      const key = (x) => (x ? [...x].sort((a, b) => a - b).join(",") : "-");
-      if (key(on) === key(this.brushed) && this.brushNote && !this.brushNote.hidden === !!on) return;
-      this.brushed = on ? new Set(on) : null;
-      this.el.dataset.brushed = on ? key(on) : "";
-      const note = this.brushNote;
-      note.hidden = !on;
-      if (on) {
-        const clear = mk("button", "link", "clear");
-        clear.type = "button";
-        clear.id = "chart-brush-clear";
-        clear.addEventListener("click", () => window.brushedTrials.clear());
-        note.replaceChildren(on.size + " brushed " + (on.size === 1 ? "trial" : "trials") + " highlighted · ", clear);
-        note.id = "chart-brushed";
-      }
-      // Redrawn at most every 80 ms while a brush is dragged: each
-      // redraw builds the panels' plots anew, the brushed lines last.
-      if (this.brushing) return;
-      this.brushing = setTimeout(() => {
-        this.brushing = null;
-        this.panels.forEach((p) => { if (p.cols) p.draw(); });
-      }, 80);
     }
 
     // save writes the grid's settings into the URL's fragment, leaving
@@ -565,5 +529,5 @@
     }
   }
 
-  window.chartGrid = { Grid, palette };
+  window.chartGrid = { Grid, palette, mk };
 })();
