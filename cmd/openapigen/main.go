@@ -2,7 +2,7 @@
 // every handler method of handlers.Server, the JSON body it reads and the
 // JSON bodies it answers with, as its source says. It type-checks package
 // handlers and looks, in each handler and in the functions of the package
-// it calls (two calls deep), for decodeJSON(r, &x) and
+// it calls (two calls deep), for decodeJSON(r, &x), idAndJSON(r, &x) and
 // decodeJSONUpload(body, &x, ...) (the request is x's type),
 // writeJSON(w, status, v) (a response of v's type with that status) and
 // json.NewEncoder(w).Encode(v) (a stream of v, one JSON value a line).
@@ -135,7 +135,7 @@ func (g *gen) collect(fd *ast.FuncDecl, b *bodies, depth int, seen map[types.Obj
 			return true
 		}
 		switch fn.Name() {
-		case "decodeJSON", "decodeJSONUpload":
+		case "decodeJSON", "decodeJSONUpload", "idAndJSON":
 			if len(call.Args) >= 2 && b.request == nil {
 				if t := info.TypeOf(call.Args[1]); t != nil {
 					if p, ok := t.(*types.Pointer); ok {
