@@ -23,15 +23,16 @@ const DefaultPreemptionTimeout = time.Hour
 // All state is in PostgreSQL; every change to one experiment happens under
 // its row lock.
 type Experiments struct {
-	c     *core
-	queue *Queue // an experiment's scheduling edits are changes of the queue
+	c       *core
+	queue   *Queue // an experiment's scheduling edits are changes of the queue
+	configs parsedConfigs
 }
 
 // run is one experiment loaded under its lock, with its searcher.
 type run struct {
 	id       int64
 	state    string
-	cfg      *expconf.ExperimentConfig
+	cfg      *expconf.ExperimentConfig // shared (parsedConfigs): read only
 	s        *searcher.Searcher
 	done     bool
 	failed   bool
@@ -44,7 +45,7 @@ func (x *Experiments) lock(ctx context.Context, q *db.Queries, id int64) (*run, 
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := expconf.ParseExperiment(e.Config)
+	cfg, err := x.configs.parse(id, e.Config)
 	if err != nil {
 		return nil, fmt.Errorf("stored config of experiment %d: %w", id, err)
 	}
